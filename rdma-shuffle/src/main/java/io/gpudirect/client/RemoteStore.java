@@ -1,0 +1,55 @@
+package io.gpudirect.client;
+
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * One gpudirect server as seen by a reader: metadata calls and positioned reads into
+ * caller-owned buffers. Implementations are thread-safe and shared by every task of an
+ * executor that reads from the same server.
+ *
+ * <p>Paths are relative to the server's root, '/'-separated; a leading '/' is allowed and
+ * means the root. Every failure is a {@link io.gpudirect.GpuDirectException} whose message
+ * names the server and the path.
+ */
+public interface RemoteStore extends AutoCloseable {
+
+  /** The server this store talks to. */
+  InetSocketAddress server();
+
+  /** The transport that carries reads: "tcp" or "rdma". */
+  String transport();
+
+  /** Why {@link #transport()} was chosen, in words, for logs and scan metrics. */
+  String transportReason();
+
+  /** Metadata of one file or directory. */
+  FileEntry stat(String path);
+
+  /**
+   * Every regular file below {@code path}, recursively, sorted by path. When {@code path} is
+   * a file, the list holds just that file.
+   */
+  List<FileEntry> list(String path);
+
+  /**
+   * Fills {@code dst} from its position to its limit with the file's bytes starting at
+   * {@code offset}, and advances its position. The buffer stays owned by the caller; the
+   * store writes into it only until the returned future completes. Direct buffers are read
+   * into straight from the socket; heap buffers cost one more copy.
+   *
+   * <p>Fails with an error naming the file when the range runs past the end of the file.
+   */
+  CompletableFuture<Void> readAsync(String path, long offset, ByteBuffer dst);
+
+  /** Blocking form of {@link #readAsync}. */
+  void read(String path, long offset, ByteBuffer dst);
+
+  /** Counters since this store was opened. */
+  TransferStats stats();
+
+  @Override
+  void close();
+}
