@@ -1,0 +1,83 @@
+package io.gpudirect.memory;
+
+import io.gpudirect.GpuDirectException;
+import java.nio.ByteBuffer;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A direct {@link ByteBuffer} charged to one {@link BufferAllocator}. It starts with one
+ * reference, owned by whoever allocated it; {@link #retain()} adds one for another owner and
+ * every owner calls {@link #close()} once. The last close returns the bytes to the allocator's
+ * accounting. The memory itself is freed by the JDK when the {@code ByteBuffer} is collected,
+ * so nobody may keep the result of {@link #nioBuffer()} past its own close.
+ */
+public final class HostBuffer implements AutoCloseable {
+  private final BufferAllocator allocator;
+  private final ByteBuffer buffer;
+  private final AtomicInteger refCount = new AtomicInteger(1);
+  /** Where this buffer was allocated; only recorded when debug tracking is on. */
+  final Throwable allocationSite;
+
+  HostBuffer(BufferAllocator allocator, ByteBuffer buffer, Throwable allocationSite) {
+    this.allocator = allocator;
+    this.buffer = buffer;
+    this.allocationSite = allocationSite;
+  }
+
+  /** Capacity in bytes. */
+  public int capacity() {
+    return buffer.capacity();
+  }
+
+  /**
+   * A fresh view of the whole buffer (position 0, limit capacity), sharing its memory.
+   * Valid until the last reference is closed.
+   */
+  public ByteBuffer nioBuffer() {
+    checkLive();
+    return buffer.duplicate().clear();
+  }
+
+  /** The allocator this buffer is charged to. */
+  public BufferAllocator allocator() {
+    return allocator;
+  }
+
+  public int refCount() {
+    return refCount.get();
+  }
+
+  /** Adds a reference for another owner, who must close it once. */
+  public HostBuffer retain() {
+    while (true) {
+      int current = refCount.get();
+      if (current <= 0) {
+        throw new GpuDirectException("Cannot retain a closed buffer of " + capacity()
+            + " bytes from allocator '" + allocator.name() + "'");
+      }
+      if (refCount.compareAndSet(current, current + 1)) {
+        return this;
+      }
+    }
+  }
+
+  /** Drops one reference; the last one returns the bytes to the allocator. */
+  @Override
+  public void close() {
+    int left = refCount.decrementAndGet();
+    if (left == 0) {
+      allocator.release(this);
+    } else if (left < 0) {
+      refCount.incrementAndGet();
+      throw new GpuDirectException("Buffer of " + capacity() + " bytes from allocator '"
+          + allocator.name() + "' closed more often than it was retained");
+    }
+  }
+
+  private void checkLive() {
+    if (refCount.get() <= 0) {
+      throw new GpuDirectException("Buffer of " + capacity() + " bytes from allocator '"
+          + allocator.name() + "' is already closed");
+    }
+  }
+}

@@ -1,0 +1,102 @@
+package io.gpudirect.memory;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.gpudirect.GpuDirectException;
+import java.nio.ByteBuffer;
+import org.junit.jupiter.api.Test;
+
+class BufferAllocatorTest {
+
+  @Test
+  void allocatesDirectBuffersAndAccountsForThem() {
+    try (BufferAllocator root = BufferAllocator.newRoot("test", 1024)) {
+      HostBuffer b = root.allocate(100);
+      ByteBuffer nio = b.nioBuffer();
+      assertTrue(nio.isDirect());
+      assertEquals(100, nio.remaining());
+      assertEquals(100, root.outstandingBytes());
+      b.close();
+      assertEquals(0, root.outstandingBytes());
+      root.assertNoLeaks();
+    }
+  }
+
+  @Test
+  void childLimitAndParentLimitBothApply() {
+    try (BufferAllocator root = BufferAllocator.newRoot("executor", 1000)) {
+      BufferAllocator child = root.newChildAllocator("reader", 600);
+      HostBuffer a = child.allocate(500);
+      AllocationLimitException overChild =
+          assertThrows(AllocationLimitException.class, () -> child.allocate(200));
+      assertEquals("executor/reader", overChild.allocator());
+      assertEquals(200, overChild.requested());
+      assertEquals(500, overChild.used());
+      assertEquals(600, overChild.limit());
+      assertTrue(overChild.getMessage().contains("executor/reader"), overChild.getMessage());
+
+      HostBuffer b = root.allocate(450);
+      AllocationLimitException overRoot =
+          assertThrows(AllocationLimitException.class, () -> child.allocate(60));
+      assertEquals("executor", overRoot.allocator());
+      // A failed reservation leaves no trace in any allocator's accounting.
+      assertEquals(500, child.outstandingBytes());
+      assertEquals(950, root.outstandingBytes());
+      a.close();
+      b.close();
+      child.close();
+    }
+  }
+
+  @Test
+  void referenceCountingReleasesOnLastClose() {
+    try (BufferAllocator root = BufferAllocator.newRoot("rc", 1 << 20)) {
+      HostBuffer b = root.allocate(64);
+      b.retain();
+      assertEquals(2, b.refCount());
+      b.close();
+      assertEquals(64, root.outstandingBytes());
+      b.close();
+      assertEquals(0, root.outstandingBytes());
+      assertThrows(GpuDirectException.class, b::nioBuffer);
+      assertThrows(GpuDirectException.class, b::retain);
+      assertThrows(GpuDirectException.class, b::close);
+    }
+  }
+
+  @Test
+  void closingWithLiveBuffersSaysHowManyAndHowMuch() {
+    BufferAllocator root = BufferAllocator.newRoot("leaky", 1 << 20);
+    HostBuffer a = root.allocate(10);
+    HostBuffer b = root.allocate(20);
+    MemoryLeakException e = assertThrows(MemoryLeakException.class, root::close);
+    assertEquals(2, e.buffers());
+    assertEquals(30, e.bytes());
+    assertTrue(e.getMessage().contains("2 buffer(s) holding 30 bytes"), e.getMessage());
+    assertThrows(MemoryLeakException.class, root::assertNoLeaks);
+    a.close();
+    b.close();
+    root.close();
+  }
+
+  @Test
+  void closingWithOpenChildrenFails() {
+    BufferAllocator root = BufferAllocator.newRoot("parent", 100);
+    BufferAllocator child = root.newChildAllocator("kid", 100);
+    MemoryLeakException e = assertThrows(MemoryLeakException.class, root::close);
+    assertTrue(e.getMessage().contains("parent/kid"), e.getMessage());
+    child.close();
+    root.close();
+    assertThrows(GpuDirectException.class, () -> root.allocate(1));
+  }
+
+  @Test
+  void processRootCannotBeClosed() {
+    BufferAllocator child = BufferAllocator.root().newChildAllocator("t", 10);
+    child.close();
+    assertThrows(GpuDirectException.class, () -> BufferAllocator.root().close());
+    BufferAllocator.root().assertNoLeaks();
+  }
+}
