@@ -1,0 +1,89 @@
+package io.gpudirect.spark.arrow;
+
+import java.io.IOException;
+import java.util.List;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.dictionary.DictionaryProvider;
+import org.apache.arrow.vector.ipc.ArrowReader;
+import org.apache.arrow.vector.ipc.message.ArrowBlock;
+
+/** Loads the next record batch of a partition into the reader's one {@link VectorSchemaRoot}. */
+interface BatchSource {
+  /** Loads the next batch, releasing the previous one's buffers; false at the end. */
+  boolean loadNext() throws IOException;
+
+  VectorSchemaRoot root() throws IOException;
+
+  DictionaryProvider dictionaries();
+
+  /** Names the batch last loaded, for errors. */
+  String describe();
+
+  /** Consecutive blocks of the file format, by their footer entries. */
+  final class File implements BatchSource {
+    private final GuardedFileReader reader;
+    private final List<ArrowBlock> blocks;
+    private final int first;
+    private int next;
+
+    File(GuardedFileReader reader, List<ArrowBlock> blocks, int first) {
+      this.reader = reader;
+      this.blocks = blocks;
+      this.first = first;
+    }
+
+    @Override
+    public boolean loadNext() throws IOException {
+      if (next == blocks.size()) {
+        return false;
+      }
+      return reader.loadRecordBatch(blocks.get(next++));
+    }
+
+    @Override
+    public VectorSchemaRoot root() throws IOException {
+      return reader.getVectorSchemaRoot();
+    }
+
+    @Override
+    public DictionaryProvider dictionaries() {
+      return reader;
+    }
+
+    @Override
+    public String describe() {
+      return "record batch " + (first + next - 1);
+    }
+  }
+
+  /** Every batch of a stream, in order. */
+  final class Stream implements BatchSource {
+    private final ArrowReader reader;
+    private int loaded;
+
+    Stream(ArrowReader reader) {
+      this.reader = reader;
+    }
+
+    @Override
+    public boolean loadNext() throws IOException {
+      loaded++;
+      return reader.loadNextBatch();
+    }
+
+    @Override
+    public VectorSchemaRoot root() throws IOException {
+      return reader.getVectorSchemaRoot();
+    }
+
+    @Override
+    public DictionaryProvider dictionaries() {
+      return reader;
+    }
+
+    @Override
+    public String describe() {
+      return "record batch " + (loaded - 1) + " of the stream";
+    }
+  }
+}
