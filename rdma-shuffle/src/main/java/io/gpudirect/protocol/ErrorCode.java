@@ -1,0 +1,34 @@
+package io.gpudirect.protocol;
+
+/** Why the server refused a request; carried in {@link ErrorResponse}. */
+public enum ErrorCode {
+  NOT_FOUND(1),
+  OUTSIDE_ROOT(2),
+  NOT_A_FILE(3),
+  BAD_REQUEST(4),
+  LIMIT_EXCEEDED(5),
+  AUTH_FAILED(6),
+  IO_ERROR(7),
+  UNSUPPORTED_VERSION(8),
+  OUT_OF_RANGE(9),
+  SHUTTING_DOWN(10);
+
+  private final byte id;
+
+  ErrorCode(int id) {
+    this.id = (byte) id;
+  }
+
+  public byte id() {
+    return id;
+  }
+
+  public static ErrorCode fromId(byte id) {
+    for (ErrorCode c : values()) {
+      if (c.id == id) {
+        return c;
+      }
+    }
+    throw new ProtocolException("Unknown error code " + (id & 0xff) + " in ERROR message");
+  }
+}

@@ -1,0 +1,62 @@
+package io.gpudirect.protocol;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * One page of a listing. {@code nextIndex} is the startIndex of the next page, or -1 when this
+ * page is the last. A page always fits one frame.
+ */
+public record ListResponse(long requestId, List<FileMeta> entries, int nextIndex)
+    implements Message {
+  /** Room for everything but the entries in a frame. */
+  public static final int PAGE_BYTES = Protocol.MAX_FRAME_BYTES - 64;
+
+  @Override
+  public MessageType type() {
+    return MessageType.LIST_RESPONSE;
+  }
+
+  @Override
+  public int encodedLength() {
+    int n = 8 + 4 + 4;
+    for (FileMeta e : entries) {
+      n += e.encodedLength();
+    }
+    return n;
+  }
+
+  /** Bytes {@code entry} adds to a page. */
+  public static int entryLength(FileMeta entry) {
+    return entry.encodedLength();
+  }
+
+  @Override
+  public void encode(ByteBuffer buf) {
+    buf.putLong(requestId);
+    buf.putInt(nextIndex);
+    buf.putInt(entries.size());
+    for (FileMeta e : entries) {
+      e.encode(buf);
+    }
+  }
+
+  public static ListResponse decode(ByteBuffer buf) {
+    long id = buf.getLong();
+    int next = buf.getInt();
+    if (next < -1) {
+      throw new ProtocolException("LIST_RESPONSE nextIndex must be >= -1: " + next);
+    }
+    int count = buf.getInt();
+    if (count < 0 || (long) count * FileMeta.MIN_ENCODED_LENGTH > buf.remaining()) {
+      throw new ProtocolException("LIST_RESPONSE entry count " + count + " does not fit the "
+          + buf.remaining() + " bytes left in the frame");
+    }
+    List<FileMeta> entries = new ArrayList<>(count);
+    for (int i = 0; i < count; i++) {
+      entries.add(FileMeta.decode(buf));
+    }
+    return new ListResponse(id, List.copyOf(entries), next);
+  }
+}

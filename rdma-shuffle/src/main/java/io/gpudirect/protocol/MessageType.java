@@ -1,0 +1,36 @@
+package io.gpudirect.protocol;
+
+/** The one-byte type id that starts every frame. Ids are part of the wire format: never reuse. */
+public enum MessageType {
+  HELLO(1),
+  HELLO_ACK(2),
+  AUTH_RESPONSE(3),
+  AUTH_OK(4),
+  LIST(5),
+  LIST_RESPONSE(6),
+  STAT(7),
+  STAT_RESPONSE(8),
+  READ(9),
+  READ_DATA(10),
+  ERROR(11);
+
+  private final byte id;
+
+  MessageType(int id) {
+    this.id = (byte) id;
+  }
+
+  public byte id() {
+    return id;
+  }
+
+  public static MessageType fromId(byte id) {
+    for (MessageType t : values()) {
+      if (t.id == id) {
+        return t;
+      }
+    }
+    throw new ProtocolException("Unknown message type " + (id & 0xff)
+        + " (this peer speaks gpudirect protocol version " + Protocol.VERSION + ")");
+  }
+}

@@ -1,0 +1,53 @@
+package io.gpudirect.protocol;
+
+import java.nio.charset.StandardCharsets;
+
+/**
+ * Constants of the gpudirect wire protocol, version 1.
+ *
+ * <pre>
+ * connection := MAGIC(4, each side, first) frame*
+ * frame      := length:int32 (type byte + body, 1..MAX_FRAME_BYTES) type:int8 body
+ * READ_DATA  := its frame, then exactly READ_DATA.length raw payload bytes (not in length)
+ * </pre>
+ * All integers are big-endian; strings are int32 byte length + UTF-8.
+ */
+public final class Protocol {
+  /** "GPDR": the first four bytes each side sends, so a foreign peer is recognised at once. */
+  public static final byte[] MAGIC = {'G', 'P', 'D', 'R'};
+  public static final int VERSION = 1;
+
+  /** Capability bits exchanged in HELLO / HELLO_ACK; the connection uses their intersection. */
+  public static final long CAP_TCP = 1L;
+  public static final long CAP_RDMA = 1L << 1;
+  public static final long CAP_CRC32C = 1L << 2;
+
+  /** Upper bound of any control frame; checked before the frame's buffer is allocated. */
+  public static final int MAX_FRAME_BYTES = 1 << 20;
+  public static final int MAX_PATH_BYTES = 4096;
+  public static final int MAX_ERROR_MESSAGE_BYTES = 8192;
+  public static final int NONCE_BYTES = 32;
+  public static final int MAC_BYTES = 32;
+  public static final int DEFAULT_MAX_READ_LENGTH = 64 << 20;
+
+  private Protocol() {}
+
+  static String describeBytes(byte[] bytes, int n) {
+    StringBuilder hex = new StringBuilder();
+    StringBuilder text = new StringBuilder();
+    for (int i = 0; i < n; i++) {
+      hex.append(String.format("%02x ", bytes[i]));
+      text.append(bytes[i] >= 0x20 && bytes[i] < 0x7f ? (char) bytes[i] : '.');
+    }
+    return hex.toString().trim() + " ('" + text + "')";
+  }
+
+  /** Checks the peer's magic; the message names the peer and shows what it sent. */
+  public static void checkMagic(byte[] got, int n, String peer) {
+    if (n < MAGIC.length || got[0] != MAGIC[0] || got[1] != MAGIC[1] || got[2] != MAGIC[2]
+        || got[3] != MAGIC[3]) {
+      throw new ProtocolException(peer + " is not a gpudirect peer: it began with "
+          + describeBytes(got, n) + " instead of " + new String(MAGIC, StandardCharsets.US_ASCII));
+    }
+  }
+}

@@ -1,0 +1,196 @@
+package io.gpudirect.server;
+
+import io.gpudirect.protocol.ErrorCode;
+import io.gpudirect.protocol.FileMeta;
+import java.io.IOException;
+import java.nio.file.FileVisitResult;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.SimpleFileVisitor;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.Deque;
+import java.util.List;
+
+/**
+ * The directory a server exposes, read-only. Every requested path is normalised lexically,
+ * must stay below the root, and must still be below the root after symlinks are resolved
+ * (checked on the real path), so nothing outside the root can be named, listed or read.
+ */
+final class RootDirectory {
+  /** A listing larger than this is refused rather than held in memory. */
+  static final int MAX_LIST_ENTRIES = 1_000_000;
+
+  private final Path root;
+
+  RootDirectory(Path root) throws IOException {
+    this.root = root.toRealPath();
+    if (!Files.isDirectory(this.root)) {
+      throw new IOException("Server root " + root + " is not a directory");
+    }
+  }
+
+  Path path() {
+    return root;
+  }
+
+  /** A path as a request named it, quoted and with control characters escaped, for errors. */
+  static String show(String requested) {
+    StringBuilder sb = new StringBuilder("'");
+    for (int i = 0; i < requested.length() && i < 512; i++) {
+      char c = requested.charAt(i);
+      sb.append(c < 0x20 || c == 0x7f ? String.format("\\x%02x", (int) c) : String.valueOf(c));
+    }
+    return sb.append(requested.length() > 512 ? "…'" : "'").toString();
+  }
+
+  /** The real path of an existing file or directory below the root. */
+  Path resolve(String requested) {
+    if (requested.indexOf('\0') >= 0) {
+      throw new RequestRefusedException(ErrorCode.BAD_REQUEST,
+          "Path " + show(requested) + " contains a NUL byte");
+    }
+    String p = requested.startsWith("/") ? requested.substring(1) : requested;
+    if (p.startsWith("/")) {
+      throw new RequestRefusedException(ErrorCode.OUTSIDE_ROOT, "Path " + show(requested)
+          + " is absolute; paths are relative to the server root (one leading '/' means the root)");
+    }
+    Deque<String> parts = new ArrayDeque<>();
+    for (String segment : p.split("/")) {
+      if (segment.isEmpty() || segment.equals(".")) {
+        continue;
+      }
+      if (segment.equals("..")) {
+        if (parts.isEmpty()) {
+          throw new RequestRefusedException(ErrorCode.OUTSIDE_ROOT,
+              "Path " + show(requested) + " climbs above the server root with '..'");
+        }
+        parts.removeLast();
+      } else {
+        parts.addLast(segment);
+      }
+    }
+    Path candidate = root;
+    for (String part : parts) {
+      candidate = candidate.resolve(part);
+    }
+    if (!Files.exists(candidate, LinkOption.NOFOLLOW_LINKS)) {
+      throw new RequestRefusedException(ErrorCode.NOT_FOUND, "No such file or directory: "
+          + show(requested) + " (paths are relative to the server root)");
+    }
+    Path real;
+    try {
+      real = candidate.toRealPath();
+    } catch (NoSuchFileException e) {
+      throw new RequestRefusedException(ErrorCode.NOT_FOUND,
+          "Path " + show(requested) + " is a symlink to a missing target", e);
+    } catch (IOException e) {
+      throw new RequestRefusedException(ErrorCode.IO_ERROR,
+          "Cannot resolve " + show(requested) + ": " + e.getMessage(), e);
+    }
+    if (!real.startsWith(root)) {
+      throw new RequestRefusedException(ErrorCode.OUTSIDE_ROOT, "Path " + show(requested)
+          + " resolves outside the server root (through a symlink); refused");
+    }
+    return real;
+  }
+
+  /** The real path of a regular file below the root; FIFOs, devices and directories refused. */
+  Path regularFile(String requested) {
+    Path real = resolve(requested);
+    if (!Files.isRegularFile(real)) {
+      throw notAFile(requested, real);
+    }
+    return real;
+  }
+
+  FileMeta stat(String requested) {
+    Path real = resolve(requested);
+    BasicFileAttributes a = attributes(requested, real);
+    if (!a.isRegularFile() && !a.isDirectory()) {
+      throw notAFile(requested, real);
+    }
+    return meta(real, a);
+  }
+
+  /** Every regular file below {@code requested}, sorted by path; just the file for a file. */
+  List<FileMeta> list(String requested) {
+    Path start = resolve(requested);
+    BasicFileAttributes startAttrs = attributes(requested, start);
+    if (startAttrs.isRegularFile()) {
+      return List.of(meta(start, startAttrs));
+    }
+    if (!startAttrs.isDirectory()) {
+      throw notAFile(requested, start);
+    }
+    List<FileMeta> out = new ArrayList<>();
+    try {
+      Files.walkFileTree(start, new SimpleFileVisitor<>() {
+        @Override
+        public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
+          BasicFileAttributes a = attrs;
+          if (attrs.isSymbolicLink()) {
+            Path real;
+            try {
+              real = file.toRealPath();
+            } catch (IOException e) {
+              return FileVisitResult.CONTINUE;
+            }
+            // A link that leaves the root, or leads to a directory (cycles), is not listed.
+            if (!real.startsWith(root)) {
+              return FileVisitResult.CONTINUE;
+            }
+            a = Files.readAttributes(real, BasicFileAttributes.class);
+          }
+          if (a.isRegularFile()) {
+            if (out.size() >= MAX_LIST_ENTRIES) {
+              throw new RequestRefusedException(ErrorCode.LIMIT_EXCEEDED, "Listing "
+                  + show(requested) + " has more than " + MAX_LIST_ENTRIES + " files");
+            }
+            out.add(new FileMeta(relative(file), a.size(), a.lastModifiedTime().toMillis(), false));
+          }
+          return FileVisitResult.CONTINUE;
+        }
+
+        @Override
+        public FileVisitResult visitFileFailed(Path file, IOException exc) {
+          return FileVisitResult.CONTINUE;
+        }
+      });
+    } catch (IOException e) {
+      throw new RequestRefusedException(ErrorCode.IO_ERROR,
+          "Cannot list " + show(requested) + ": " + e.getMessage(), e);
+    }
+    out.sort(Comparator.comparing(FileMeta::path));
+    return out;
+  }
+
+  private FileMeta meta(Path real, BasicFileAttributes a) {
+    return new FileMeta(relative(real), a.isDirectory() ? 0 : a.size(),
+        a.lastModifiedTime().toMillis(), a.isDirectory());
+  }
+
+  private String relative(Path p) {
+    return root.relativize(p).toString().replace(p.getFileSystem().getSeparator(), "/");
+  }
+
+  private static BasicFileAttributes attributes(String requested, Path real) {
+    try {
+      return Files.readAttributes(real, BasicFileAttributes.class);
+    } catch (IOException e) {
+      throw new RequestRefusedException(ErrorCode.IO_ERROR,
+          "Cannot stat " + show(requested) + ": " + e.getMessage(), e);
+    }
+  }
+
+  private static RequestRefusedException notAFile(String requested, Path real) {
+    String what = Files.isDirectory(real) ? "a directory"
+        : "not a regular file (a FIFO, socket or device)";
+    return new RequestRefusedException(ErrorCode.NOT_A_FILE,
+        "Path " + show(requested) + " is " + what + "; only regular files can be read");
+  }
+}
