@@ -1,0 +1,32 @@
+package io.gpudirect.cli;
+
+import io.gpudirect.client.RemoteStore;
+import io.gpudirect.options.GpuDirectOption;
+import io.gpudirect.options.ResolvedOptions;
+import io.gpudirect.remote.GpuDirectUri;
+import io.gpudirect.remote.RemoteStores;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
+import picocli.CommandLine.Option;
+
+/** Options shared by the commands that read from a server. */
+final class ClientOptions {
+  @Option(names = "--secret-file", description = "File holding the server's shared secret (or $GPUDIRECT_SECRET_FILE).")
+  Path secretFile;
+
+  @Option(names = "--streams", description = "TCP connections to the server.")
+  Integer streams;
+
+  RemoteStore connect(GpuDirectUri uri) {
+    Map<String, String> given = new HashMap<>();
+    String secret = SecretFile.read(secretFile);
+    if (secret != null) {
+      given.put(GpuDirectOption.AUTH_SECRET.key(), secret);
+    }
+    if (streams != null) {
+      given.put(GpuDirectOption.STREAMS.key(), streams.toString());
+    }
+    return RemoteStores.get(uri, ResolvedOptions.resolve(given, System::getProperty));
+  }
+}

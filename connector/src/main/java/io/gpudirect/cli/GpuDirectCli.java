@@ -1,0 +1,24 @@
+package io.gpudirect.cli;
+
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+
+/** {@code bin/gpudirect}: the demo, the server, and tools to look at what a server serves. */
+@Command(name = "gpudirect", mixinStandardHelpOptions = true, version = "gpudirect 0.1.0-SNAPSHOT",
+    description = "Remote data into GPU memory as fast as the wire allows, for Spark.",
+    subcommands = {DemoCommand.class, ServerCommand.class, LsCommand.class, CatCommand.class})
+public final class GpuDirectCli {
+  public static void main(String[] args) {
+    CommandLine cli = new CommandLine(new GpuDirectCli());
+    // A GpuDirectException already says what went wrong and what to do: print it, not a stack.
+    cli.setExecutionExceptionHandler((e, cmd, parsed) -> {
+      cmd.getErr().println("gpudirect: " + e.getMessage());
+      if (System.getenv("GPUDIRECT_DEBUG") != null) {
+        e.printStackTrace(cmd.getErr());
+      }
+      return 1;
+    });
+    int code = cli.execute(args);
+    System.exit(code);
+  }
+}

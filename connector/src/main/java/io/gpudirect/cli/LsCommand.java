@@ -1,0 +1,26 @@
+package io.gpudirect.cli;
+
+import io.gpudirect.client.FileEntry;
+import io.gpudirect.remote.GpuDirectUri;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Parameters;
+
+@Command(name = "ls", mixinStandardHelpOptions = true, description = "List the files below a gpudirect:// path.")
+final class LsCommand implements Callable<Integer> {
+  @Parameters(paramLabel = "URI", description = "gpudirect://HOST:PORT/PATH")
+  String uri;
+
+  @Mixin
+  ClientOptions client;
+
+  @Override
+  public Integer call() {
+    GpuDirectUri location = GpuDirectUri.parse(uri);
+    for (FileEntry e : client.connect(location).list(location.path())) {
+      System.out.printf("%14d  %s%n", e.length(), location.withPath(e.path()));
+    }
+    return 0;
+  }
+}

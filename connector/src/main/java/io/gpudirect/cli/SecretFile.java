@@ -1,0 +1,37 @@
+package io.gpudirect.cli;
+
+import io.gpudirect.GpuDirectException;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/**
+ * The shared secret is read from a file, never from the command line, where other users of
+ * the host could see it in the process list.
+ */
+final class SecretFile {
+  static final String ENV = "GPUDIRECT_SECRET_FILE";
+
+  private SecretFile() {}
+
+  /** The secret in {@code file}, or in the file named by $GPUDIRECT_SECRET_FILE, or null. */
+  static String read(Path file) {
+    Path f = file;
+    if (f == null && System.getenv(ENV) != null) {
+      f = Path.of(System.getenv(ENV));
+    }
+    if (f == null) {
+      return null;
+    }
+    try {
+      String secret = Files.readString(f, StandardCharsets.UTF_8).strip();
+      if (secret.isEmpty()) {
+        throw new GpuDirectException("Secret file " + f + " is empty");
+      }
+      return secret;
+    } catch (IOException e) {
+      throw new GpuDirectException("Cannot read secret file " + f + ": " + e, e);
+    }
+  }
+}

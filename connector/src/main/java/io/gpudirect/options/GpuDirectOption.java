@@ -1,0 +1,71 @@
+package io.gpudirect.options;
+
+import java.util.Locale;
+
+/**
+ * Every option of the gpudirect source. A value comes from the read option, else from the
+ * session conf {@code spark.gpudirect.<key>}, else from the default here. docs/configuration.md
+ * lists the same options; a test keeps the two in step.
+ */
+public enum GpuDirectOption {
+  SERVERS("servers", "",
+      "Comma-separated host:port list; with it, load() takes a plain path read from every server."),
+  FORMAT("format", "",
+      "parquet or arrow (Arrow IPC file or stream); empty means: from the file extension."),
+  TRANSPORT("transport", "auto",
+      "auto, tcp or rdma. auto picks RDMA when it works and reports which transport ran and why."),
+  STREAMS("streams", "4", "TCP connections per server and executor."),
+  MAX_BYTES_IN_FLIGHT("maxBytesInFlight", "64m",
+      "Bytes requested but not yet received, per server and executor."),
+  CHUNK_SIZE("chunkSize", "4m", "Largest single read request; larger reads are split and pipelined."),
+  MAX_PARTITION_BYTES("maxPartitionBytes", "128m",
+      "Target size of one Spark partition, made of whole row groups or record batches."),
+  CONNECT_TIMEOUT("connectTimeout", "10s", "Time allowed to connect and authenticate."),
+  REQUEST_TIMEOUT("requestTimeout", "30s", "Time allowed for one read to complete."),
+  MAX_RETRIES("maxRetries", "3",
+      "Retries of a failed connect or a checksum mismatch before the read fails."),
+  RETRY_BACKOFF("retryBackoff", "100ms", "First wait between retries; doubles on each retry."),
+  AUTH_SECRET("auth.secret", "",
+      "Shared secret of servers started with --secret-file. Set it in the session conf, not in code."),
+  FILTER_PUSHDOWN("filterPushdown", "true",
+      "Skip Parquet row groups whose statistics rule out the query's filters.");
+
+  private final String key;
+  private final String defaultValue;
+  private final String doc;
+
+  GpuDirectOption(String key, String defaultValue, String doc) {
+    this.key = key;
+    this.defaultValue = defaultValue;
+    this.doc = doc;
+  }
+
+  /** The name used with {@code .option(key, value)}. Spark matches it case-insensitively. */
+  public String key() {
+    return key;
+  }
+
+  /** The session conf key that supplies a default for this option. */
+  public String sessionKey() {
+    return "spark.gpudirect." + key;
+  }
+
+  public String defaultValue() {
+    return defaultValue;
+  }
+
+  public String doc() {
+    return doc;
+  }
+
+  /** Case-insensitive lookup by option key, or null. */
+  public static GpuDirectOption forKey(String key) {
+    String k = key.toLowerCase(Locale.ROOT);
+    for (GpuDirectOption o : values()) {
+      if (o.key.toLowerCase(Locale.ROOT).equals(k)) {
+        return o;
+      }
+    }
+    return null;
+  }
+}

@@ -1,0 +1,83 @@
+package io.gpudirect.remote;
+
+import io.gpudirect.client.BlockClient;
+import io.gpudirect.client.ClientConfig;
+import io.gpudirect.client.RemoteStore;
+import io.gpudirect.options.GpuDirectOption;
+import io.gpudirect.options.ResolvedOptions;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The stores of this JVM, one per server and client settings. Every task of an executor that
+ * reads from the same server shares its connections, so streams and the bytes-in-flight
+ * window are per executor, not per task. Stores live until the JVM ends or {@link #closeAll()}.
+ */
+public final class RemoteStores {
+  private static final Map<Key, RemoteStore> STORES = new ConcurrentHashMap<>();
+
+  static {
+    Runtime.getRuntime().addShutdownHook(new Thread(RemoteStores::closeAll, "gpudirect-stores-shutdown"));
+  }
+
+  private RemoteStores() {}
+
+  public static RemoteStore get(String host, int port, ResolvedOptions options) {
+    ClientConfig config = clientConfig(options);
+    Key key = new Key(host, port, settingsFingerprint(options));
+    return STORES.computeIfAbsent(key, k -> BlockClient.connect(new InetSocketAddress(host, port), config));
+  }
+
+  public static RemoteStore get(GpuDirectUri uri, ResolvedOptions options) {
+    return get(uri.host(), uri.port(), options);
+  }
+
+  static ClientConfig clientConfig(ResolvedOptions o) {
+    String secret = o.get(GpuDirectOption.AUTH_SECRET);
+    return ClientConfig.builder()
+        .secret(secret.isEmpty() ? null : secret.getBytes(StandardCharsets.UTF_8))
+        .streams(o.getInt(GpuDirectOption.STREAMS))
+        .maxBytesInFlight(Math.toIntExact(o.getBytes(GpuDirectOption.MAX_BYTES_IN_FLIGHT)))
+        .chunkSize(Math.toIntExact(o.getBytes(GpuDirectOption.CHUNK_SIZE)))
+        .connectTimeout(o.getDuration(GpuDirectOption.CONNECT_TIMEOUT))
+        .requestTimeout(o.getDuration(GpuDirectOption.REQUEST_TIMEOUT))
+        .maxRetries(o.getInt(GpuDirectOption.MAX_RETRIES))
+        .retryBackoff(o.getDuration(GpuDirectOption.RETRY_BACKOFF))
+        .transport(o.get(GpuDirectOption.TRANSPORT))
+        .build();
+  }
+
+  /** Closes every store; later calls to {@link #get} connect again. */
+  public static void closeAll() {
+    for (Key k : STORES.keySet().toArray(new Key[0])) {
+      RemoteStore s = STORES.remove(k);
+      if (s != null) {
+        s.close();
+      }
+    }
+  }
+
+  /** Every client setting, with the secret only as a digest so that the map never holds it. */
+  private static String settingsFingerprint(ResolvedOptions o) {
+    StringBuilder sb = new StringBuilder();
+    for (GpuDirectOption opt : CLIENT_SETTINGS) {
+      sb.append(o.get(opt)).append('\0');
+    }
+    try {
+      byte[] digest = java.security.MessageDigest.getInstance("SHA-256")
+          .digest(o.get(GpuDirectOption.AUTH_SECRET).getBytes(StandardCharsets.UTF_8));
+      return sb.append(java.util.HexFormat.of().formatHex(digest)).toString();
+    } catch (java.security.NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-256 is required of every JDK", e);
+    }
+  }
+
+  private static final GpuDirectOption[] CLIENT_SETTINGS = {
+      GpuDirectOption.TRANSPORT, GpuDirectOption.STREAMS, GpuDirectOption.MAX_BYTES_IN_FLIGHT,
+      GpuDirectOption.CHUNK_SIZE, GpuDirectOption.CONNECT_TIMEOUT, GpuDirectOption.REQUEST_TIMEOUT,
+      GpuDirectOption.MAX_RETRIES, GpuDirectOption.RETRY_BACKOFF};
+
+  private record Key(String host, int port, String settings) {}
+}

@@ -1,0 +1,109 @@
+package io.gpudirect.spark;
+
+import io.gpudirect.GpuDirectException;
+import io.gpudirect.remote.TaskFetchCounters;
+import java.io.IOException;
+import java.util.Iterator;
+import org.apache.spark.sql.connector.metric.CustomTaskMetric;
+import org.apache.spark.sql.connector.read.PartitionReader;
+
+/**
+ * Reads a partition's slices one after another. Any failure is rethrown naming the file it
+ * came from; the current slice is closed before the next opens, and on close.
+ */
+final class GpuDirectPartitionReader<T> implements PartitionReader<T> {
+  /** Opens the reader of one slice. */
+  interface Opener<T> {
+    SliceReader<T> open(FileSlice slice) throws Exception;
+  }
+
+  private final Iterator<FileSlice> slices;
+  private final Opener<T> opener;
+  private final long transportFlag;
+  private final long startBytes = TaskFetchCounters.bytes();
+  private final long startNanos = TaskFetchCounters.nanos();
+  private FileSlice slice;
+  private SliceReader<T> current;
+
+  GpuDirectPartitionReader(GpuDirectPartition partition, Opener<T> opener, String transport) {
+    this.slices = partition.slices().iterator();
+    this.opener = opener;
+    this.transportFlag = ScanMetrics.transportFlag(transport);
+  }
+
+  @Override
+  public boolean next() throws IOException {
+    while (true) {
+      if (current == null) {
+        if (!slices.hasNext()) {
+          return false;
+        }
+        slice = slices.next();
+        current = guard(() -> opener.open(slice));
+      }
+      if (guard(current::next)) {
+        return true;
+      }
+      closeCurrent();
+    }
+  }
+
+  @Override
+  public T get() {
+    return current.get();
+  }
+
+  @Override
+  public CustomTaskMetric[] currentMetricsValues() {
+    return new CustomTaskMetric[] {
+        ScanMetrics.value(ScanMetrics.BYTES_FETCHED, TaskFetchCounters.bytes() - startBytes),
+        ScanMetrics.value(ScanMetrics.FETCH_TIME, TaskFetchCounters.nanos() - startNanos),
+        ScanMetrics.value(ScanMetrics.TRANSPORT, transportFlag)};
+  }
+
+  @Override
+  public void close() throws IOException {
+    closeCurrent();
+  }
+
+  private void closeCurrent() throws IOException {
+    if (current != null) {
+      SliceReader<T> c = current;
+      current = null;
+      c.close();
+    }
+  }
+
+  private interface Step<R> {
+    R run() throws Exception;
+  }
+
+  private <R> R guard(Step<R> step) throws IOException {
+    try {
+      return step.run();
+    } catch (GpuDirectException e) {
+      if (e.getMessage() != null && e.getMessage().contains(slice.file().uri().toString())) {
+        throw e;
+      }
+      throw failure(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new java.io.InterruptedIOException("Interrupted while reading " + slice.file().uri());
+    } catch (Exception | OutOfMemoryError | StackOverflowError e) {
+      throw failure(e);
+    }
+  }
+
+  private GpuDirectException failure(Throwable e) {
+    closeQuietly();
+    return new GpuDirectException("Cannot read " + slice.file().uri() + ": " + e, e);
+  }
+
+  private void closeQuietly() {
+    try {
+      closeCurrent();
+    } catch (IOException | RuntimeException suppressed) {
+      // The original failure is what the user needs to see.
+    }
+  }
+}

@@ -1,0 +1,100 @@
+package io.gpudirect.spark;
+
+import io.gpudirect.options.GpuDirectOption;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.spark.broadcast.Broadcast;
+import org.apache.spark.sql.connector.metric.CustomMetric;
+import org.apache.spark.sql.connector.metric.CustomTaskMetric;
+import org.apache.spark.sql.connector.read.Batch;
+import org.apache.spark.sql.connector.read.InputPartition;
+import org.apache.spark.sql.connector.read.PartitionReaderFactory;
+import org.apache.spark.sql.connector.read.Scan;
+import org.apache.spark.sql.sources.Filter;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.util.SerializableConfiguration;
+import scala.reflect.ClassTag$;
+
+/** Plans partitions from whole row groups or record batches, and reports what it skipped. */
+final class GpuDirectScan implements Scan, Batch {
+  private final ScanContext context;
+  private final StructType readSchema;
+  private final Filter[] pushed;
+  private final ParquetPlanner.Counts counts = new ParquetPlanner.Counts();
+  private InputPartition[] partitions;
+
+  GpuDirectScan(ScanContext context, StructType readSchema, Filter[] pushed) {
+    this.context = context;
+    this.readSchema = readSchema;
+    this.pushed = pushed;
+  }
+
+  @Override
+  public StructType readSchema() {
+    return readSchema;
+  }
+
+  /** What explain() shows: format, files, pushed filters and the transport that will run. */
+  @Override
+  public String description() {
+    return "GpuDirectScan " + (context.arrow ? "arrow" : "parquet")
+        + " servers=[" + context.locationsDescription() + "]"
+        + " files=" + context.files.size()
+        + " PushedFilters: " + Arrays.toString(pushed)
+        + " ReadSchema: " + readSchema.catalogString()
+        + " transport=" + context.transportDescription();
+  }
+
+  @Override
+  public Batch toBatch() {
+    return this;
+  }
+
+  @Override
+  public synchronized InputPartition[] planInputPartitions() {
+    if (partitions == null) {
+      long target = context.options.getBytes(GpuDirectOption.MAX_PARTITION_BYTES);
+      List<FileSlice> slices = new ArrayList<>();
+      for (DataFile f : context.files) {
+        slices.addAll(context.arrow
+            ? ArrowPlanner.slice(f, context.options, target)
+            : context.parquet().slice(f, Arrays.asList(pushed), target, counts));
+      }
+      partitions = PartitionPacker.pack(slices, target).toArray(new InputPartition[0]);
+    }
+    return partitions;
+  }
+
+  @Override
+  public PartitionReaderFactory createReaderFactory() {
+    // A copy: scans of one table (a self-join, say) request different columns.
+    Configuration hadoopConf = new Configuration(context.hadoopConf);
+    ParquetReadSettings parquet = null;
+    if (!context.arrow) {
+      parquet = ParquetReadSettings.from(context.session.sessionState().conf(), readSchema);
+      parquet.requestSchema(hadoopConf, context.session.sessionState().conf(), readSchema);
+    }
+    Broadcast<SerializableConfiguration> conf = context.session.sparkContext().broadcast(
+        new SerializableConfiguration(hadoopConf), ClassTag$.MODULE$.apply(SerializableConfiguration.class));
+    return new GpuDirectReaderFactory(conf, context.options, readSchema, parquet);
+  }
+
+  @Override
+  public CustomMetric[] supportedCustomMetrics() {
+    return ScanMetrics.all();
+  }
+
+  @Override
+  public CustomTaskMetric[] reportDriverMetrics() {
+    return new CustomTaskMetric[] {
+        ScanMetrics.value(ScanMetrics.ROW_GROUPS_SKIPPED, counts.skipped),
+        ScanMetrics.value(ScanMetrics.ROW_GROUPS_PLANNED, counts.rowGroups)};
+  }
+
+  @Override
+  public String toString() {
+    return description();
+  }
+}

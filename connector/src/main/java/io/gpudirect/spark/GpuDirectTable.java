@@ -1,0 +1,73 @@
+package io.gpudirect.spark;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.gpudirect.GpuDirectException;
+import io.gpudirect.options.ResolvedOptions;
+import io.gpudirect.remote.GpuDirectUri;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Set;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.connector.catalog.SupportsRead;
+import org.apache.spark.sql.connector.catalog.TableCapability;
+import org.apache.spark.sql.connector.read.ScanBuilder;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.util.CaseInsensitiveStringMap;
+
+/** The files under the given locations, listed once, with their schema. */
+final class GpuDirectTable implements SupportsRead {
+  private final ScanContext context;
+  private final StructType schema;
+
+  private GpuDirectTable(ScanContext context, StructType schema) {
+    this.context = context;
+    this.schema = schema;
+  }
+
+  static GpuDirectTable create(CaseInsensitiveStringMap options, StructType userSchema) {
+    SparkSession session = SparkSession.active();
+    ResolvedOptions resolved = ResolvedOptions.resolve(options.asCaseSensitiveMap(),
+        key -> session.conf().contains(key) ? session.conf().get(key) : null);
+    List<GpuDirectUri> locations = DatasetListing.locations(paths(options), resolved);
+    ScanContext context = new ScanContext(session, resolved, options, DatasetListing.list(locations, resolved));
+    return new GpuDirectTable(context, userSchema != null ? userSchema : context.inferSchema());
+  }
+
+  private static List<String> paths(CaseInsensitiveStringMap options) {
+    List<String> paths = new ArrayList<>();
+    if (options.containsKey("path")) {
+      paths.add(options.get("path"));
+    }
+    if (options.containsKey("paths")) {
+      try {
+        for (String p : new ObjectMapper().readValue(options.get("paths"), String[].class)) {
+          paths.add(p);
+        }
+      } catch (java.io.IOException e) {
+        throw new GpuDirectException("Invalid option paths: " + e.getMessage(), e);
+      }
+    }
+    return paths;
+  }
+
+  @Override
+  public String name() {
+    return "gpudirect " + context.locationsDescription();
+  }
+
+  @Override
+  public StructType schema() {
+    return schema;
+  }
+
+  @Override
+  public Set<TableCapability> capabilities() {
+    return EnumSet.of(TableCapability.BATCH_READ);
+  }
+
+  @Override
+  public ScanBuilder newScanBuilder(CaseInsensitiveStringMap options) {
+    return new GpuDirectScanBuilder(context, schema);
+  }
+}

@@ -1,0 +1,159 @@
+package io.gpudirect.spark;
+
+import io.gpudirect.GpuDirectException;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.Set;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.Path;
+import org.apache.parquet.filter2.compat.FilterCompat;
+import org.apache.parquet.filter2.compat.RowGroupFilter;
+import org.apache.parquet.filter2.predicate.FilterApi;
+import org.apache.parquet.filter2.predicate.FilterPredicate;
+import org.apache.parquet.format.converter.ParquetMetadataConverter;
+import org.apache.parquet.hadoop.Footer;
+import org.apache.parquet.hadoop.ParquetFileReader;
+import org.apache.parquet.hadoop.metadata.BlockMetaData;
+import org.apache.parquet.hadoop.metadata.ParquetMetadata;
+import org.apache.parquet.hadoop.util.HadoopInputFile;
+import org.apache.parquet.schema.MessageType;
+import org.apache.spark.sql.catalyst.util.RebaseDateTime;
+import org.apache.spark.sql.execution.datasources.DataSourceUtils;
+import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat;
+import org.apache.spark.sql.execution.datasources.parquet.ParquetFilters;
+import org.apache.spark.sql.execution.datasources.parquet.ParquetToSparkSchemaConverter;
+import org.apache.spark.sql.internal.SQLConf;
+import org.apache.spark.sql.sources.Filter;
+import org.apache.spark.sql.types.StructType;
+import scala.Option;
+
+/**
+ * Driver-side Parquet work: footers, schema, filter conversion, and slicing files into runs of
+ * row groups whose statistics do not rule out the pushed filters.
+ */
+final class ParquetPlanner {
+  private final Configuration hadoopConf;
+  private final SQLConf sqlConf;
+  private final Map<String, ParquetMetadata> footers = new ConcurrentHashMap<>();
+
+  ParquetPlanner(Configuration hadoopConf, SQLConf sqlConf) {
+    this.hadoopConf = hadoopConf;
+    this.sqlConf = sqlConf;
+  }
+
+  ParquetMetadata footer(DataFile file) {
+    return footers.computeIfAbsent(file.uri().toString(), k -> {
+      try {
+        return ParquetFileReader.readFooter(HadoopInputFile.fromPath(new Path(k), hadoopConf),
+            ParquetMetadataConverter.NO_FILTER);
+      } catch (IOException | RuntimeException e) {
+        throw new GpuDirectException("Cannot read Parquet footer of " + k + ": " + e.getMessage(), e);
+      }
+    });
+  }
+
+  /** The Spark schema of a file, as spark.read.parquet infers it (Spark's own schema if the writer stored one). */
+  StructType inferSchema(DataFile file) {
+    ParquetMetadata footer = footer(file);
+    try {
+      return ParquetFileFormat.readSchemaFromFooter(new Footer(new Path(file.uri().toString()), footer),
+          new ParquetToSparkSchemaConverter(sqlConf));
+    } catch (RuntimeException e) {
+      throw new GpuDirectException("Cannot read the schema of " + file.uri() + ": " + e.getMessage(), e);
+    }
+  }
+
+  /** The filters that convert to a Parquet predicate against {@code file}'s schema. */
+  List<Filter> convertible(DataFile file, Filter[] filters) {
+    ParquetFilters pf = parquetFilters(footer(file));
+    List<Filter> ok = new ArrayList<>();
+    for (Filter f : filters) {
+      if (pf.createFilter(f).isDefined()) {
+        ok.add(f);
+      }
+    }
+    return ok;
+  }
+
+  /** Counts of row groups seen and skipped while slicing. */
+  static final class Counts {
+    long rowGroups;
+    long skipped;
+  }
+
+  List<FileSlice> slice(DataFile file, List<Filter> pushed, long targetBytes, Counts counts) {
+    ParquetMetadata footer = footer(file);
+    List<BlockMetaData> blocks = footer.getBlocks();
+    FilterPredicate predicate = predicate(footer, pushed);
+    Set<BlockMetaData> kept = Collections.newSetFromMap(new IdentityHashMap<>());
+    kept.addAll(predicate == null ? blocks : RowGroupFilter.filterRowGroups(FilterCompat.get(predicate),
+        blocks, footer.getFileMetaData().getSchema()));
+    counts.rowGroups += blocks.size();
+    counts.skipped += blocks.size() - kept.size();
+
+    Map<String, String> sparkMeta = new HashMap<>();
+    footer.getFileMetaData().getKeyValueMetaData().forEach((k, v) -> {
+      // The row metadata is the whole Spark schema; executors do not need it.
+      if (k.startsWith("org.apache.spark.") && !k.equals("org.apache.spark.sql.parquet.row.metadata")) {
+        sparkMeta.put(k, v);
+      }
+    });
+    String createdBy = footer.getFileMetaData().getCreatedBy();
+
+    List<FileSlice> slices = new ArrayList<>();
+    int i = 0;
+    while (i < blocks.size()) {
+      if (!kept.contains(blocks.get(i))) {
+        i++;
+        continue;
+      }
+      long start = blocks.get(i).getStartingPos();
+      long end = start;
+      long rows = 0;
+      int n = 0;
+      // A run of consecutive surviving row groups, cut at the target size.
+      while (i < blocks.size() && kept.contains(blocks.get(i))
+          && (n == 0 || end - start + blocks.get(i).getCompressedSize() <= targetBytes)) {
+        BlockMetaData b = blocks.get(i);
+        end = b.getStartingPos() + b.getCompressedSize();
+        rows += b.getRowCount();
+        n++;
+        i++;
+      }
+      slices.add(new ParquetSlice(file, start, end - start, n, rows, predicate, sparkMeta, createdBy));
+    }
+    return slices;
+  }
+
+  private FilterPredicate predicate(ParquetMetadata footer, List<Filter> pushed) {
+    if (pushed.isEmpty()) {
+      return null;
+    }
+    ParquetFilters pf = parquetFilters(footer);
+    FilterPredicate result = null;
+    for (Filter f : pushed) {
+      Option<FilterPredicate> p = pf.createFilter(f);
+      if (p.isDefined()) {
+        result = result == null ? p.get() : FilterApi.and(result, p.get());
+      }
+    }
+    return result;
+  }
+
+  private ParquetFilters parquetFilters(ParquetMetadata footer) {
+    MessageType schema = footer.getFileMetaData().getSchema();
+    Map<String, String> kv = footer.getFileMetaData().getKeyValueMetaData();
+    RebaseDateTime.RebaseSpec rebase = DataSourceUtils.datetimeRebaseSpec(
+        new MetadataLookup(kv), sqlConf.getConfString("spark.sql.parquet.datetimeRebaseModeInRead"));
+    return new ParquetFilters(schema, sqlConf.parquetFilterPushDownDate(),
+        sqlConf.parquetFilterPushDownTimestamp(), sqlConf.parquetFilterPushDownDecimal(),
+        sqlConf.parquetFilterPushDownStringPredicate(), sqlConf.parquetFilterPushDownInFilterThreshold(),
+        sqlConf.caseSensitiveAnalysis(), rebase);
+  }
+}

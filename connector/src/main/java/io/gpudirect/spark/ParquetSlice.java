@@ -1,0 +1,21 @@
+package io.gpudirect.spark;
+
+import java.util.Map;
+import org.apache.parquet.filter2.predicate.FilterPredicate;
+
+/**
+ * Consecutive row groups of one Parquet file: the byte range [start, start + length) holds
+ * them whole, which is how Parquet readers select row groups (by their midpoint).
+ *
+ * @param predicate the pushed filters converted against this file's schema, or null
+ * @param sparkMetadata the footer's org.apache.spark.* entries, which say how dates and
+ *     timestamps were written (rebase modes), so executors need not read the footer to know
+ * @param createdBy the footer's writer, which decides INT96 time-zone conversion
+ */
+record ParquetSlice(DataFile file, long start, long length, int rowGroups, long rows,
+    FilterPredicate predicate, Map<String, String> sparkMetadata, String createdBy) implements FileSlice {
+  @Override
+  public long bytes() {
+    return length;
+  }
+}

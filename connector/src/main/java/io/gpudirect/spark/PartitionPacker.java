@@ -1,0 +1,45 @@
+package io.gpudirect.spark;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Packs slices into partitions toward a target size, like Spark's file sources: slices of one
+ * server go together (so the partition has one preferred host), in order, and each slice
+ * also costs a fixed open cost so that many tiny files do not become one huge task.
+ */
+final class PartitionPacker {
+  /** Spark's default spark.sql.files.openCostInBytes. */
+  static final long OPEN_COST = 4L << 20;
+
+  private PartitionPacker() {}
+
+  static List<GpuDirectPartition> pack(List<FileSlice> slices, long targetBytes) {
+    Map<String, List<FileSlice>> byServer = new LinkedHashMap<>();
+    for (FileSlice s : slices) {
+      byServer.computeIfAbsent(s.file().uri().authority(), k -> new ArrayList<>()).add(s);
+    }
+    List<GpuDirectPartition> partitions = new ArrayList<>();
+    for (List<FileSlice> group : byServer.values()) {
+      String host = group.get(0).file().uri().host();
+      List<FileSlice> current = new ArrayList<>();
+      long size = 0;
+      for (FileSlice s : group) {
+        long cost = s.bytes() + OPEN_COST;
+        if (!current.isEmpty() && size + cost > targetBytes) {
+          partitions.add(new GpuDirectPartition(List.copyOf(current), host));
+          current.clear();
+          size = 0;
+        }
+        current.add(s);
+        size += cost;
+      }
+      if (!current.isEmpty()) {
+        partitions.add(new GpuDirectPartition(List.copyOf(current), host));
+      }
+    }
+    return partitions;
+  }
+}

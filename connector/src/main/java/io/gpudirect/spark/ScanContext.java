@@ -1,0 +1,83 @@
+package io.gpudirect.spark;
+
+import io.gpudirect.GpuDirectException;
+import io.gpudirect.options.GpuDirectOption;
+import io.gpudirect.options.ResolvedOptions;
+import io.gpudirect.remote.RemoteStores;
+import java.util.List;
+import java.util.stream.Collectors;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.util.CaseInsensitiveStringMap;
+
+/**
+ * What the driver knows about one read: the session, the resolved options, the listed files
+ * and the Hadoop conf their readers use. Never sent to executors.
+ */
+final class ScanContext {
+  final SparkSession session;
+  final ResolvedOptions options;
+  final List<DataFile> files;
+  final Configuration hadoopConf;
+  final boolean arrow;
+  private ParquetPlanner parquet;
+
+  ScanContext(SparkSession session, ResolvedOptions options, CaseInsensitiveStringMap readOptions, List<DataFile> files) {
+    this.session = session;
+    this.options = options;
+    this.files = files;
+    this.arrow = files.get(0).format().isArrow();
+    for (DataFile f : files) {
+      if (f.format().isArrow() != arrow) {
+        throw new GpuDirectException("Cannot read Parquet and Arrow files in one scan: " + files.get(0).uri()
+            + " and " + f.uri() + ". Set option format, or load them separately");
+      }
+    }
+    this.hadoopConf = hadoopConf(session, options, readOptions);
+  }
+
+  /**
+   * Spark's Hadoop conf for this session and read, with the gpudirect:// file system and the
+   * resolved client settings, so executors connect exactly as the driver did.
+   */
+  private static Configuration hadoopConf(SparkSession session, ResolvedOptions options,
+      CaseInsensitiveStringMap readOptions) {
+    // As Spark's file sources do: read options also reach Hadoop (e.g. parquet.* settings).
+    Configuration conf = session.sessionState().newHadoopConf();
+    readOptions.asCaseSensitiveMap().forEach((k, v) -> {
+      if (v != null) {
+        conf.set(k, v);
+      }
+    });
+    conf.set("fs.gpudirect.impl", io.gpudirect.hadoop.GpuDirectFileSystem.class.getName());
+    // Our stores are cached by settings; Hadoop's cache would ignore a changed secret.
+    conf.setBoolean("fs.gpudirect.impl.disable.cache", true);
+    for (GpuDirectOption o : GpuDirectOption.values()) {
+      conf.set(o.sessionKey(), options.get(o));
+    }
+    return conf;
+  }
+
+  ParquetPlanner parquet() {
+    if (parquet == null) {
+      parquet = new ParquetPlanner(hadoopConf, session.sessionState().conf());
+    }
+    return parquet;
+  }
+
+  StructType inferSchema() {
+    DataFile first = files.get(0);
+    return arrow ? ArrowPlanner.schema(first, options) : parquet().inferSchema(first);
+  }
+
+  /** Which transport reads from the first server, and why: for explain() and the log. */
+  String transportDescription() {
+    var store = RemoteStores.get(files.get(0).uri(), options);
+    return store.transport() + " (" + store.transportReason() + ")";
+  }
+
+  String locationsDescription() {
+    return files.stream().map(f -> f.uri().authority()).distinct().collect(Collectors.joining(","));
+  }
+}

@@ -1,0 +1,141 @@
+package io.gpudirect.spark;
+
+import java.util.Arrays;
+import java.util.StringJoiner;
+import org.apache.spark.sql.connector.metric.CustomMetric;
+import org.apache.spark.sql.connector.metric.CustomTaskMetric;
+import org.apache.spark.util.Utils;
+
+/**
+ * The scan's metrics in the SQL tab of the Spark UI. Spark creates each metric class on the
+ * driver by name to aggregate task values, so each has a public no-argument constructor.
+ */
+final class ScanMetrics {
+  static final String BYTES_FETCHED = "bytesFetched";
+  static final String FETCH_TIME = "fetchTime";
+  static final String TRANSPORT = "transport";
+  static final String ROW_GROUPS_SKIPPED = "rowGroupsSkipped";
+  static final String ROW_GROUPS_PLANNED = "rowGroupsPlanned";
+
+  /** Bit flags of the transports that ran; a scan over several servers may use more than one. */
+  static final long TCP = 1;
+  static final long RDMA = 2;
+
+  private ScanMetrics() {}
+
+  static CustomMetric[] all() {
+    return new CustomMetric[] {
+        new BytesFetched(), new FetchTime(), new Transport(), new RowGroupsSkipped(), new RowGroupsPlanned()};
+  }
+
+  static CustomTaskMetric value(String name, long value) {
+    return new CustomTaskMetric() {
+      @Override
+      public String name() {
+        return name;
+      }
+
+      @Override
+      public long value() {
+        return value;
+      }
+    };
+  }
+
+  static long transportFlag(String transport) {
+    return "rdma".equals(transport) ? RDMA : TCP;
+  }
+
+  public static final class BytesFetched implements CustomMetric {
+    @Override
+    public String name() {
+      return BYTES_FETCHED;
+    }
+
+    @Override
+    public String description() {
+      return "bytes fetched";
+    }
+
+    @Override
+    public String aggregateTaskMetrics(long[] values) {
+      return Utils.bytesToString(Arrays.stream(values).sum());
+    }
+  }
+
+  public static final class FetchTime implements CustomMetric {
+    @Override
+    public String name() {
+      return FETCH_TIME;
+    }
+
+    @Override
+    public String description() {
+      return "fetch wait time";
+    }
+
+    @Override
+    public String aggregateTaskMetrics(long[] values) {
+      return Utils.msDurationToString(Arrays.stream(values).sum() / 1_000_000L);
+    }
+  }
+
+  public static final class Transport implements CustomMetric {
+    @Override
+    public String name() {
+      return TRANSPORT;
+    }
+
+    @Override
+    public String description() {
+      return "transport";
+    }
+
+    @Override
+    public String aggregateTaskMetrics(long[] values) {
+      long flags = Arrays.stream(values).reduce(0, (a, b) -> a | b);
+      StringJoiner names = new StringJoiner("+");
+      if ((flags & TCP) != 0) {
+        names.add("tcp");
+      }
+      if ((flags & RDMA) != 0) {
+        names.add("rdma");
+      }
+      return flags == 0 ? "none" : names.toString();
+    }
+  }
+
+  public static final class RowGroupsSkipped implements CustomMetric {
+    @Override
+    public String name() {
+      return ROW_GROUPS_SKIPPED;
+    }
+
+    @Override
+    public String description() {
+      return "row groups skipped by statistics";
+    }
+
+    @Override
+    public String aggregateTaskMetrics(long[] values) {
+      return String.valueOf(Arrays.stream(values).sum());
+    }
+  }
+
+  public static final class RowGroupsPlanned implements CustomMetric {
+    @Override
+    public String name() {
+      return ROW_GROUPS_PLANNED;
+    }
+
+    @Override
+    public String description() {
+      return "row groups in files";
+    }
+
+    @Override
+    public String aggregateTaskMetrics(long[] values) {
+      return String.valueOf(Arrays.stream(values).sum());
+    }
+  }
+}

@@ -1,0 +1,51 @@
+package io.gpudirect.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.stream.Stream;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/** Every Parquet file nobody here wrote reads through gpudirect exactly as spark.read.parquet reads it. */
+class ParquetConformanceIT {
+  private static ServerFixture fixture;
+
+  @BeforeAll
+  static void start() {
+    fixture = ServerFixture.serve(LocalSpark.testdata());
+  }
+
+  @AfterAll
+  static void stop() {
+    fixture.close();
+  }
+
+  static Stream<String> files() throws IOException {
+    try (Stream<Path> s = Files.list(LocalSpark.testdata().resolve("parquet"))) {
+      return s.map(p -> p.getFileName().toString()).filter(n -> n.endsWith(".parquet")).sorted().toList().stream();
+    }
+  }
+
+  @ParameterizedTest
+  @MethodSource("files")
+  void readsLikeSparkParquet(String name) {
+    SparkSession spark = LocalSpark.get();
+    String local = LocalSpark.testdata().resolve("parquet").resolve(name).toString();
+    List<Row> expected = spark.read().parquet(local).collectAsList();
+    var remote = spark.read().format("gpudirect").load(fixture.uri("parquet/" + name));
+    assertEquals(spark.read().parquet(local).schema(), remote.schema(), "schema of " + name);
+    List<Row> actual = remote.collectAsList();
+    assertEquals(expected.size(), actual.size(), "row count of " + name);
+    for (int i = 0; i < expected.size(); i++) {
+      assertEquals(expected.get(i), actual.get(i), "row " + i + " of " + name);
+    }
+  }
+}
