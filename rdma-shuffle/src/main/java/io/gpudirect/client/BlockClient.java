@@ -1,0 +1,533 @@
+package io.gpudirect.client;
+
+import io.gpudirect.GpuDirectException;
+import io.gpudirect.protocol.ErrorResponse;
+import io.gpudirect.protocol.FileMeta;
+import io.gpudirect.protocol.ListRequest;
+import io.gpudirect.protocol.ListResponse;
+import io.gpudirect.protocol.Message;
+import io.gpudirect.protocol.ReadRequest;
+import io.gpudirect.protocol.StatRequest;
+import io.gpudirect.protocol.StatResponse;
+import io.gpudirect.transport.ChecksumMismatchException;
+import io.gpudirect.transport.Connection;
+import io.gpudirect.transport.ConnectionLostException;
+import io.gpudirect.transport.ConnectionOptions;
+import io.gpudirect.transport.RequestTimeoutException;
+import io.gpudirect.transport.ServerErrorException;
+import io.gpudirect.transport.Transport;
+import io.gpudirect.transport.TransportException;
+import io.gpudirect.transport.TransportSelector;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongFunction;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * {@link RemoteStore} over gpudirect's own protocol. Holds {@code streams} connections to one
+ * server. A read is split into chunks of at most {@code chunkSize} bytes, spread round-robin
+ * over the connections and pipelined, while a window of {@code maxBytesInFlight} bytes bounds
+ * what is requested but not yet received. Each chunk lands straight in its slice of the
+ * caller's buffer.
+ *
+ * <p>Reads are idempotent, so a chunk whose connection drops or whose CRC32C does not match
+ * is retried (new connection, exponential backoff) up to {@code maxRetries} times. A chunk
+ * that times out fails its read with {@link RequestTimeoutException}. Server refusals become
+ * {@link RemoteFileException}s and are not retried.
+ */
+public final class BlockClient implements RemoteStore {
+  private static final Logger LOG = LoggerFactory.getLogger(BlockClient.class);
+
+  private final InetSocketAddress server;
+  private final String serverName;
+  private final ClientConfig config;
+  private final Transport transport;
+  private final String transportReason;
+  private final Connection[] slots;
+  private final Semaphore window;
+  private final ScheduledThreadPoolExecutor timer;
+  private final ExecutorService workers;
+  private final AtomicInteger nextSlot = new AtomicInteger();
+  private final AtomicInteger connectionSerial = new AtomicInteger();
+  private final AtomicLong requestIds = new AtomicLong();
+  private final AtomicLong bytesFetched = new AtomicLong();
+  private final AtomicLong reads = new AtomicLong();
+  private final AtomicLong fetchNanos = new AtomicLong();
+  private final AtomicLong retries = new AtomicLong();
+  private volatile boolean closed;
+
+  private BlockClient(InetSocketAddress server, ClientConfig config,
+      TransportSelector.Selection selection) {
+    this.server = server;
+    this.serverName = (server.getAddress() != null ? server.getAddress().getHostAddress()
+        : server.getHostString()) + ":" + server.getPort();
+    this.config = config;
+    this.transport = selection.transport();
+    this.transportReason = selection.reason();
+    this.slots = new Connection[config.streams()];
+    this.window = new Semaphore(config.maxBytesInFlight());
+    this.timer = new ScheduledThreadPoolExecutor(1, daemon("gpudirect-client-timer-" + serverName));
+    this.timer.setRemoveOnCancelPolicy(true);
+    this.workers = Executors.newCachedThreadPool(daemon("gpudirect-client-worker-" + serverName));
+  }
+
+  /**
+   * Opens {@code config.streams()} connections to {@code server}, retrying with backoff when
+   * it cannot be reached. Authentication errors are not retried.
+   */
+  public static BlockClient connect(InetSocketAddress server, ClientConfig config) {
+    TransportSelector.Selection selection = TransportSelector.select(config.transport());
+    BlockClient client = new BlockClient(server, config, selection);
+    try {
+      for (int i = 0; i < client.slots.length; i++) {
+        client.slots[i] = client.openWithRetry();
+      }
+    } catch (RuntimeException e) {
+      client.close();
+      throw e;
+    }
+    LOG.info("Connected to gpudirect server {} over {} ({} streams): {}", client.serverName,
+        client.transport.name(), config.streams(), client.transportReason);
+    return client;
+  }
+
+  @Override
+  public InetSocketAddress server() {
+    return server;
+  }
+
+  @Override
+  public String transport() {
+    return transport.name();
+  }
+
+  @Override
+  public String transportReason() {
+    return transportReason;
+  }
+
+  @Override
+  public FileEntry stat(String path) {
+    Message m = control(path, "stat", id -> new StatRequest(id, path));
+    FileMeta e = ((StatResponse) m).entry();
+    return new FileEntry(e.path(), e.length(), e.modifiedMillis(), e.directory());
+  }
+
+  @Override
+  public List<FileEntry> list(String path) {
+    List<FileEntry> out = new ArrayList<>();
+    int start = 0;
+    while (start >= 0) {
+      int from = start;
+      ListResponse page = (ListResponse) control(path, "list",
+          id -> new ListRequest(id, path, from));
+      for (FileMeta e : page.entries()) {
+        out.add(new FileEntry(e.path(), e.length(), e.modifiedMillis(), e.directory()));
+      }
+      if (page.nextIndex() >= 0 && page.nextIndex() <= start) {
+        throw new GpuDirectException("Gpudirect server " + serverName + " sent a listing of '"
+            + path + "' that does not advance (next page " + page.nextIndex() + ")");
+      }
+      start = page.nextIndex();
+    }
+    return out;
+  }
+
+  @Override
+  public CompletableFuture<Void> readAsync(String path, long offset, ByteBuffer dst) {
+    CompletableFuture<Void> result = new CompletableFuture<>();
+    CompletableFuture<Void> internal;
+    try {
+      internal = readInternal(path, offset, dst);
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+    // Completed off the connection's reader thread, so callers' callbacks cannot stall it.
+    internal.whenComplete((v, err) -> runWorker(() -> {
+      if (err == null) {
+        result.complete(null);
+      } else {
+        result.completeExceptionally(unwrap(err));
+      }
+    }));
+    return result;
+  }
+
+  @Override
+  public void read(String path, long offset, ByteBuffer dst) {
+    try {
+      readInternal(path, offset, dst).join();
+    } catch (CompletionException e) {
+      throw rethrowable(unwrap(e));
+    }
+  }
+
+  @Override
+  public TransferStats stats() {
+    return new TransferStats(bytesFetched.get(), reads.get(), fetchNanos.get(), retries.get());
+  }
+
+  @Override
+  public void close() {
+    synchronized (this) {
+      if (closed) {
+        return;
+      }
+      closed = true;
+    }
+    for (Connection c : slots) {
+      if (c != null) {
+        c.close();
+      }
+    }
+    timer.shutdownNow();
+    workers.shutdownNow();
+    try {
+      timer.awaitTermination(2, TimeUnit.SECONDS);
+      workers.awaitTermination(2, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "BlockClient[" + serverName + ", " + transport.name() + ", " + config + "]";
+  }
+
+  // ---- reads
+
+  private CompletableFuture<Void> readInternal(String path, long offset, ByteBuffer dst) {
+    checkOpen();
+    if (path == null) {
+      throw new IllegalArgumentException("path must not be null");
+    }
+    if (offset < 0) {
+      throw new IllegalArgumentException("Cannot read '" + path + "' from gpudirect server "
+          + serverName + ": negative offset " + offset);
+    }
+    if (dst.isReadOnly()) {
+      throw new IllegalArgumentException("Cannot read '" + path + "' into a read-only buffer");
+    }
+    long start = System.nanoTime();
+    int total = dst.remaining();
+    ByteBuffer target = dst.slice();
+    List<CompletableFuture<Void>> parts = new ArrayList<>();
+    AtomicBoolean failed = new AtomicBoolean();
+    int chunk = Math.min(config.chunkSize(), maxReadLength());
+    int off = 0;
+    do {
+      int len = Math.min(chunk, total - off);
+      CompletableFuture<Void> part = new CompletableFuture<>();
+      try {
+        window.acquire(len);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        part.completeExceptionally(new GpuDirectException("Interrupted while reading '" + path
+            + "' from gpudirect server " + serverName, e));
+        parts.add(part);
+        break;
+      }
+      part.whenComplete((v, err) -> {
+        window.release(len);
+        if (err != null) {
+          failed.set(true);
+        }
+      });
+      parts.add(part);
+      sendChunk(new Chunk(path, offset + off, target.slice(off, len), part), 0);
+      off += len;
+    } while (off < total && !failed.get());
+
+    return CompletableFuture.allOf(parts.toArray(new CompletableFuture<?>[0]))
+        .handle((v, err) -> {
+          reads.incrementAndGet();
+          fetchNanos.addAndGet(System.nanoTime() - start);
+          if (err != null) {
+            throw new CompletionException(unwrap(err));
+          }
+          bytesFetched.addAndGet(total);
+          dst.position(dst.position() + total);
+          return null;
+        });
+  }
+
+  private record Chunk(String path, long offset, ByteBuffer dst, CompletableFuture<Void> done) {}
+
+  private void sendChunk(Chunk c, int attempt) {
+    if (closed) {
+      c.done.completeExceptionally(closedError());
+      return;
+    }
+    Connection conn;
+    try {
+      conn = connection();
+    } catch (RuntimeException e) {
+      retryOrFail(c, attempt, e);
+      return;
+    }
+    c.dst.clear();
+    ReadRequest request = new ReadRequest(requestIds.incrementAndGet(), c.path, c.offset,
+        c.dst.remaining());
+    AtomicBoolean timedOut = new AtomicBoolean();
+    CompletableFuture<Void> f = conn.read(request, c.dst);
+    ScheduledFuture<?> timeout = schedule(() -> {
+      if (!f.isDone()) {
+        timedOut.set(true);
+        conn.abort(new ConnectionLostException("Connection to gpudirect server " + serverName
+            + " closed: request " + request.requestId() + " timed out", null));
+      }
+    }, config.requestTimeout().toNanos());
+    f.whenComplete((v, err) -> {
+      if (timeout != null) {
+        timeout.cancel(false);
+      }
+      if (err == null) {
+        c.done.complete(null);
+      } else if (timedOut.get()) {
+        c.done.completeExceptionally(new RequestTimeoutException("Reading '" + c.path
+            + "' at offset " + c.offset + " (" + request.length() + " bytes) from gpudirect"
+            + " server " + serverName + " timed out after " + config.requestTimeout()));
+      } else {
+        retryOrFail(c, attempt, unwrap(err));
+      }
+    });
+  }
+
+  private void retryOrFail(Chunk c, int attempt, Throwable err) {
+    boolean retryable = err instanceof ConnectionLostException
+        || err instanceof ChecksumMismatchException
+        || (err instanceof TransportException && !(err instanceof RequestTimeoutException));
+    if (retryable && attempt < config.maxRetries() && !closed) {
+      retries.incrementAndGet();
+      long delay = backoffNanos(attempt);
+      LOG.debug("Retrying '{}' at offset {} from {} in {} ms: {}", c.path, c.offset, serverName,
+          TimeUnit.NANOSECONDS.toMillis(delay), err.getMessage());
+      ScheduledFuture<?> s = schedule(() -> runWorker(() -> sendChunk(c, attempt + 1)), delay);
+      if (s == null) {
+        c.done.completeExceptionally(closedError());
+      }
+      return;
+    }
+    c.done.completeExceptionally(finalError(err, c.path, "read at offset " + c.offset
+        + " (" + c.dst.capacity() + " bytes)", attempt + 1));
+  }
+
+  // ---- control requests (stat, list)
+
+  private Message control(String path, String what, LongFunction<Message> request) {
+    checkOpen();
+    for (int attempt = 0; ; attempt++) {
+      Throwable err;
+      Connection conn = null;
+      try {
+        conn = connection();
+        long id = requestIds.incrementAndGet();
+        CompletableFuture<Message> f = conn.call(id, request.apply(id));
+        Message m = f.get(config.requestTimeout().toNanos(), TimeUnit.NANOSECONDS);
+        if (m instanceof ErrorResponse e) {
+          throw new ServerErrorException(e.code(), e.message());
+        }
+        return m;
+      } catch (TimeoutException e) {
+        if (conn != null) {
+          conn.abort(new ConnectionLostException("Connection to gpudirect server "
+              + serverName + " closed: " + what + " timed out", null));
+        }
+        throw new RequestTimeoutException("Cannot " + what + " '" + path + "' on gpudirect"
+            + " server " + serverName + ": no answer within " + config.requestTimeout());
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new GpuDirectException("Interrupted during " + what + " of '" + path
+            + "' on gpudirect server " + serverName, e);
+      } catch (ExecutionException e) {
+        err = unwrap(e);
+      } catch (RuntimeException e) {
+        err = e;
+      }
+      boolean retryable = err instanceof ConnectionLostException
+          || (err instanceof TransportException && !(err instanceof RequestTimeoutException));
+      if (!retryable || attempt >= config.maxRetries() || closed) {
+        throw rethrowable(finalError(err, path, what, attempt + 1));
+      }
+      retries.incrementAndGet();
+      sleepNanos(backoffNanos(attempt));
+    }
+  }
+
+  // ---- connections
+
+  /** A live connection, round-robin over the slots; a broken one is replaced (one attempt). */
+  private Connection connection() {
+    int i = Math.floorMod(nextSlot.getAndIncrement(), slots.length);
+    synchronized (slots) {
+      Connection c = slots[i];
+      if (c != null && c.isOpen()) {
+        return c;
+      }
+    }
+    Connection fresh = open();
+    synchronized (slots) {
+      Connection c = slots[i];
+      if (closed) {
+        fresh.close();
+        throw closedError();
+      }
+      if (c != null && c.isOpen()) {
+        fresh.close();
+        return c;
+      }
+      if (c != null) {
+        c.close();
+      }
+      slots[i] = fresh;
+      return fresh;
+    }
+  }
+
+  private Connection open() {
+    String name = "gpudirect-client-reader-" + serverName + "-"
+        + connectionSerial.incrementAndGet();
+    return transport.connect(server, new ConnectionOptions(config.secret(),
+        config.connectTimeout(), name));
+  }
+
+  private Connection openWithRetry() {
+    for (int attempt = 0; ; attempt++) {
+      try {
+        return open();
+      } catch (TransportException e) {
+        if (attempt >= config.maxRetries() || closed) {
+          throw new TransportException("Cannot connect to gpudirect server " + serverName
+              + " after " + (attempt + 1) + " attempts: " + e.getMessage(), e);
+        }
+        retries.incrementAndGet();
+        LOG.debug("Connecting to {} failed, retrying: {}", serverName, e.getMessage());
+        sleepNanos(backoffNanos(attempt));
+      }
+    }
+  }
+
+  private int maxReadLength() {
+    int max = Integer.MAX_VALUE;
+    synchronized (slots) {
+      for (Connection c : slots) {
+        if (c != null) {
+          max = Math.min(max, c.maxReadLength());
+        }
+      }
+    }
+    return max;
+  }
+
+  // ---- errors and helpers
+
+  private GpuDirectException finalError(Throwable err, String path, String what, int attempts) {
+    if (err instanceof ServerErrorException s) {
+      return new RemoteFileException(s.code(), serverName, path, "Cannot " + what + " of '"
+          + path + "' on gpudirect server " + serverName + ": " + s.getMessage(), s);
+    }
+    if (err instanceof ConnectionLostException) {
+      return new ConnectionLostException("Cannot complete " + what + " of '" + path
+          + "' on gpudirect server " + serverName + " after " + attempts + " attempt(s): "
+          + err.getMessage(), err);
+    }
+    if (err instanceof ChecksumMismatchException) {
+      return new ChecksumMismatchException(err.getMessage() + "; still wrong after "
+          + attempts + " attempt(s)");
+    }
+    if (err instanceof TransportException) {
+      return new TransportException("Cannot complete " + what + " of '" + path
+          + "' on gpudirect server " + serverName + ": " + err.getMessage(), err);
+    }
+    if (err instanceof GpuDirectException g) {
+      return g;
+    }
+    return new GpuDirectException("Cannot complete " + what + " of '" + path
+        + "' on gpudirect server " + serverName + ": " + err, err);
+  }
+
+  private static Throwable unwrap(Throwable t) {
+    while ((t instanceof CompletionException || t instanceof ExecutionException)
+        && t.getCause() != null) {
+      t = t.getCause();
+    }
+    return t;
+  }
+
+  private static RuntimeException rethrowable(Throwable t) {
+    if (t instanceof RuntimeException r) {
+      return r;
+    }
+    if (t instanceof Error e) {
+      throw e;
+    }
+    return new GpuDirectException(t.toString(), t);
+  }
+
+  private GpuDirectException closedError() {
+    return new GpuDirectException("BlockClient for gpudirect server " + serverName
+        + " is closed");
+  }
+
+  private void checkOpen() {
+    if (closed) {
+      throw closedError();
+    }
+  }
+
+  private long backoffNanos(int attempt) {
+    return config.retryBackoff().toNanos() << Math.min(attempt, 20);
+  }
+
+  private ScheduledFuture<?> schedule(Runnable task, long nanos) {
+    try {
+      return timer.schedule(task, nanos, TimeUnit.NANOSECONDS);
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      return null;
+    }
+  }
+
+  private void runWorker(Runnable task) {
+    try {
+      workers.execute(task);
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      task.run();
+    }
+  }
+
+  private static void sleepNanos(long nanos) {
+    try {
+      TimeUnit.NANOSECONDS.sleep(nanos);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new GpuDirectException("Interrupted while waiting to retry", e);
+    }
+  }
+
+  private static ThreadFactory daemon(String prefix) {
+    AtomicInteger n = new AtomicInteger();
+    return r -> {
+      Thread t = new Thread(r, prefix + "-" + n.incrementAndGet());
+      t.setDaemon(true);
+      return t;
+    };
+  }
+}

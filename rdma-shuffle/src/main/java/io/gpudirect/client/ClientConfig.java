@@ -1,0 +1,179 @@
+package io.gpudirect.client;
+
+import java.time.Duration;
+
+/** Immutable settings of a {@link BlockClient}; build with {@link #builder()}. */
+public final class ClientConfig {
+  private final byte[] secret;
+  private final int streams;
+  private final int maxBytesInFlight;
+  private final int chunkSize;
+  private final Duration connectTimeout;
+  private final Duration requestTimeout;
+  private final int maxRetries;
+  private final Duration retryBackoff;
+  private final String transport;
+
+  private ClientConfig(Builder b) {
+    this.secret = b.secret == null ? null : b.secret.clone();
+    this.streams = b.streams;
+    this.maxBytesInFlight = b.maxBytesInFlight;
+    this.chunkSize = b.chunkSize;
+    this.connectTimeout = b.connectTimeout;
+    this.requestTimeout = b.requestTimeout;
+    this.maxRetries = b.maxRetries;
+    this.retryBackoff = b.retryBackoff;
+    this.transport = b.transport;
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  public static ClientConfig defaults() {
+    return builder().build();
+  }
+
+  /** The shared secret (a copy), or null when none is configured. */
+  public byte[] secret() {
+    return secret == null ? null : secret.clone();
+  }
+
+  /** Connections per server. */
+  public int streams() {
+    return streams;
+  }
+
+  /** Upper bound of bytes requested but not yet received, over all streams. */
+  public int maxBytesInFlight() {
+    return maxBytesInFlight;
+  }
+
+  /** Reads are split into requests of at most this many bytes. */
+  public int chunkSize() {
+    return chunkSize;
+  }
+
+  public Duration connectTimeout() {
+    return connectTimeout;
+  }
+
+  public Duration requestTimeout() {
+    return requestTimeout;
+  }
+
+  public int maxRetries() {
+    return maxRetries;
+  }
+
+  /** Delay before the first retry; doubled for each further one. */
+  public Duration retryBackoff() {
+    return retryBackoff;
+  }
+
+  /** "auto", "tcp" or "rdma". */
+  public String transport() {
+    return transport;
+  }
+
+  public Builder toBuilder() {
+    return new Builder().secret(secret).streams(streams).maxBytesInFlight(maxBytesInFlight)
+        .chunkSize(chunkSize).connectTimeout(connectTimeout).requestTimeout(requestTimeout)
+        .maxRetries(maxRetries).retryBackoff(retryBackoff).transport(transport);
+  }
+
+  @Override
+  public String toString() {
+    return "ClientConfig[secret=" + (secret == null ? "none" : "set") + ", streams=" + streams
+        + ", maxBytesInFlight=" + maxBytesInFlight + ", chunkSize=" + chunkSize
+        + ", connectTimeout=" + connectTimeout + ", requestTimeout=" + requestTimeout
+        + ", maxRetries=" + maxRetries + ", retryBackoff=" + retryBackoff + ", transport="
+        + transport + "]";
+  }
+
+  /** Defaults: 4 streams, 64 MiB in flight, 4 MiB chunks, 10 s connect, 30 s request,
+   *  3 retries from 100 ms, transport auto. */
+  public static final class Builder {
+    private byte[] secret;
+    private int streams = 4;
+    private int maxBytesInFlight = 64 << 20;
+    private int chunkSize = 4 << 20;
+    private Duration connectTimeout = Duration.ofSeconds(10);
+    private Duration requestTimeout = Duration.ofSeconds(30);
+    private int maxRetries = 3;
+    private Duration retryBackoff = Duration.ofMillis(100);
+    private String transport = "auto";
+
+    private Builder() {}
+
+    public Builder secret(byte[] secret) {
+      this.secret = secret == null ? null : secret.clone();
+      return this;
+    }
+
+    public Builder streams(int streams) {
+      this.streams = streams;
+      return this;
+    }
+
+    public Builder maxBytesInFlight(int maxBytesInFlight) {
+      this.maxBytesInFlight = maxBytesInFlight;
+      return this;
+    }
+
+    public Builder chunkSize(int chunkSize) {
+      this.chunkSize = chunkSize;
+      return this;
+    }
+
+    public Builder connectTimeout(Duration connectTimeout) {
+      this.connectTimeout = connectTimeout;
+      return this;
+    }
+
+    public Builder requestTimeout(Duration requestTimeout) {
+      this.requestTimeout = requestTimeout;
+      return this;
+    }
+
+    public Builder maxRetries(int maxRetries) {
+      this.maxRetries = maxRetries;
+      return this;
+    }
+
+    public Builder retryBackoff(Duration retryBackoff) {
+      this.retryBackoff = retryBackoff;
+      return this;
+    }
+
+    public Builder transport(String transport) {
+      this.transport = transport;
+      return this;
+    }
+
+    public ClientConfig build() {
+      check(secret == null || secret.length > 0, "secret must not be empty (null for none)");
+      check(streams > 0, "streams must be positive: " + streams);
+      check(chunkSize > 0, "chunkSize must be positive: " + chunkSize);
+      check(maxBytesInFlight >= chunkSize, "maxBytesInFlight (" + maxBytesInFlight
+          + ") must be at least chunkSize (" + chunkSize + ")");
+      check(positive(connectTimeout), "connectTimeout must be positive");
+      check(positive(requestTimeout), "requestTimeout must be positive");
+      check(maxRetries >= 0, "maxRetries must not be negative: " + maxRetries);
+      check(retryBackoff != null && !retryBackoff.isNegative(),
+          "retryBackoff must not be negative");
+      check(transport != null, "transport must be auto, tcp or rdma");
+      return new ClientConfig(this);
+    }
+
+    private static boolean positive(Duration d) {
+      return d != null && !d.isNegative() && !d.isZero();
+    }
+
+    private static void check(boolean ok, String message) {
+      if (!ok) {
+        throw new IllegalArgumentException("Invalid gpudirect client config: " + message);
+      }
+    }
+  }
+}

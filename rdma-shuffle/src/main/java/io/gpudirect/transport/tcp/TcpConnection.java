@@ -1,0 +1,359 @@
+package io.gpudirect.transport.tcp;
+
+import io.gpudirect.GpuDirectException;
+import io.gpudirect.protocol.Auth;
+import io.gpudirect.protocol.AuthOk;
+import io.gpudirect.protocol.AuthResponse;
+import io.gpudirect.protocol.ErrorCode;
+import io.gpudirect.protocol.ErrorResponse;
+import io.gpudirect.protocol.Frames;
+import io.gpudirect.protocol.Hello;
+import io.gpudirect.protocol.HelloAck;
+import io.gpudirect.protocol.ListResponse;
+import io.gpudirect.protocol.Message;
+import io.gpudirect.protocol.Protocol;
+import io.gpudirect.protocol.ProtocolException;
+import io.gpudirect.protocol.ReadData;
+import io.gpudirect.protocol.ReadRequest;
+import io.gpudirect.protocol.StatResponse;
+import io.gpudirect.transport.AuthenticationException;
+import io.gpudirect.transport.ChecksumMismatchException;
+import io.gpudirect.transport.Connection;
+import io.gpudirect.transport.ConnectionLostException;
+import io.gpudirect.transport.ConnectionOptions;
+import io.gpudirect.transport.ServerErrorException;
+import io.gpudirect.transport.TransportException;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.Channels;
+import java.nio.channels.ReadableByteChannel;
+import java.nio.channels.SocketChannel;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.zip.CRC32C;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A blocking TCP connection with one reader thread. Callers write requests (under a lock);
+ * the reader takes answers in order and, for READ_DATA, reads the payload straight from the
+ * socket into the caller's buffer, then checks its CRC32C.
+ */
+final class TcpConnection implements Connection {
+  private static final Logger LOG = LoggerFactory.getLogger(TcpConnection.class);
+  private static final long CAPABILITIES = Protocol.CAP_TCP | Protocol.CAP_CRC32C;
+
+  private final SocketChannel channel;
+  private final InetSocketAddress peer;
+  private final String server;
+  private final int maxReadLength;
+  private final boolean crc;
+  private final Object writeLock = new Object();
+  private final Map<Long, Pending> pending = new ConcurrentHashMap<>();
+  private final Thread reader;
+  private volatile GpuDirectException failure;
+  /** The read whose payload the reader thread is filling; it is no longer in {@link #pending}. */
+  private volatile Pending receiving;
+
+  private record Pending(long requestId, ReadRequest read, ByteBuffer dst,
+      CompletableFuture<Object> future) {}
+
+  private TcpConnection(SocketChannel channel, InetSocketAddress peer, HelloAck ack,
+      String threadName) {
+    this.channel = channel;
+    this.peer = peer;
+    this.server = describe(peer);
+    this.maxReadLength = ack.maxReadLength();
+    this.crc = (ack.capabilities() & Protocol.CAP_CRC32C) != 0;
+    this.reader = new Thread(this::readLoop, threadName);
+    this.reader.setDaemon(true);
+  }
+
+  static String describe(InetSocketAddress a) {
+    String host = a.getAddress() != null ? a.getAddress().getHostAddress() : a.getHostString();
+    return host + ":" + a.getPort();
+  }
+
+  static TcpConnection open(InetSocketAddress peer, ConnectionOptions options) {
+    String server = describe(peer);
+    SocketChannel ch = null;
+    try {
+      ch = SocketChannel.open();
+      int timeoutMs = (int) Math.max(1, options.connectTimeout().toMillis());
+      ch.socket().connect(peer, timeoutMs);
+      ch.socket().setTcpNoDelay(true);
+      // Handshake reads go through the socket adaptor, whose reads honour SO_TIMEOUT.
+      ch.socket().setSoTimeout(timeoutMs);
+      HelloAck ack = handshake(ch, server, options.secret());
+      ch.socket().setSoTimeout(0);
+      TcpConnection c = new TcpConnection(ch, peer, ack, options.threadName());
+      c.reader.start();
+      return c;
+    } catch (IOException e) {
+      closeQuietly(ch);
+      throw new TransportException("Cannot connect to gpudirect server " + server + ": " + e, e);
+    } catch (RuntimeException e) {
+      closeQuietly(ch);
+      throw e;
+    }
+  }
+
+  private static HelloAck handshake(SocketChannel ch, String server, byte[] secret)
+      throws IOException {
+    ReadableByteChannel in = Channels.newChannel(ch.socket().getInputStream());
+    byte[] clientNonce = Auth.newNonce();
+    writeFully(ch, ByteBuffer.wrap(Protocol.MAGIC));
+    writeFully(ch, Frames.encode(new Hello(Protocol.VERSION, CAPABILITIES, clientNonce)));
+    ByteBuffer magic = ByteBuffer.allocate(Protocol.MAGIC.length);
+    Frames.readFully(in, magic, true);
+    Protocol.checkMagic(magic.array(), magic.position(), "server " + server);
+    Message m = Frames.read(in);
+    if (m instanceof ErrorResponse e) {
+      throw handshakeError(server, e);
+    }
+    if (!(m instanceof HelloAck ack)) {
+      throw new ProtocolException("Server " + server + " answered HELLO with " + m.type());
+    }
+    if (ack.version() != Protocol.VERSION) {
+      throw new ProtocolException("Server " + server + " chose protocol version "
+          + ack.version() + "; this client speaks version " + Protocol.VERSION);
+    }
+    if (!ack.authRequired()) {
+      if (secret != null) {
+        throw new AuthenticationException("Server " + server + " does not require a secret"
+            + " but this client has one (spark.gpudirect.auth.secret); refusing to trust a"
+            + " server that cannot prove it knows the secret. Start the server with the secret"
+            + " or remove it from the client");
+      }
+      return ack;
+    }
+    if (secret == null) {
+      throw new AuthenticationException("Server " + server + " requires a secret: set"
+          + " spark.gpudirect.auth.secret (or --secret-file / GPUDIRECT_SECRET_FILE for the"
+          + " CLI) to the server's secret");
+    }
+    writeFully(ch, Frames.encode(new AuthResponse(
+        Auth.clientProof(secret, ack.serverNonce(), clientNonce))));
+    Message answer = Frames.read(in);
+    if (answer instanceof ErrorResponse e) {
+      throw handshakeError(server, e);
+    }
+    if (!(answer instanceof AuthOk ok)) {
+      throw new ProtocolException("Server " + server + " answered AUTH_RESPONSE with "
+          + answer.type());
+    }
+    if (!Auth.matches(Auth.serverProof(secret, ack.serverNonce(), clientNonce), ok.mac())) {
+      throw new AuthenticationException("Server " + server + " could not prove it knows the"
+          + " secret; it is not the server it claims to be, or its secret differs");
+    }
+    return ack;
+  }
+
+  private static GpuDirectException handshakeError(String server, ErrorResponse e) {
+    if (e.code() == ErrorCode.AUTH_FAILED) {
+      return new AuthenticationException(e.message());
+    }
+    if (e.code() == ErrorCode.LIMIT_EXCEEDED || e.code() == ErrorCode.SHUTTING_DOWN) {
+      return new TransportException("Cannot connect to gpudirect server " + server + ": "
+          + e.message());
+    }
+    return new ServerErrorException(e.code(), "Gpudirect server " + server
+        + " refused the connection: " + e.message());
+  }
+
+  @Override
+  public InetSocketAddress peer() {
+    return peer;
+  }
+
+  @Override
+  public int maxReadLength() {
+    return maxReadLength;
+  }
+
+  @Override
+  public boolean isOpen() {
+    return failure == null;
+  }
+
+  @Override
+  @SuppressWarnings("unchecked")
+  public CompletableFuture<Message> call(long requestId, Message request) {
+    CompletableFuture<Object> f = send(new Pending(requestId, null, null,
+        new CompletableFuture<>()), request);
+    return (CompletableFuture<Message>) (CompletableFuture<?>) f;
+  }
+
+  @Override
+  public CompletableFuture<Void> read(ReadRequest request, ByteBuffer dst) {
+    if (dst.remaining() != request.length()) {
+      throw new IllegalArgumentException("Destination has " + dst.remaining()
+          + " bytes left for a READ of " + request.length());
+    }
+    return send(new Pending(request.requestId(), request, dst, new CompletableFuture<>()),
+        request).thenApply(x -> null);
+  }
+
+  private CompletableFuture<Object> send(Pending p, Message request) {
+    pending.put(p.requestId, p);
+    GpuDirectException f = failure;
+    if (f != null) {
+      pending.remove(p.requestId);
+      p.future.completeExceptionally(f);
+      return p.future;
+    }
+    ByteBuffer frame = Frames.encode(request);
+    try {
+      synchronized (writeLock) {
+        writeFully(channel, frame);
+      }
+    } catch (IOException e) {
+      abort(new ConnectionLostException("Connection to gpudirect server " + server
+          + " failed while sending a request: " + e, e));
+    }
+    return p.future;
+  }
+
+  private void readLoop() {
+    ByteBuffer length = ByteBuffer.allocate(4);
+    ByteBuffer small = ByteBuffer.allocate(64 * 1024);
+    try {
+      while (true) {
+        length.clear();
+        if (!Frames.readFully(channel, length, true)) {
+          throw new ConnectionLostException("Gpudirect server " + server
+              + " closed the connection", null);
+        }
+        int n = Frames.checkLength(length.flip().getInt());
+        ByteBuffer frame = n <= small.capacity() ? small.clear().limit(n) : ByteBuffer.allocate(n);
+        Frames.readFully(channel, frame, false);
+        Message m = Frames.decode(frame.flip());
+        if (m instanceof ReadData d) {
+          receivePayload(d);
+        } else if (m instanceof ErrorResponse e) {
+          if (e.requestId() == ErrorResponse.CONNECTION) {
+            throw new ServerErrorException(e.code(), "Gpudirect server " + server
+                + " closed the connection: " + e.message());
+          }
+          take(e.requestId(), m).future.completeExceptionally(
+              new ServerErrorException(e.code(), e.message()));
+        } else if (m instanceof StatResponse s) {
+          take(s.requestId(), m).future.complete(m);
+        } else if (m instanceof ListResponse l) {
+          take(l.requestId(), m).future.complete(m);
+        } else {
+          throw new ProtocolException("Unexpected " + m.type() + " from server " + server);
+        }
+      }
+    } catch (Throwable t) {
+      GpuDirectException cause = failure;
+      if (cause == null) {
+        cause = t instanceof ConnectionLostException c ? c
+            : new ConnectionLostException("Connection to gpudirect server " + server
+                + " lost: " + t, t);
+      }
+      fail(cause);
+    }
+  }
+
+  private void receivePayload(ReadData d) throws IOException {
+    Pending p = take(d.requestId(), d);
+    if (p.read == null || d.length() != p.read.length() || d.offset() != p.read.offset()) {
+      throw new ProtocolException("READ_DATA for request " + d.requestId() + " (offset "
+          + d.offset() + ", length " + d.length() + ") does not match its request "
+          + p.read);
+    }
+    receiving = p;
+    Frames.readFully(channel, p.dst, false);
+    receiving = null;
+    if (crc) {
+      CRC32C c = new CRC32C();
+      c.update(p.dst.duplicate().flip());
+      int actual = (int) c.getValue();
+      if (actual != d.crc32c()) {
+        p.future.completeExceptionally(new ChecksumMismatchException(String.format(
+            "CRC32C mismatch reading '%s' at offset %d length %d from gpudirect server %s:"
+                + " expected %08x, got %08x", p.read.path(), d.offset(), d.length(), server,
+            d.crc32c(), actual)));
+        return;
+      }
+    }
+    p.future.complete(null);
+  }
+
+  private Pending take(long requestId, Message m) {
+    Pending p = pending.remove(requestId);
+    if (p == null) {
+      throw new ProtocolException("Server " + server + " sent " + m.type()
+          + " for unknown request " + requestId);
+    }
+    return p;
+  }
+
+  @Override
+  public void abort(GpuDirectException cause) {
+    synchronized (this) {
+      if (failure != null) {
+        return;
+      }
+      failure = cause;
+    }
+    closeQuietly(channel);
+    // The reader thread wakes up with an error, fails everything outstanding and exits;
+    // until then it may still be writing into a caller's buffer, so it alone fails them.
+    if (!reader.isAlive()) {
+      fail(cause);
+    }
+  }
+
+  private void fail(GpuDirectException cause) {
+    synchronized (this) {
+      if (failure == null) {
+        failure = cause;
+      }
+    }
+    closeQuietly(channel);
+    Pending r = receiving;
+    if (r != null) {
+      r.future.completeExceptionally(cause);
+    }
+    for (Long id : pending.keySet()) {
+      Pending p = pending.remove(id);
+      if (p != null) {
+        p.future.completeExceptionally(cause);
+      }
+    }
+    LOG.debug("Connection to {} closed: {}", server, cause.getMessage());
+  }
+
+  @Override
+  public void close() {
+    abort(new ConnectionLostException("Connection to gpudirect server " + server
+        + " was closed by the client", null));
+    if (Thread.currentThread() != reader) {
+      try {
+        reader.join(2000);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  private static void writeFully(SocketChannel ch, ByteBuffer buf) throws IOException {
+    while (buf.hasRemaining()) {
+      ch.write(buf);
+    }
+  }
+
+  private static void closeQuietly(SocketChannel ch) {
+    if (ch != null) {
+      try {
+        ch.close();
+      } catch (IOException ignored) {
+        // nothing left to do
+      }
+    }
+  }
+}
