@@ -10,7 +10,8 @@ import org.apache.spark.sql.vectorized.ColumnarBatch;
 /**
  * The record batches of one partition of an {@link ArrowIpcFile} as Spark
  * {@link ColumnarBatch}es, one at a time. A batch is valid until the next {@link #next()}
- * or {@link #close()}: both close it, and the reader then reuses its Arrow buffers.
+ * or {@link #close()}: both release its Arrow buffers before anything else is read. The
+ * caller must not close the batches it gets; this reader owns them.
  */
 public final class ArrowBatchReader implements PartitionReader<ColumnarBatch> {
   private final BatchSource source;
@@ -75,10 +76,15 @@ public final class ArrowBatchReader implements PartitionReader<ColumnarBatch> {
 
   private void closeCurrent() {
     if (current != null) {
-      // Closes Spark's ArrowColumnVectors, which clear the root's vectors; loading the
-      // next batch refills them.
-      current.close();
+      // Not current.close(): Spark's ArrowColumnVector.close() closes a struct vector,
+      // which drops its children from the reader's root for good. Clearing releases the
+      // buffers and keeps the root's shape for the next batch.
       current = null;
+      try {
+        source.root().clear();
+      } catch (IOException e) {
+        throw Failures.named(displayName, "cannot release a batch", e);
+      }
     }
   }
 }

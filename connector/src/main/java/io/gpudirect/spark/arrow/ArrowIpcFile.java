@@ -42,14 +42,16 @@ public final class ArrowIpcFile implements AutoCloseable {
   private final boolean streamFormat;
   private final BufferAllocator allocator;
   private final ArrowReader reader;
+  private final SeekableByteChannel channel;
   private final List<ArrowBlock> recordBlocks;
   private final StructType sparkSchema;
   private ArrowBatchReader batches;
   private boolean closed;
 
   private ArrowIpcFile(String displayName, boolean streamFormat, BufferAllocator allocator,
-      ArrowReader reader, List<ArrowBlock> recordBlocks, StructType sparkSchema) {
+      ArrowReader reader, SeekableByteChannel channel, List<ArrowBlock> recordBlocks, StructType sparkSchema) {
     this.displayName = displayName;
+    this.channel = channel;
     this.streamFormat = streamFormat;
     this.allocator = allocator;
     this.reader = reader;
@@ -78,13 +80,18 @@ public final class ArrowIpcFile implements AutoCloseable {
             new BoundedMessageReader(channel, size, fileAllocator, displayName), fileAllocator, displayName);
         reader = stream;
         StructType schema = SparkTypeMapping.sparkSchema(stream.writtenSchema(), displayName);
-        return new ArrowIpcFile(displayName, true, fileAllocator, reader, List.of(), schema);
+        return new ArrowIpcFile(displayName, true, fileAllocator, reader, channel, List.of(), schema);
       }
       ArrowFooter footer = FileFooter.read(channel, size, displayName);
       Schema written = footer.getSchema();
       StructType schema = SparkTypeMapping.sparkSchema(written, displayName);
+      List<ArrowBlock> dictionaries = footer.getDictionaries();
+      for (int i = 0; i < dictionaries.size(); i++) {
+        FileFooter.checkBlockMessage(channel, dictionaries.get(i), "dictionary batch " + i, displayName);
+      }
       reader = new GuardedFileReader(channel, fileAllocator, displayName);
-      return new ArrowIpcFile(displayName, false, fileAllocator, reader, footer.getRecordBatches(), schema);
+      return new ArrowIpcFile(displayName, false, fileAllocator, reader, channel, footer.getRecordBatches(),
+          schema);
     } catch (Exception | StackOverflowError e) {
       closeQuietly(reader, fileAllocator, channel, e);
       throw Failures.named(displayName, "cannot open it", e);
@@ -136,8 +143,8 @@ public final class ArrowIpcFile implements AutoCloseable {
     int[] columns = ColumnSelection.indices(sparkSchema, requiredSchema, displayName);
     BatchSource source = streamFormat
         ? new BatchSource.Stream(reader)
-        : new BatchSource.File((GuardedFileReader) reader, recordBlocks.subList(fromBatch, toBatchExclusive),
-            fromBatch);
+        : new BatchSource.File((GuardedFileReader) reader, channel,
+            recordBlocks.subList(fromBatch, toBatchExclusive), fromBatch, displayName);
     batches = new ArrowBatchReader(source, requiredSchema, columns, displayName);
     return batches;
   }

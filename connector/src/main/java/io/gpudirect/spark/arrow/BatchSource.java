@@ -1,6 +1,7 @@
 package io.gpudirect.spark.arrow;
 
 import java.io.IOException;
+import java.nio.channels.SeekableByteChannel;
 import java.util.List;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.dictionary.DictionaryProvider;
@@ -22,14 +23,19 @@ interface BatchSource {
   /** Consecutive blocks of the file format, by their footer entries. */
   final class File implements BatchSource {
     private final GuardedFileReader reader;
+    private final SeekableByteChannel channel;
     private final List<ArrowBlock> blocks;
     private final int first;
+    private final String displayName;
     private int next;
 
-    File(GuardedFileReader reader, List<ArrowBlock> blocks, int first) {
+    File(GuardedFileReader reader, SeekableByteChannel channel, List<ArrowBlock> blocks, int first,
+        String displayName) {
       this.reader = reader;
+      this.channel = channel;
       this.blocks = blocks;
       this.first = first;
+      this.displayName = displayName;
     }
 
     @Override
@@ -37,7 +43,9 @@ interface BatchSource {
       if (next == blocks.size()) {
         return false;
       }
-      return reader.loadRecordBatch(blocks.get(next++));
+      ArrowBlock block = blocks.get(next++);
+      FileFooter.checkBlockMessage(channel, block, describe(), displayName);
+      return reader.loadRecordBatch(block);
     }
 
     @Override

@@ -25,6 +25,7 @@ final class BoundedMessageReader extends MessageChannelReader {
   private final SeekableByteChannel channel;
   private final long size;
   private final String displayName;
+  private boolean schemaRead;
 
   BoundedMessageReader(SeekableByteChannel channel, long size, BufferAllocator allocator, String displayName) {
     super(new ReadChannel(channel), allocator);
@@ -60,6 +61,15 @@ final class BoundedMessageReader extends MessageChannelReader {
       if (body < 0 || body > left) {
         throw new ArrowFormatException(displayName, "the message at offset " + start + " claims a body of "
             + body + " bytes, but only " + left + " follow");
+      }
+      if (metadata != null) {
+        String where = "the message at offset " + start;
+        if (schemaRead) {
+          MessageCheck.checkBatchMessage(metadata.getMessage(), body, where, displayName);
+        } else {
+          MessageCheck.checkSchemaMessage(metadata.getMessage(), body, where, displayName);
+          schemaRead = true;
+        }
       }
     }
     channel.position(start);

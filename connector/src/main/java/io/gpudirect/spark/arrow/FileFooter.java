@@ -7,6 +7,7 @@ import java.nio.channels.SeekableByteChannel;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import org.apache.arrow.flatbuf.Footer;
+import org.apache.arrow.flatbuf.Message;
 import org.apache.arrow.vector.ipc.message.ArrowBlock;
 import org.apache.arrow.vector.ipc.message.ArrowFooter;
 
@@ -49,6 +50,25 @@ final class FileFooter {
     checkBlocks(footer.getDictionaries(), "dictionary batch", footerStart, displayName);
     checkBlocks(footer.getRecordBatches(), "record batch", footerStart, displayName);
     return footer;
+  }
+
+  /**
+   * Reads the metadata of a (size-checked) block and checks it with {@link MessageCheck}
+   * before Arrow Java reads the block. The metadata is {@code [0xFFFFFFFF] <int32 length>
+   * <flatbuffer Message> <padding>}.
+   */
+  static void checkBlockMessage(SeekableByteChannel channel, ArrowBlock block, String where, String displayName)
+      throws IOException {
+    ByteBuffer metadata = readAt(channel, block.getOffset(), block.getMetadataLength(), displayName)
+        .order(ByteOrder.LITTLE_ENDIAN);
+    int prefix = metadata.remaining() >= 4 && metadata.getInt(0) == -1 ? 8 : 4;
+    int length = metadata.remaining() >= prefix ? metadata.getInt(prefix - 4) : -1;
+    if (length <= 0 || length > block.getMetadataLength() - prefix) {
+      throw new ArrowFormatException(displayName, where + " has a message length of " + length
+          + " in its " + block.getMetadataLength() + " bytes of metadata");
+    }
+    ByteBuffer message = metadata.position(prefix).limit(prefix + length).slice().order(ByteOrder.LITTLE_ENDIAN);
+    MessageCheck.checkBatchMessage(Message.getRootAsMessage(message), block.getBodyLength(), where, displayName);
   }
 
   private static void checkBlocks(List<ArrowBlock> blocks, String kind, long end, String displayName) {

@@ -1,6 +1,12 @@
 package io.gpudirect.spark.arrow;
 
+import java.math.BigDecimal;
+import java.math.BigInteger;
 import org.apache.arrow.memory.ArrowBuf;
+import org.apache.arrow.vector.BaseFixedWidthVector;
+import org.apache.arrow.vector.Decimal256Vector;
+import org.apache.arrow.vector.DecimalVector;
+import org.apache.arrow.vector.types.pojo.ArrowType;
 import org.apache.arrow.vector.BaseIntVector;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.ValueVector;
@@ -68,10 +74,51 @@ final class LoadedBatchCheck {
 
   static void validate(ValueVector vector, String what, String displayName) {
     try {
-      ValueVectorUtility.validateFull(vector);
+      ValueVectorUtility.validate(vector);
+      vector.accept(new FullDataValidation(), null);
     } catch (RuntimeException e) {
       throw new ArrowFormatException(displayName,
           what + ", column '" + vector.getName() + "' is invalid: " + e.getMessage(), e);
+    }
+    checkDecimalPrecision(vector, what, displayName);
+  }
+
+  /**
+   * Spark refuses a decimal wider than its type's precision (and Arrow Java does not check
+   * on load), so such a value would fail mid-query, far from the file; fail here instead.
+   */
+  private static void checkDecimalPrecision(ValueVector vector, String what, String displayName) {
+    if (vector instanceof DecimalVector || vector instanceof Decimal256Vector) {
+      ArrowType.Decimal type = (ArrowType.Decimal) vector.getField().getType();
+      BigInteger bound = BigInteger.TEN.pow(type.getPrecision());
+      long smallBound = type.getPrecision() < 19 ? bound.longValueExact() : Long.MAX_VALUE;
+      int width = type.getBitWidth() / 8;
+      ArrowBuf data = ((BaseFixedWidthVector) vector).getDataBuffer();
+      for (int i = 0; i < vector.getValueCount(); i++) {
+        if (vector.isNull(i)) {
+          continue;
+        }
+        long at = (long) i * width;
+        long low = data.getLong(at);
+        boolean fitsLong = true;
+        for (int word = 1; word < width / 8; word++) {
+          fitsLong &= data.getLong(at + word * 8L) == (low >> 63);
+        }
+        // Any long has at most 19 digits, so a long value only needs checking below precision 19.
+        if (fitsLong && (type.getPrecision() >= 19 || (low > -smallBound && low < smallBound))) {
+          continue;
+        }
+        BigDecimal value = (BigDecimal) vector.getObject(i);
+        if (value.unscaledValue().abs().compareTo(bound) >= 0) {
+          throw new ArrowFormatException(displayName, what + ", column '" + vector.getName() + "' row " + i
+              + " holds " + value + ", more digits than its type " + type + " allows");
+        }
+      }
+    }
+    if (vector instanceof FieldVector) {
+      for (FieldVector child : ((FieldVector) vector).getChildrenFromFields()) {
+        checkDecimalPrecision(child, what, displayName);
+      }
     }
   }
 

@@ -32,7 +32,7 @@ final class SparkTypeMapping {
   static StructType sparkSchema(Schema schema, String displayName) {
     List<StructField> fields = new ArrayList<>();
     for (Field field : schema.getFields()) {
-      fields.add(structField(field, field.getName(), displayName));
+      fields.add(structField(field, String.valueOf(field.getName()), displayName));
     }
     return new StructType(fields.toArray(new StructField[0]));
   }
@@ -161,6 +161,9 @@ final class SparkTypeMapping {
   }
 
   private static StructField structField(Field field, String path, String displayName) {
+    if (field.getName() == null) {
+      throw new ArrowFormatException(displayName, "a column under '" + path + "' has no name");
+    }
     DataType type = sparkType(field, path, displayName);
     return new StructField(field.getName(), type, field.isNullable(), Metadata.empty());
   }
