@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.nio.channels.SeekableByteChannel;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.ipc.ArrowFileReader;
+import org.apache.arrow.vector.dictionary.Dictionary;
 import org.apache.arrow.vector.ipc.message.ArrowDictionaryBatch;
 import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
 
@@ -30,12 +31,16 @@ final class GuardedFileReader extends ArrowFileReader {
   @Override
   protected void loadDictionary(ArrowDictionaryBatch batch) {
     String what = "dictionary " + batch.getDictionaryId();
-    LoadedBatchCheck.beforeLoad(batch.getDictionary(), what, displayName);
-    if (lookup(batch.getDictionaryId()) == null) {
+    // The protected map, not lookup(): the file reader loads dictionaries while it
+    // initializes, when lookup() refuses to answer.
+    Dictionary dictionary = dictionaries.get(batch.getDictionaryId());
+    if (dictionary == null) {
       batch.close();
       throw new ArrowFormatException(displayName, what + " is not declared by any column of the schema");
     }
+    LoadedBatchCheck.beforeLoad(batch.getDictionary(), what, displayName);
     super.loadDictionary(batch);
-    LoadedBatchCheck.validate(lookup(batch.getDictionaryId()).getVector(), what, displayName);
+    LoadedBatchCheck.validate(dictionary.getVector(), what, displayName);
   }
+
 }

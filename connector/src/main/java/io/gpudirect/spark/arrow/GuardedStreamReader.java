@@ -3,6 +3,7 @@ package io.gpudirect.spark.arrow;
 import java.io.IOException;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.ipc.ArrowStreamReader;
+import org.apache.arrow.vector.dictionary.Dictionary;
 import org.apache.arrow.vector.ipc.message.ArrowDictionaryBatch;
 import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
 import org.apache.arrow.vector.types.pojo.Schema;
@@ -48,12 +49,16 @@ final class GuardedStreamReader extends ArrowStreamReader {
   @Override
   protected void loadDictionary(ArrowDictionaryBatch batch) {
     String what = "dictionary " + batch.getDictionaryId();
-    LoadedBatchCheck.beforeLoad(batch.getDictionary(), what, displayName);
-    if (lookup(batch.getDictionaryId()) == null) {
+    // The protected map, not lookup(): the file reader loads dictionaries while it
+    // initializes, when lookup() refuses to answer.
+    Dictionary dictionary = dictionaries.get(batch.getDictionaryId());
+    if (dictionary == null) {
       batch.close();
       throw new ArrowFormatException(displayName, what + " is not declared by any column of the schema");
     }
+    LoadedBatchCheck.beforeLoad(batch.getDictionary(), what, displayName);
     super.loadDictionary(batch);
-    LoadedBatchCheck.validate(lookup(batch.getDictionaryId()).getVector(), what, displayName);
+    LoadedBatchCheck.validate(dictionary.getVector(), what, displayName);
   }
+
 }
