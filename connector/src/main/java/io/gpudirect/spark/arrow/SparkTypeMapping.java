@@ -32,7 +32,8 @@ final class SparkTypeMapping {
   static StructType sparkSchema(Schema schema, String displayName) {
     List<StructField> fields = new ArrayList<>();
     for (Field field : schema.getFields()) {
-      fields.add(structField(field, String.valueOf(field.getName()), displayName));
+      String path = field.getName() != null ? field.getName() : "#" + fields.size();
+      fields.add(structField(field, path, displayName));
     }
     return new StructType(fields.toArray(new StructField[0]));
   }
@@ -162,7 +163,7 @@ final class SparkTypeMapping {
 
   private static StructField structField(Field field, String path, String displayName) {
     if (field.getName() == null) {
-      throw new ArrowFormatException(displayName, "a column under '" + path + "' has no name");
+      throw new ArrowFormatException(displayName, "column " + path + " has no name");
     }
     DataType type = sparkType(field, path, displayName);
     return new StructField(field.getName(), type, field.isNullable(), Metadata.empty());
