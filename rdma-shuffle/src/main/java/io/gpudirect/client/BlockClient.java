@@ -261,7 +261,15 @@ public final class BlockClient implements RemoteStore {
           reads.incrementAndGet();
           fetchNanos.addAndGet(System.nanoTime() - start);
           if (err != null) {
-            throw new CompletionException(unwrap(err));
+            // The first failed chunk in file order: deterministic, and usually the root cause.
+            Throwable first = err;
+            for (CompletableFuture<Void> part : parts) {
+              if (part.isCompletedExceptionally()) {
+                first = part.handle((x, e) -> e).join();
+                break;
+              }
+            }
+            throw new CompletionException(unwrap(first));
           }
           bytesFetched.addAndGet(total);
           dst.position(dst.position() + total);

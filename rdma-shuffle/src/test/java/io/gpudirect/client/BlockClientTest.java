@@ -1,0 +1,343 @@
+package io.gpudirect.client;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.gpudirect.GpuDirectException;
+import io.gpudirect.memory.BufferAllocator;
+import io.gpudirect.memory.HostBuffer;
+import io.gpudirect.protocol.ErrorCode;
+import io.gpudirect.server.BlockServer;
+import io.gpudirect.testing.TestFiles;
+import io.gpudirect.transport.ConnectionLostException;
+import io.gpudirect.transport.RequestTimeoutException;
+import io.gpudirect.transport.TransportException;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+@Timeout(value = 30, unit = TimeUnit.SECONDS)
+class BlockClientTest {
+  static final int BIG = 5 * 1024 * 1024 + 123;
+
+  @TempDir static Path root;
+  static BlockServer server;
+  static byte[] big;
+  static byte[] small;
+
+  BufferAllocator allocator;
+  long threadsBefore;
+
+  @BeforeAll
+  static void startServer() throws IOException {
+    big = TestFiles.write(root.resolve("data/big.bin"), BIG, 1);
+    small = TestFiles.write(root.resolve("data/nested/small.bin"), 1000, 2);
+    TestFiles.write(root.resolve("top.bin"), 10, 3);
+    server = BlockServer.builder().root(root).port(0).build().start();
+  }
+
+  @AfterAll
+  static void stopServer() {
+    server.close();
+  }
+
+  @BeforeEach
+  void before() {
+    allocator = BufferAllocator.root().newChildAllocator("test", 256L << 20);
+    threadsBefore = TestFiles.gpudirectThreads("gpudirect-client");
+  }
+
+  @AfterEach
+  void after() throws InterruptedException {
+    allocator.assertNoLeaks();
+    allocator.close();
+    assertEquals(threadsBefore, TestFiles.settledThreads("gpudirect-client", threadsBefore),
+        "gpudirect-client threads leaked");
+  }
+
+  static InetSocketAddress address(int port) {
+    return new InetSocketAddress("127.0.0.1", port);
+  }
+
+  static ClientConfig.Builder config() {
+    return ClientConfig.builder().streams(3).chunkSize(256 * 1024)
+        .maxBytesInFlight(1 << 20).retryBackoff(Duration.ofMillis(10))
+        .requestTimeout(Duration.ofSeconds(10));
+  }
+
+  @Test
+  void readsEqualTheFileForDirectAndHeapBuffersFromParallelReaders() throws Exception {
+    try (BlockClient client = BlockClient.connect(address(server.port()), config().build())) {
+      assertEquals("tcp", client.transport());
+      // Whole file, direct buffer from an allocator.
+      try (HostBuffer whole = allocator.allocate(BIG)) {
+        ByteBuffer dst = whole.nioBuffer();
+        client.read("data/big.bin", 0, dst);
+        assertFalse(dst.hasRemaining());
+        assertEquals(ByteBuffer.wrap(big), whole.nioBuffer());
+      }
+      ExecutorService pool = Executors.newFixedThreadPool(4);
+      try {
+        List<Future<?>> futures = new ArrayList<>();
+        for (int t = 0; t < 4; t++) {
+          long seed = t;
+          futures.add(pool.submit(() -> {
+            Random random = new Random(seed);
+            for (int i = 0; i < 25; i++) {
+              int offset = random.nextInt(BIG);
+              int length = random.nextInt(Math.min(BIG - offset, 1_500_000) + 1);
+              boolean direct = random.nextBoolean();
+              byte[] got = new byte[length];
+              if (direct) {
+                try (HostBuffer b = allocator.allocate(length + 7)) {
+                  ByteBuffer dst = b.nioBuffer().position(7);
+                  client.readAsync("/data/big.bin", offset, dst).get(10, TimeUnit.SECONDS);
+                  b.nioBuffer().position(7).get(got);
+                }
+              } else {
+                ByteBuffer dst = ByteBuffer.wrap(new byte[length + 3], 3, length);
+                client.read("data/big.bin", offset, dst);
+                System.arraycopy(dst.array(), 3, got, 0, length);
+              }
+              assertArrayEquals(Arrays.copyOfRange(big, offset, offset + length), got,
+                  "offset " + offset + " length " + length + " direct " + direct);
+            }
+            return null;
+          }));
+        }
+        for (Future<?> f : futures) {
+          f.get(20, TimeUnit.SECONDS);
+        }
+      } finally {
+        pool.shutdownNow();
+      }
+      TransferStats stats = client.stats();
+      assertEquals(101, stats.reads());
+      assertTrue(stats.bytesFetched() >= BIG && stats.fetchNanos() > 0, stats.toString());
+    }
+  }
+
+  @Test
+  void statAndList() {
+    try (BlockClient client = BlockClient.connect(address(server.port()), config().build())) {
+      FileEntry f = client.stat("data/big.bin");
+      assertEquals(new FileEntry("data/big.bin", BIG, f.modifiedMillis(), false), f);
+      assertTrue(client.stat("/data").directory());
+      assertEquals(List.of("data/big.bin", "data/nested/small.bin", "top.bin"),
+          client.list("/").stream().map(FileEntry::path).toList());
+      assertEquals(List.of("data/nested/small.bin"),
+          client.list("data/nested/small.bin").stream().map(FileEntry::path).toList());
+      assertEquals(1000, client.list("data/nested").get(0).length());
+    }
+  }
+
+  @Test
+  void readPastEndAndMissingFileAreClearErrors() {
+    try (BlockClient client = BlockClient.connect(address(server.port()), config().build())) {
+      RemoteFileException past = assertThrows(RemoteFileException.class,
+          () -> client.read("top.bin", 5, ByteBuffer.allocate(10)));
+      assertEquals(ErrorCode.OUT_OF_RANGE, past.code());
+      assertTrue(past.getMessage().contains("'top.bin'") && past.getMessage().contains("10 bytes")
+          && past.getMessage().contains(server.address()), past.getMessage());
+      assertThrows(RemoteFileException.class,
+          () -> client.read("top.bin", 11, ByteBuffer.allocate(0)));
+
+      RemoteFileException missing = assertThrows(RemoteFileException.class,
+          () -> client.read("nope/missing.parquet", 0, ByteBuffer.allocate(1)));
+      assertEquals(ErrorCode.NOT_FOUND, missing.code());
+      assertEquals("nope/missing.parquet", missing.path());
+      assertTrue(missing.getMessage().contains("'nope/missing.parquet'"), missing.getMessage());
+      assertEquals(ErrorCode.NOT_FOUND,
+          assertThrows(RemoteFileException.class, () -> client.stat("missing")).code());
+      // The connection is fine afterwards.
+      ByteBuffer ok = ByteBuffer.allocate(1000);
+      client.read("data/nested/small.bin", 0, ok);
+      assertArrayEquals(small, ok.array());
+    }
+  }
+
+  @Test
+  void pathsOutsideTheRootAreRefusedOneByOne(@TempDir Path outside) throws Exception {
+    Files.writeString(outside.resolve("secret.txt"), "top secret");
+    Path link = root.resolve("escape.txt");
+    Files.createSymbolicLink(link, outside.resolve("secret.txt"));
+    Path dirLink = root.resolve("escape-dir");
+    Files.createSymbolicLink(dirLink, outside);
+    Path fifo = root.resolve("pipe");
+    Process p = new ProcessBuilder("mkfifo", fifo.toString()).start();
+    assertEquals(0, p.waitFor());
+    try (BlockClient client = BlockClient.connect(address(server.port()), config().build())) {
+      expect(client, "../x", ErrorCode.OUTSIDE_ROOT, "climbs above");
+      expect(client, "a/../../x", ErrorCode.OUTSIDE_ROOT, "climbs above");
+      expect(client, "//etc/passwd", ErrorCode.OUTSIDE_ROOT, "absolute");
+      // One leading '/' means the root (RemoteStore contract): /etc/passwd is looked up below it.
+      expect(client, "/etc/passwd", ErrorCode.NOT_FOUND, "No such file");
+      expect(client, "escape.txt", ErrorCode.OUTSIDE_ROOT, "resolves outside");
+      expect(client, "escape-dir/secret.txt", ErrorCode.OUTSIDE_ROOT, "resolves outside");
+      expect(client, "pipe", ErrorCode.NOT_A_FILE, "not a regular file");
+      expect(client, "data", ErrorCode.NOT_A_FILE, "a directory");
+      expect(client, "a\0b", ErrorCode.BAD_REQUEST, "NUL");
+      // Listings never show what lies outside, nor the FIFO.
+      assertEquals(List.of("data/big.bin", "data/nested/small.bin", "top.bin"),
+          client.list("").stream().map(FileEntry::path).toList());
+      ByteBuffer ok = ByteBuffer.allocate(1000);
+      client.read("data/./nested//small.bin", 0, ok);
+      assertArrayEquals(small, ok.array());
+    } finally {
+      Files.delete(link);
+      Files.delete(dirLink);
+      Files.delete(fifo);
+    }
+  }
+
+  private static void expect(BlockClient client, String path, ErrorCode code, String words) {
+    RemoteFileException e = assertThrows(RemoteFileException.class,
+        () -> client.read(path, 0, ByteBuffer.allocate(4)), path);
+    assertEquals(code, e.code(), e.getMessage());
+    assertTrue(e.getMessage().contains(words), e.getMessage());
+    assertTrue(e.getMessage().contains(server.address()), e.getMessage());
+  }
+
+  @Test
+  void chunksLargerThanTheServerLimitAreSplitByTheClient(@TempDir Path dir) throws IOException {
+    byte[] data = TestFiles.write(dir.resolve("f.bin"), 3_000_000, 9);
+    try (BlockServer limited = BlockServer.builder().root(dir).port(0)
+            .maxReadLength(100_000).build().start();
+        BlockClient client = BlockClient.connect(address(limited.port()),
+            config().chunkSize(1 << 20).maxBytesInFlight(4 << 20).build())) {
+      ByteBuffer dst = ByteBuffer.allocateDirect(data.length);
+      client.read("f.bin", 0, dst);
+      assertEquals(ByteBuffer.wrap(data), dst.flip());
+      assertEquals(0, limited.stats().errors());
+      assertTrue(limited.stats().requests() >= 30);
+    }
+  }
+
+  @Test
+  void transparentRetryAfterTheConnectionIsCutMidTransfer() throws Exception {
+    // The first two connections (both streams) die after 300 kB; reconnects go through.
+    try (LoopbackCutter cutter = new LoopbackCutter(server.port(), 300_000, 2);
+        BlockClient client = BlockClient.connect(address(cutter.port()),
+            config().streams(2).build());
+        HostBuffer b = allocator.allocate(BIG)) {
+      client.read("data/big.bin", 0, b.nioBuffer());
+      assertEquals(ByteBuffer.wrap(big), b.nioBuffer());
+      assertTrue(client.stats().retries() > 0);
+    }
+  }
+
+  @Test
+  void everyOutstandingReadFailsPromptlyNamingThePeerWhenConnectionsKeepDropping()
+      throws Exception {
+    // Every connection dies after 100 kB, less than one chunk: no read can ever complete.
+    try (LoopbackCutter cutter = new LoopbackCutter(server.port(), 100_000, Integer.MAX_VALUE);
+        BlockClient client = BlockClient.connect(address(cutter.port()),
+            config().streams(2).maxRetries(1).build())) {
+      List<HostBuffer> buffers = new ArrayList<>();
+      List<CompletableFuture<Void>> reads = new ArrayList<>();
+      try {
+        for (int i = 0; i < 4; i++) {
+          HostBuffer b = allocator.allocate(1 << 20);
+          buffers.add(b);
+          reads.add(client.readAsync("data/big.bin", i * (1L << 20), b.nioBuffer()));
+        }
+        long t0 = System.nanoTime();
+        for (CompletableFuture<Void> r : reads) {
+          Throwable e = assertThrows(java.util.concurrent.ExecutionException.class,
+              () -> r.get(10, TimeUnit.SECONDS)).getCause();
+          assertInstanceOf(ConnectionLostException.class, e);
+          assertTrue(e.getMessage().contains("127.0.0.1:" + cutter.port())
+              && e.getMessage().contains("big.bin"), e.getMessage());
+        }
+        assertTrue(System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(5), "failed promptly");
+      } finally {
+        buffers.forEach(HostBuffer::close);
+      }
+    }
+  }
+
+  @Test
+  void aStalledServerTimesOut() throws Exception {
+    // Stalls (never closes) after the handshake and a little data.
+    try (LoopbackCutter staller = new LoopbackCutter(server.port(), 200_000, Integer.MAX_VALUE)
+             .stallInsteadOfClose();
+        BlockClient client = BlockClient.connect(address(staller.port()),
+            config().streams(1).requestTimeout(Duration.ofMillis(500)).build())) {
+      ByteBuffer dst = ByteBuffer.allocateDirect(1 << 20);
+      RequestTimeoutException e = assertThrows(RequestTimeoutException.class,
+          () -> client.read("data/big.bin", 0, dst));
+      assertTrue(e.getMessage().contains("timed out") && e.getMessage().contains("big.bin"),
+          e.getMessage());
+    }
+  }
+
+  @Test
+  void connectingToNothingFailsNamingTheServer() throws IOException {
+    int port;
+    try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
+      port = s.getLocalPort();
+    }
+    TransportException e = assertThrows(TransportException.class, () -> BlockClient.connect(
+        address(port), config().maxRetries(1).connectTimeout(Duration.ofSeconds(2)).build()));
+    assertTrue(e.getMessage().contains("127.0.0.1:" + port) && e.getMessage().contains("2 attempts"),
+        e.getMessage());
+  }
+
+  @Test
+  void connectionLimitIsReported(@TempDir Path dir) throws Exception {
+    try (BlockServer one = BlockServer.builder().root(dir).port(0).maxConnections(1).build().start();
+        BlockClient first = BlockClient.connect(address(one.port()), config().streams(1).build())) {
+      TransportException e = assertThrows(TransportException.class, () -> BlockClient.connect(
+          address(one.port()), config().streams(1).maxRetries(0).build()));
+      assertTrue(e.getMessage().contains("limit of 1 connections"), e.getMessage());
+      assertEquals(1, one.stats().connectionsRejected());
+      assertEquals(List.of(), first.list("/"));
+    }
+  }
+
+  @Test
+  void transportSelection() {
+    try (BlockClient client = BlockClient.connect(address(server.port()),
+        config().transport("auto").build())) {
+      assertEquals("tcp", client.transport());
+      assertTrue(client.transportReason().contains("RDMA transport is not built yet"),
+          client.transportReason());
+    }
+    GpuDirectException e = assertThrows(GpuDirectException.class, () -> BlockClient.connect(
+        address(server.port()), config().transport("rdma").build()));
+    assertTrue(e.getMessage().startsWith("transport=rdma requested but RDMA is not available"),
+        e.getMessage());
+  }
+
+  @Test
+  void closedClientRefusesWork() {
+    BlockClient client = BlockClient.connect(address(server.port()), config().build());
+    client.close();
+    client.close();
+    assertThrows(GpuDirectException.class, () -> client.stat("top.bin"));
+    assertTrue(client.readAsync("top.bin", 0, ByteBuffer.allocate(1)).isCompletedExceptionally());
+  }
+}

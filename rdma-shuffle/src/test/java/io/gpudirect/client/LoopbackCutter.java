@@ -1,0 +1,105 @@
+package io.gpudirect.client;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A loopback TCP proxy for fault tests: forwards both ways, and on the first
+ * {@code cutConnections} connections closes both sides once {@code cutAfterBytes} bytes have
+ * come back from the server.
+ */
+final class LoopbackCutter implements AutoCloseable {
+  private final ServerSocket listener;
+  private final int targetPort;
+  private final long cutAfterBytes;
+  private final int cutConnections;
+  private final AtomicInteger accepted = new AtomicInteger();
+  private final List<Socket> sockets = new CopyOnWriteArrayList<>();
+  private final Thread acceptor;
+  private volatile boolean stall;
+
+  LoopbackCutter(int targetPort, long cutAfterBytes, int cutConnections) throws IOException {
+    this.listener = new ServerSocket();
+    listener.bind(new InetSocketAddress("127.0.0.1", 0));
+    this.targetPort = targetPort;
+    this.cutAfterBytes = cutAfterBytes;
+    this.cutConnections = cutConnections;
+    this.acceptor = new Thread(this::acceptLoop, "test-cutter-accept");
+    acceptor.setDaemon(true);
+    acceptor.start();
+  }
+
+  /** At the byte limit, stop forwarding but keep both sockets open. */
+  LoopbackCutter stallInsteadOfClose() {
+    stall = true;
+    return this;
+  }
+
+  int port() {
+    return listener.getLocalPort();
+  }
+
+  private void acceptLoop() {
+    try {
+      while (true) {
+        Socket client = listener.accept();
+        Socket server = new Socket("127.0.0.1", targetPort);
+        sockets.add(client);
+        sockets.add(server);
+        boolean cut = accepted.incrementAndGet() <= cutConnections;
+        pump(client, server, Long.MAX_VALUE);
+        pump(server, client, cut ? cutAfterBytes : Long.MAX_VALUE);
+      }
+    } catch (IOException done) {
+      // listener closed
+    }
+  }
+
+  private void pump(Socket from, Socket to, long limit) {
+    Thread t = new Thread(() -> {
+      byte[] buf = new byte[8192];
+      long sent = 0;
+      try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
+        while (sent < limit) {
+          int n = in.read(buf, 0, (int) Math.min(buf.length, limit - sent));
+          if (n < 0) {
+            break;
+          }
+          out.write(buf, 0, n);
+          sent += n;
+        }
+        while (stall && sent >= limit && !listener.isClosed()) {
+          Thread.sleep(20);
+        }
+      } catch (IOException | InterruptedException ignored) {
+        // one side went away
+      } finally {
+        close(from);
+        close(to);
+      }
+    }, "test-cutter-pump");
+    t.setDaemon(true);
+    t.start();
+  }
+
+  private static void close(Socket s) {
+    try {
+      s.close();
+    } catch (IOException ignored) {
+      // already closed
+    }
+  }
+
+  @Override
+  public void close() throws IOException {
+    listener.close();
+    sockets.forEach(LoopbackCutter::close);
+  }
+}

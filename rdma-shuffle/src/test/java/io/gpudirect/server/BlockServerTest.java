@@ -1,0 +1,246 @@
+package io.gpudirect.server;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.gpudirect.client.BlockClient;
+import io.gpudirect.client.ClientConfig;
+import io.gpudirect.protocol.Auth;
+import io.gpudirect.protocol.AuthOk;
+import io.gpudirect.protocol.AuthResponse;
+import io.gpudirect.protocol.ErrorCode;
+import io.gpudirect.protocol.ErrorResponse;
+import io.gpudirect.protocol.HelloAck;
+import io.gpudirect.protocol.Message;
+import io.gpudirect.protocol.Protocol;
+import io.gpudirect.protocol.ReadData;
+import io.gpudirect.protocol.ReadRequest;
+import io.gpudirect.protocol.StatRequest;
+import io.gpudirect.protocol.StatResponse;
+import io.gpudirect.testing.RawPeer;
+import io.gpudirect.testing.TestFiles;
+import io.gpudirect.transport.AuthenticationException;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.concurrent.TimeUnit;
+import java.util.zip.CRC32C;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+@Timeout(value = 30, unit = TimeUnit.SECONDS)
+class BlockServerTest {
+  static final byte[] SECRET = "correct horse battery staple".getBytes(StandardCharsets.UTF_8);
+
+  @TempDir static Path root;
+  static BlockServer open;
+  static BlockServer guarded;
+  static byte[] data;
+
+  @BeforeAll
+  static void start() throws IOException {
+    data = TestFiles.write(root.resolve("f.bin"), 200_000, 5);
+    open = BlockServer.builder().root(root).port(0).maxReadLength(100_000).build().start();
+    guarded = BlockServer.builder().root(root).port(0).secret(SECRET).build().start();
+  }
+
+  @AfterAll
+  static void stop() {
+    open.close();
+    guarded.close();
+  }
+
+  static InetSocketAddress address(BlockServer s) {
+    return new InetSocketAddress("127.0.0.1", s.port());
+  }
+
+  @Test
+  void pipelinedRequestsAreAnsweredInOrderWithCrc() throws IOException {
+    try (RawPeer peer = new RawPeer(open.port())) {
+      HelloAck ack = peer.handshake();
+      assertEquals(100_000, ack.maxReadLength());
+      assertTrue((ack.capabilities() & Protocol.CAP_CRC32C) != 0);
+      peer.send(new ReadRequest(1, "f.bin", 0, 1000));
+      peer.send(new StatRequest(2, "f.bin"));
+      peer.send(new ReadRequest(3, "f.bin", 5000, 70_000));
+      ReadData first = (ReadData) peer.receive();
+      assertEquals(1, first.requestId());
+      byte[] p1 = peer.payload(1000);
+      assertArrayEquals(Arrays.copyOfRange(data, 0, 1000), p1);
+      assertEquals(crc(p1), first.crc32c());
+      assertEquals(2, ((StatResponse) peer.receive()).requestId());
+      ReadData third = (ReadData) peer.receive();
+      assertEquals(3, third.requestId());
+      byte[] p3 = peer.payload(70_000);
+      assertArrayEquals(Arrays.copyOfRange(data, 5000, 75_000), p3);
+      assertEquals(crc(p3), third.crc32c());
+    }
+  }
+
+  @Test
+  void overLimitReadIsRefusedAndTheConnectionCarriesOn() throws IOException {
+    try (RawPeer peer = new RawPeer(open.port())) {
+      peer.handshake();
+      peer.send(new ReadRequest(1, "f.bin", 0, 100_001));
+      ErrorResponse e = (ErrorResponse) peer.receive();
+      assertEquals(ErrorCode.LIMIT_EXCEEDED, e.code());
+      assertEquals(1, e.requestId());
+      assertTrue(e.message().contains("100001") && e.message().contains("'f.bin'"), e.message());
+      peer.send(new ReadRequest(2, "f.bin", 0, 10));
+      assertEquals(2, ((ReadData) peer.receive()).requestId());
+      assertArrayEquals(Arrays.copyOf(data, 10), peer.payload(10));
+    }
+  }
+
+  @Test
+  void unknownMessageTypeIsNamedAndServerKeepsServing() throws IOException {
+    try (RawPeer peer = new RawPeer(open.port())) {
+      peer.handshake();
+      peer.sendRaw(new byte[] {0, 0, 0, 1, (byte) 0xC8});
+      ErrorResponse e = (ErrorResponse) peer.receive();
+      assertEquals(ErrorCode.BAD_REQUEST, e.code());
+      assertTrue(e.message().contains("Unknown message type 200"), e.message());
+    }
+    try (RawPeer peer = new RawPeer(open.port())) {
+      peer.handshake();
+      peer.sendRaw(new byte[] {0x7f, 0, 0, 0, 1});
+      ErrorResponse e = (ErrorResponse) peer.receive();
+      assertTrue(e.message().contains("Frame length 2130706432"), e.message());
+    }
+    assertServes(open);
+  }
+
+  @Test
+  void unsupportedVersionIsNamed() throws IOException {
+    try (RawPeer peer = new RawPeer(open.port())) {
+      ErrorResponse e = (ErrorResponse) peer.hello(99);
+      assertEquals(ErrorCode.UNSUPPORTED_VERSION, e.code());
+      assertTrue(e.message().contains("version 99") && e.message().contains("version 1"),
+          e.message());
+    }
+    assertServes(open);
+  }
+
+  @Test
+  void foreignPeerIsRecognised() throws IOException {
+    try (RawPeer peer = new RawPeer(open.port())) {
+      peer.sendRaw("GET / HTTP/1.1\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+      ByteBuffer magic = ByteBuffer.allocate(4);
+      io.gpudirect.protocol.Frames.readFully(peer.channel, magic, false);
+      ErrorResponse e = (ErrorResponse) peer.receive();
+      assertTrue(e.message().contains("not a gpudirect peer") && e.message().contains("'GET '"),
+          e.message());
+    }
+    assertServes(open);
+  }
+
+  @Test
+  void rightSecretWorks() {
+    try (BlockClient c = BlockClient.connect(address(guarded),
+        ClientConfig.builder().secret(SECRET).streams(2).build())) {
+      ByteBuffer dst = ByteBuffer.allocate(data.length);
+      c.read("f.bin", 0, dst);
+      assertArrayEquals(data, dst.array());
+    }
+  }
+
+  @Test
+  void wrongAndMissingSecretsFailDistinctly() {
+    AuthenticationException wrong = assertThrows(AuthenticationException.class,
+        () -> BlockClient.connect(address(guarded),
+            ClientConfig.builder().secret("guess".getBytes()).build()));
+    assertTrue(wrong.getMessage().startsWith("Secret rejected by server 127.0.0.1:"
+        + guarded.port()), wrong.getMessage());
+    AuthenticationException missing = assertThrows(AuthenticationException.class,
+        () -> BlockClient.connect(address(guarded), ClientConfig.defaults()));
+    assertTrue(missing.getMessage().startsWith("Server 127.0.0.1:" + guarded.port()
+        + " requires a secret: set spark.gpudirect.auth.secret"), missing.getMessage());
+    AuthenticationException unproven = assertThrows(AuthenticationException.class,
+        () -> BlockClient.connect(address(open), ClientConfig.builder().secret(SECRET).build()));
+    assertTrue(unproven.getMessage().contains("does not require a secret"),
+        unproven.getMessage());
+    assertTrue(guarded.stats().authFailures() >= 1);
+  }
+
+  @Test
+  void noFileAccessBeforeAuthentication() throws IOException {
+    try (RawPeer peer = new RawPeer(guarded.port())) {
+      HelloAck ack = peer.handshake();
+      assertTrue(ack.authRequired());
+      peer.send(new ReadRequest(1, "f.bin", 0, 10));
+      ErrorResponse e = (ErrorResponse) peer.receive();
+      assertEquals(ErrorCode.AUTH_FAILED, e.code());
+      assertTrue(e.message().contains("requires authentication before READ"), e.message());
+      assertThrows(IOException.class, () -> {
+        peer.receive();
+        peer.payload(1);
+      });
+    }
+  }
+
+  @Test
+  void aCapturedProofCannotBeReplayed() throws IOException {
+    byte[] captured;
+    try (RawPeer first = new RawPeer(guarded.port())) {
+      HelloAck ack = first.handshake();
+      captured = Auth.clientProof(SECRET, ack.serverNonce(), first.clientNonce);
+      first.send(new AuthResponse(captured));
+      AuthOk ok = (AuthOk) first.receive();
+      assertArrayEquals(Auth.serverProof(SECRET, ack.serverNonce(), first.clientNonce), ok.mac());
+    }
+    try (RawPeer replay = new RawPeer(guarded.port())) {
+      replay.handshake();
+      replay.send(new AuthResponse(captured));
+      Message m = replay.receive();
+      assertEquals(ErrorCode.AUTH_FAILED, assertInstanceOf(ErrorResponse.class, m).code());
+    }
+  }
+
+  @Test
+  void closeIsGracefulAndPrompt(@TempDir Path dir) throws IOException {
+    TestFiles.write(dir.resolve("x.bin"), 1000, 1);
+    BlockServer s = BlockServer.builder().root(dir).port(0).build().start();
+    BlockClient c = BlockClient.connect(address(s), ClientConfig.builder().streams(2)
+        .maxRetries(0).build());
+    try {
+      c.read("x.bin", 0, ByteBuffer.allocate(1000));
+      long t0 = System.nanoTime();
+      s.close();
+      assertTrue(System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(3), "idle close is prompt");
+      assertEquals(0, s.stats().connectionsActive());
+      Exception e = assertThrows(Exception.class, () -> c.read("x.bin", 0, ByteBuffer.allocate(10)));
+      assertTrue(e.getMessage().contains("127.0.0.1:" + s.port()), e.getMessage());
+    } finally {
+      c.close();
+    }
+  }
+
+  @Test
+  void refusesToServeAMissingRoot(@TempDir Path dir) {
+    assertThrows(io.gpudirect.GpuDirectException.class, () -> BlockServer.builder()
+        .root(dir.resolve("nope")).port(0).build().start());
+  }
+
+  private static void assertServes(BlockServer s) {
+    try (BlockClient c = BlockClient.connect(address(s), ClientConfig.builder().streams(1).build())) {
+      ByteBuffer dst = ByteBuffer.allocate(100);
+      c.read("f.bin", 100, dst);
+      assertArrayEquals(Arrays.copyOfRange(data, 100, 200), dst.array());
+    }
+  }
+
+  private static int crc(byte[] b) {
+    CRC32C c = new CRC32C();
+    c.update(b);
+    return (int) c.getValue();
+  }
+}

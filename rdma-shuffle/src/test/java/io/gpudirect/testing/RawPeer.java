@@ -1,0 +1,70 @@
+package io.gpudirect.testing;
+
+import io.gpudirect.protocol.Auth;
+import io.gpudirect.protocol.Frames;
+import io.gpudirect.protocol.Hello;
+import io.gpudirect.protocol.HelloAck;
+import io.gpudirect.protocol.Message;
+import io.gpudirect.protocol.Protocol;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+
+/** A hand-driven protocol peer for tests that need to send what a real client never would. */
+public final class RawPeer implements AutoCloseable {
+  public final SocketChannel channel;
+  public final byte[] clientNonce = Auth.newNonce();
+
+  public RawPeer(int port) throws IOException {
+    channel = SocketChannel.open(new InetSocketAddress("127.0.0.1", port));
+    channel.socket().setSoTimeout(5000);
+  }
+
+  public void sendRaw(byte[] bytes) throws IOException {
+    ByteBuffer b = ByteBuffer.wrap(bytes);
+    while (b.hasRemaining()) {
+      channel.write(b);
+    }
+  }
+
+  public void send(Message m) throws IOException {
+    ByteBuffer b = Frames.encode(m);
+    while (b.hasRemaining()) {
+      channel.write(b);
+    }
+  }
+
+  /** Sends magic and HELLO with {@code version}; returns the server's first message. */
+  public Message hello(int version) throws IOException {
+    sendRaw(Protocol.MAGIC);
+    send(new Hello(version, Protocol.CAP_TCP | Protocol.CAP_CRC32C, clientNonce));
+    ByteBuffer magic = ByteBuffer.allocate(4);
+    Frames.readFully(in(), magic, false);
+    Protocol.checkMagic(magic.array(), 4, "test server");
+    return receive();
+  }
+
+  public HelloAck handshake() throws IOException {
+    return (HelloAck) hello(Protocol.VERSION);
+  }
+
+  public Message receive() throws IOException {
+    return Frames.read(in());
+  }
+
+  public byte[] payload(int n) throws IOException {
+    ByteBuffer b = ByteBuffer.allocate(n);
+    Frames.readFully(in(), b, false);
+    return b.array();
+  }
+
+  private java.nio.channels.ReadableByteChannel in() throws IOException {
+    return java.nio.channels.Channels.newChannel(channel.socket().getInputStream());
+  }
+
+  @Override
+  public void close() throws IOException {
+    channel.close();
+  }
+}
