@@ -102,7 +102,7 @@ public final class BlockServer implements AutoCloseable {
     acceptThread = new Thread(this::acceptLoop, "gpudirect-server-accept-" + port());
     acceptThread.setDaemon(true);
     acceptThread.start();
-    LOG.info("gpudirect server listening on {} serving {}{}", address, root.path(),
+    LOG.info("BlockServer on {} serving {} read-only{}", address, root.path(),
         secret == null ? "" : " (authentication required)");
     return this;
   }
@@ -145,7 +145,7 @@ public final class BlockServer implements AutoCloseable {
     for (Thread t : connections.values()) {
       join(t, TimeUnit.SECONDS.toNanos(2));
     }
-    LOG.info("gpudirect server on {} stopped: {}", address, stats());
+    LOG.info("BlockServer on {} stopped: {}", address, stats());
   }
 
   private void acceptLoop() {

@@ -280,6 +280,33 @@ class BlockClientTest {
   }
 
   @Test
+  void aCorruptPayloadIsRetriedThenReportedNamingServerPathAndOffset() throws Exception {
+    // Byte 100000 of what the first connection receives is flipped: inside the first payload.
+    try (LoopbackCutter once = new LoopbackCutter(server.port(), 100_000, 1)
+             .corruptInsteadOfClose(Long.MAX_VALUE);
+        BlockClient client = BlockClient.connect(address(once.port()),
+            config().streams(1).build());
+        HostBuffer b = allocator.allocate(1 << 20)) {
+      client.read("data/big.bin", 0, b.nioBuffer());
+      assertEquals(ByteBuffer.wrap(big, 0, 1 << 20), b.nioBuffer());
+      assertEquals(1, client.stats().retries());
+    }
+    // A byte in every 100 kB is flipped, so every attempt at a 200 kB read is corrupt.
+    try (LoopbackCutter always = new LoopbackCutter(server.port(), 100_000, Integer.MAX_VALUE)
+             .corruptInsteadOfClose(100_000);
+        BlockClient client = BlockClient.connect(address(always.port()),
+            config().streams(1).maxRetries(2).build())) {
+      ByteBuffer dst = ByteBuffer.allocateDirect(200_000);
+      io.gpudirect.transport.ChecksumMismatchException e = assertThrows(
+          io.gpudirect.transport.ChecksumMismatchException.class,
+          () -> client.read("data/big.bin", 4096, dst));
+      assertTrue(e.getMessage().contains("'data/big.bin' at offset 4096")
+          && e.getMessage().contains("127.0.0.1:" + always.port())
+          && e.getMessage().contains("3 attempt"), e.getMessage());
+    }
+  }
+
+  @Test
   void aStalledServerTimesOut() throws Exception {
     // Stalls (never closes) after the handshake and a little data.
     try (LoopbackCutter staller = new LoopbackCutter(server.port(), 200_000, Integer.MAX_VALUE)

@@ -13,7 +13,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * A loopback TCP proxy for fault tests: forwards both ways, and on the first
  * {@code cutConnections} connections closes both sides once {@code cutAfterBytes} bytes have
- * come back from the server.
+ * come back from the server (or stalls there, or flips that byte, as configured).
  */
 final class LoopbackCutter implements AutoCloseable {
   private final ServerSocket listener;
@@ -24,6 +24,8 @@ final class LoopbackCutter implements AutoCloseable {
   private final List<Socket> sockets = new CopyOnWriteArrayList<>();
   private final Thread acceptor;
   private volatile boolean stall;
+  private volatile boolean corrupt;
+  private volatile long corruptPeriod = Long.MAX_VALUE;
 
   LoopbackCutter(int targetPort, long cutAfterBytes, int cutConnections) throws IOException {
     this.listener = new ServerSocket();
@@ -39,6 +41,16 @@ final class LoopbackCutter implements AutoCloseable {
   /** At the byte limit, stop forwarding but keep both sockets open. */
   LoopbackCutter stallInsteadOfClose() {
     stall = true;
+    return this;
+  }
+
+  /**
+   * Instead of cutting, flip the byte at the limit, and every {@code period} bytes after it,
+   * and carry on forwarding.
+   */
+  LoopbackCutter corruptInsteadOfClose(long period) {
+    corrupt = true;
+    corruptPeriod = period;
     return this;
   }
 
@@ -67,15 +79,26 @@ final class LoopbackCutter implements AutoCloseable {
       byte[] buf = new byte[8192];
       long sent = 0;
       try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
-        while (sent < limit) {
-          int n = in.read(buf, 0, (int) Math.min(buf.length, limit - sent));
+        long max = corrupt ? Long.MAX_VALUE : limit;
+        while (sent < max) {
+          int n = in.read(buf, 0, (int) Math.min(buf.length, max - sent));
           if (n < 0) {
             break;
+          }
+          if (corrupt && limit != Long.MAX_VALUE) {
+            for (long at = limit; at < sent + n; at += corruptPeriod) {
+              if (at >= sent) {
+                buf[(int) (at - sent)] ^= 0x5a;
+              }
+              if (corruptPeriod > Long.MAX_VALUE - at) {
+                break;
+              }
+            }
           }
           out.write(buf, 0, n);
           sent += n;
         }
-        while (stall && sent >= limit && !listener.isClosed()) {
+        while (stall && !corrupt && sent >= limit && !listener.isClosed()) {
           Thread.sleep(20);
         }
       } catch (IOException | InterruptedException ignored) {

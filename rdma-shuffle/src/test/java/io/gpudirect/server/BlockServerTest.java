@@ -225,6 +225,50 @@ class BlockServerTest {
   }
 
   @Test
+  void listingsArePaged(@TempDir Path dir) throws IOException {
+    // ~4200 entries of ~250 bytes: more than one 1 MiB frame.
+    String pad = "x".repeat(240);
+    for (int i = 0; i < 4200; i++) {
+      java.nio.file.Files.createFile(dir.resolve(String.format("%s%05d", pad, i)));
+    }
+    try (BlockServer s = BlockServer.builder().root(dir).port(0).build().start();
+        BlockClient c = BlockClient.connect(address(s), ClientConfig.builder().streams(1).build())) {
+      java.util.List<io.gpudirect.client.FileEntry> all = c.list("/");
+      assertEquals(4200, all.size());
+      assertEquals(pad + "04199", all.get(4199).path());
+      assertTrue(s.stats().requests() >= 2, "more than one page: " + s.stats());
+    }
+  }
+
+  @Test
+  void garbageAfterTheHandshakeNeverStopsTheServer() throws IOException {
+    java.util.Random random = new java.util.Random(42);
+    for (int i = 0; i < 30; i++) {
+      try (RawPeer peer = new RawPeer(open.port())) {
+        peer.handshake();
+        byte[] junk = new byte[random.nextInt(200)];
+        random.nextBytes(junk);
+        if (junk.length > 4) {
+          junk[0] = 0; // keep most frame lengths small so the server reads the junk
+        }
+        peer.sendRaw(junk);
+      }
+    }
+    assertServes(open);
+  }
+
+  @Test
+  void serverThreadsEndWithTheServer(@TempDir Path dir) throws Exception {
+    long before = TestFiles.gpudirectThreads("gpudirect-server");
+    BlockServer s = BlockServer.builder().root(dir).port(0).build().start();
+    BlockClient c = BlockClient.connect(address(s), ClientConfig.builder().streams(3).build());
+    assertEquals(before + 4, TestFiles.gpudirectThreads("gpudirect-server"));
+    c.close();
+    s.close();
+    assertEquals(before, TestFiles.settledThreads("gpudirect-server", before));
+  }
+
+  @Test
   void refusesToServeAMissingRoot(@TempDir Path dir) {
     assertThrows(io.gpudirect.GpuDirectException.class, () -> BlockServer.builder()
         .root(dir.resolve("nope")).port(0).build().start());
