@@ -269,6 +269,29 @@ class BlockServerTest {
   }
 
   @Test
+  void closeLetsAReadInFlightFinish(@TempDir Path dir) throws Exception {
+    byte[] bytes = TestFiles.write(dir.resolve("big.bin"), 20 << 20, 11);
+    BlockServer s = BlockServer.builder().root(dir).port(0).maxReadLength(32 << 20)
+        .shutdownGracePeriod(java.time.Duration.ofSeconds(10)).build().start();
+    try (RawPeer peer = new RawPeer(s.port())) {
+      peer.handshake();
+      peer.send(new ReadRequest(1, "big.bin", 0, bytes.length));
+      // The server is now blocked sending 20 MiB nobody reads yet.
+      assertEquals(1, ((ReadData) peer.receive()).requestId());
+      Thread closer = new Thread(s::close);
+      closer.start();
+      Thread.sleep(200);
+      assertTrue(closer.isAlive(), "close waits for the read in flight");
+      assertArrayEquals(bytes, peer.payload(bytes.length));
+      closer.join(5000);
+      assertTrue(!closer.isAlive(), "close returns once the read is done");
+      assertEquals(bytes.length, s.stats().bytesSent());
+    } finally {
+      s.close();
+    }
+  }
+
+  @Test
   void refusesToServeAMissingRoot(@TempDir Path dir) {
     assertThrows(io.gpudirect.GpuDirectException.class, () -> BlockServer.builder()
         .root(dir.resolve("nope")).port(0).build().start());

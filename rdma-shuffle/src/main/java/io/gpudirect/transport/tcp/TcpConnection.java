@@ -44,6 +44,7 @@ import org.slf4j.LoggerFactory;
 final class TcpConnection implements Connection {
   private static final Logger LOG = LoggerFactory.getLogger(TcpConnection.class);
   private static final long CAPABILITIES = Protocol.CAP_TCP | Protocol.CAP_CRC32C;
+  private static final int HEAP_READ_SLICE = 256 * 1024;
 
   private final SocketChannel channel;
   private final InetSocketAddress peer;
@@ -266,7 +267,11 @@ final class TcpConnection implements Connection {
           + p.read);
     }
     receiving = p;
-    Frames.readFully(channel, p.dst, false);
+    if (p.dst.isDirect()) {
+      Frames.readFully(channel, p.dst, false);
+    } else {
+      readIntoHeap(p.dst);
+    }
     receiving = null;
     if (crc) {
       CRC32C c = new CRC32C();
@@ -281,6 +286,22 @@ final class TcpConnection implements Connection {
       }
     }
     p.future.complete(null);
+  }
+
+  /**
+   * The JDK reads a socket into a heap buffer through a temporary direct buffer as large as
+   * the read, cached per thread; reading in slices keeps that copy buffer small.
+   */
+  private void readIntoHeap(ByteBuffer dst) throws IOException {
+    int limit = dst.limit();
+    try {
+      while (dst.position() < limit) {
+        dst.limit(Math.min(limit, dst.position() + HEAP_READ_SLICE));
+        Frames.readFully(channel, dst, false);
+      }
+    } finally {
+      dst.limit(limit);
+    }
   }
 
   private Pending take(long requestId, Message m) {
