@@ -109,6 +109,9 @@ public final class BlockServer implements AutoCloseable {
 
   /** The bound port (the real one when built with port 0). */
   public int port() {
+    if (listener == null) {
+      throw new IllegalStateException("BlockServer for " + rootPath + " is not started");
+    }
     return ((InetSocketAddress) listener.socket().getLocalSocketAddress()).getPort();
   }
 
