@@ -31,7 +31,8 @@ final class GpuDirectTable implements SupportsRead {
         key -> session.conf().contains(key) ? session.conf().get(key) : null);
     List<GpuDirectUri> locations = DatasetListing.locations(paths(options), resolved);
     ScanContext context = new ScanContext(session, resolved, options, DatasetListing.list(locations, resolved));
-    return new GpuDirectTable(context, userSchema != null ? userSchema : context.inferSchema());
+    // As Spark's file sources do: a file may say a column is required, the next file may not.
+    return new GpuDirectTable(context, userSchema != null ? userSchema : context.inferSchema().asNullable());
   }
 
   private static List<String> paths(CaseInsensitiveStringMap options) {

@@ -9,7 +9,7 @@ import org.apache.hadoop.mapreduce.RecordReader;
 import org.apache.hadoop.mapreduce.TaskAttemptID;
 import org.apache.hadoop.mapreduce.TaskID;
 import org.apache.hadoop.mapreduce.TaskType;
-import org.apache.hadoop.mapreduce.lib.input.FileSplit;
+import org.apache.hadoop.mapred.FileSplit;
 import org.apache.hadoop.mapreduce.task.TaskAttemptContextImpl;
 import org.apache.parquet.hadoop.ParquetInputFormat;
 import org.apache.parquet.hadoop.ParquetRecordReader;
@@ -63,6 +63,7 @@ final class ParquetSliceReaders {
     return new Adapter<>(reader, InternalRow.class);
   }
 
+  /** Spark 3.5's Parquet readers take the old-API split (which is also a new-API InputSplit). */
   private static FileSplit split(ParquetSlice slice) {
     return new FileSplit(new Path(slice.file().uri().toString()), slice.start(), slice.length(), new String[0]);
   }

@@ -1,6 +1,8 @@
 package io.gpudirect.it;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -34,11 +36,31 @@ class ParquetConformanceIT {
     }
   }
 
+  /**
+   * Where Spark's own default (vectorized) reader refuses a file, gpudirect must refuse it too,
+   * naming it; both are then compared with Spark's row-based reader.
+   */
   @ParameterizedTest
   @MethodSource("files")
   void readsLikeSparkParquet(String name) {
     SparkSession spark = LocalSpark.get();
     String local = LocalSpark.testdata().resolve("parquet").resolve(name).toString();
+    try {
+      spark.read().parquet(local).collectAsList();
+    } catch (Exception sparkRefused) {
+      Exception ours = assertThrows(Exception.class,
+          () -> spark.read().format("gpudirect").load(fixture.uri("parquet/" + name)).collectAsList());
+      assertTrue(ours.getMessage().contains(name), ours.getMessage());
+      spark.conf().set("spark.sql.parquet.enableVectorizedReader", "false");
+    }
+    try {
+      compare(spark, name, local);
+    } finally {
+      spark.conf().unset("spark.sql.parquet.enableVectorizedReader");
+    }
+  }
+
+  private static void compare(SparkSession spark, String name, String local) {
     List<Row> expected = spark.read().parquet(local).collectAsList();
     var remote = spark.read().format("gpudirect").load(fixture.uri("parquet/" + name));
     assertEquals(spark.read().parquet(local).schema(), remote.schema(), "schema of " + name);

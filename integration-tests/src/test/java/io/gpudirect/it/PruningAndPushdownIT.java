@@ -66,7 +66,7 @@ class PruningAndPushdownIT {
   }
 
   @Test
-  void filtersSkipRowGroupsByStatistics() {
+  void filtersSkipRowGroupsByStatistics() throws Exception {
     SparkSession spark = LocalSpark.get();
     Dataset<Row> filtered = spark.read().format("gpudirect").load(fixture.uri("sorted")).where("id < 1000");
     List<Row> rows = filtered.collectAsList();

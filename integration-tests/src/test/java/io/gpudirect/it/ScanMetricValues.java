@@ -27,7 +27,7 @@ final class ScanMetricValues {
    * The values the SQL tab of the Spark UI shows for the scan's metrics, by metric name,
    * read from Spark's SQL status store after the query's events are processed.
    */
-  static Map<String, String> displayed(Dataset<Row> executed) {
+  static Map<String, String> displayed(Dataset<Row> executed) throws java.util.concurrent.TimeoutException {
     SparkSession spark = executed.sparkSession();
     Map<String, Long> ids = new HashMap<>();
     collectIds(executed.queryExecution().executedPlan(), ids);
