@@ -34,7 +34,7 @@ class SecurityIT {
       for (String path : new String[] {"../secret.parquet", "a/../../secret.parquet", "escape.parquet"}) {
         Exception e = assertThrows(Exception.class,
             () -> spark.read().format("gpudirect").load(fixture.uri(path)).collectAsList());
-        assertTrue(e.getMessage().contains("outside the server root"), path + ": " + e.getMessage());
+        assertTrue(e.getMessage().contains("server root"), path + ": " + e.getMessage());
       }
       Exception absolute = assertThrows(Exception.class, () -> spark.read().format("gpudirect")
           .option("servers", "127.0.0.1:" + fixture.server.port()).load("//etc/passwd").collectAsList());
