@@ -33,7 +33,7 @@ final class DemoCommand implements Callable<Integer> {
   @Option(names = "--keep", description = "Keep the generated data directory.")
   boolean keep;
 
-  private static final String QUERY = "SELECT category, count(*) AS trips, round(sum(amount), 2) AS revenue,"
+  private static final String QUERY = "SELECT category, count(*) AS trips, cast(sum(amount) AS decimal(18, 2)) AS revenue,"
       + " round(avg(distance), 3) AS avg_distance FROM %s GROUP BY category ORDER BY category";
 
   @Override
@@ -57,6 +57,8 @@ final class DemoCommand implements Callable<Integer> {
           "timestamp_seconds(1700000000 + id) AS started_at")
           .write().parquet(dir.resolve("trips.parquet").toString());
       SampleArrowWriter.write(dir.resolve("trips.arrow"), rows / 2);
+      say("Wrote %,.1f MB of Parquet and %,.1f MB of Arrow IPC", sizeOf(dir.resolve("trips.parquet")) / 1e6,
+          sizeOf(dir.resolve("trips.arrow")) / 1e6);
 
       try (BlockServer server = BlockServer.builder().root(dir).bindAddress("127.0.0.1").port(0).build()) {
         server.start();
@@ -66,9 +68,11 @@ final class DemoCommand implements Callable<Integer> {
             key -> spark.conf().contains(key) ? spark.conf().get(key) : null));
 
         List<Row> parquet = run(spark, server, base + "/trips.parquet", store);
+        long start = System.nanoTime();
         List<Row> reference = spark.sql(String.format(QUERY,
             "parquet.`" + dir.resolve("trips.parquet") + "`")).collectAsList();
-        say("Same rows as spark.read.parquet on the local files: %s", parquet.equals(reference) ? "yes" : "NO");
+        say("Same rows as spark.read.parquet on the local files (%.2f s): %s",
+            (System.nanoTime() - start) / 1e9, parquet.equals(reference) ? "yes" : "NO");
         run(spark, server, base + "/trips.arrow", store);
         if (!parquet.equals(reference)) {
           return 2;
@@ -105,6 +109,12 @@ final class DemoCommand implements Callable<Integer> {
 
   private static void say(String format, Object... args) {
     System.out.println(String.format(format, args));
+  }
+
+  private static long sizeOf(Path path) throws IOException {
+    try (Stream<Path> walk = Files.walk(path)) {
+      return walk.filter(Files::isRegularFile).mapToLong(p -> p.toFile().length()).sum();
+    }
   }
 
   private static void deleteRecursively(Path dir) throws IOException {

@@ -46,11 +46,11 @@ final class SampleArrowWriter {
         root.allocateNew();
         for (int i = 0; i < n; i++) {
           long row = base + i;
-          id.set(i, row);
+          id.setSafe(i, row);
           category.setSafe(i, names[(int) (row % names.length)]);
-          amount.set(i, random.nextDouble() * 100);
-          distance.set(i, random.nextFloat() * 40);
-          started.set(i, (1_700_000_000L + row) * 1_000_000L);
+          amount.setSafe(i, random.nextDouble() * 100);
+          distance.setSafe(i, random.nextFloat() * 40);
+          started.setSafe(i, (1_700_000_000L + row) * 1_000_000L);
         }
         root.setRowCount(n);
         writer.writeBatch();

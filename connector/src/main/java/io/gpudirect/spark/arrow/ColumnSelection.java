@@ -1,5 +1,6 @@
 package io.gpudirect.spark.arrow;
 
+import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 
@@ -9,8 +10,8 @@ final class ColumnSelection {
 
   /**
    * For each field of {@code required}, the position of the first top-level field of
-   * {@code available} with that exact name; its type must be unchanged (nested pruning is
-   * not supported, so a scan must not offer it).
+   * {@code available} with that exact name; its type must be unchanged but for nullability
+   * (nested pruning is not supported, so a scan must not offer it).
    */
   static int[] indices(StructType available, StructType required, String displayName) {
     StructField[] fields = available.fields();
@@ -27,7 +28,8 @@ final class ColumnSelection {
         throw new IllegalArgumentException("column '" + wanted.name() + "' is not in " + displayName
             + ", whose columns are " + String.join(", ", available.fieldNames()));
       }
-      if (!fields[indices[i]].dataType().equals(wanted.dataType())) {
+      // Spark's file sources ask for every column as nullable, at every level.
+      if (!DataType.equalsIgnoreNullability(fields[indices[i]].dataType(), wanted.dataType())) {
         throw new IllegalArgumentException("column '" + wanted.name() + "' of " + displayName + " is "
             + fields[indices[i]].dataType().simpleString() + ", not " + wanted.dataType().simpleString());
       }

@@ -48,7 +48,7 @@ final class SparkColumns {
       return new DictionaryColumnVector((BaseIntVector) vector, values);
     }
     if (SparkTypeMapping.isTwin(field)) {
-      return new ArrowColumnVector(vector);
+      return new ReaderOwnedArrowColumn(vector);
     }
     ArrowType arrowType = field.getType();
     switch (arrowType.getTypeID()) {
