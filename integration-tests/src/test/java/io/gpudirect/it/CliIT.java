@@ -1,0 +1,87 @@
+package io.gpudirect.it;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@code gpudirect server}, {@code ls} and {@code cat} as separate processes, as a user runs them. */
+class CliIT {
+  private static final Pattern LISTENING = Pattern.compile("gpudirect server listening on (\\S+):(\\d+)");
+
+  @TempDir
+  Path tmp;
+
+  @Test
+  void serverLsAndCat() throws Exception {
+    Path root = Files.createDirectories(tmp.resolve("root"));
+    byte[] data = new byte[9 * 1024 * 1024 + 17];
+    new Random(3).nextBytes(data);
+    Files.createDirectories(root.resolve("d"));
+    Files.write(root.resolve("d/blob.bin"), data);
+    Files.writeString(root.resolve("d/small.txt"), "hello\n");
+
+    Process server = cli("server", "--root", root.toString(), "--port", "0").redirectErrorStream(true).start();
+    try {
+      BufferedReader out = new BufferedReader(new InputStreamReader(server.getInputStream(), StandardCharsets.UTF_8));
+      String line;
+      Matcher m = null;
+      while ((line = out.readLine()) != null) {
+        m = LISTENING.matcher(line);
+        if (m.find()) {
+          break;
+        }
+      }
+      assertTrue(line != null, "the server printed its address");
+      String base = "gpudirect://127.0.0.1:" + m.group(2);
+
+      Process ls = cli("ls", base + "/d").start();
+      String listing = new String(ls.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      assertTrue(ls.waitFor(60, TimeUnit.SECONDS));
+      assertEquals(0, ls.exitValue(), listing);
+      assertTrue(listing.contains(data.length + "  " + base + "/d/blob.bin"), listing);
+      assertTrue(listing.contains("6  " + base + "/d/small.txt"), listing);
+
+      Process cat = cli("cat", "--buffer-size", "1048576", base + "/d/blob.bin").start();
+      byte[] copied = cat.getInputStream().readAllBytes();
+      assertTrue(cat.waitFor(60, TimeUnit.SECONDS));
+      assertEquals(0, cat.exitValue());
+      assertArrayEquals(data, copied);
+
+      Process missing = cli("cat", base + "/d/nope.bin").redirectErrorStream(true).start();
+      String error = new String(missing.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      assertTrue(missing.waitFor(60, TimeUnit.SECONDS));
+      assertEquals(1, missing.exitValue(), error);
+      assertTrue(error.contains("d/nope.bin"), error);
+    } finally {
+      server.destroy();
+      assertTrue(server.waitFor(30, TimeUnit.SECONDS), "the server stops on SIGTERM");
+    }
+  }
+
+  /** The CLI in a child JVM with this test's classpath. */
+  private static ProcessBuilder cli(String... args) {
+    List<String> command = new ArrayList<>();
+    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    command.addAll(Arrays.asList(JvmFlags.FLAGS));
+    command.add("-cp");
+    command.add(System.getProperty("java.class.path"));
+    command.add("io.gpudirect.cli.GpuDirectCli");
+    command.addAll(Arrays.asList(args));
+    return new ProcessBuilder(command);
+  }
+}
