@@ -1,55 +1,71 @@
 package io.gpudirect.hadoop;
 
+import io.gpudirect.GpuDirectException;
 import io.gpudirect.client.FileEntry;
+import io.gpudirect.client.RemoteFileException;
 import io.gpudirect.client.RemoteStore;
 import io.gpudirect.options.ResolvedOptions;
+import io.gpudirect.protocol.ErrorCode;
 import io.gpudirect.remote.GpuDirectUri;
 import io.gpudirect.remote.RemoteStores;
 import java.io.FileNotFoundException;
 import java.io.IOException;
 import java.net.URI;
+import java.util.EnumSet;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.BlockLocation;
+import org.apache.hadoop.fs.CreateFlag;
 import org.apache.hadoop.fs.FSDataInputStream;
 import org.apache.hadoop.fs.FSDataOutputStream;
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.fs.XAttrSetFlag;
+import org.apache.hadoop.fs.permission.AclEntry;
 import org.apache.hadoop.fs.permission.FsPermission;
 import org.apache.hadoop.util.Progressable;
-import org.apache.spark.SparkEnv;
 
 /**
  * The read-only Hadoop view of one gpudirect server, for {@code gpudirect://host:port/path}.
- * Spark's own Parquet reader reads through it, so every type Spark reads from Parquet reads
- * the same here; only the byte ranges the reader asks for cross the wire.
+ * Registered through {@code META-INF/services}, so {@code spark.read.parquet}, {@code csv},
+ * {@code json} and every other Hadoop-based reader find it without configuration; only the
+ * byte ranges a reader asks for cross the wire.
  *
- * <p>Client settings come from the Hadoop conf keys {@code spark.gpudirect.*}, else from the
- * Spark conf of this JVM, else from the defaults.
+ * <p>Client settings come from the Hadoop conf keys {@code spark.gpudirect.*} (Spark copies
+ * its session conf there), else from the Spark conf of this JVM, else from the defaults.
+ * Hadoop caches one instance per server and user, made with the first conf that asked; set
+ * {@code spark.hadoop.fs.gpudirect.impl.disable.cache=true} to pick up a changed secret.
+ *
+ * <p>The server lists regular files only, recursively: directories are derived from the
+ * paths of the files below them, so an empty directory is not seen. Every call that would
+ * change anything fails with an {@link IOException} that names the path.
  */
 public final class GpuDirectFileSystem extends FileSystem {
   /** Reported as the block size: what Hadoop-style planners split files by. */
   private static final long SPLIT_SIZE_HINT = 128L << 20;
 
   private URI uri;
-  private RemoteStore store;
+  private GpuDirectUri server;
+  private ResolvedOptions options;
   private Path workingDir;
 
   @Override
   public void initialize(URI name, Configuration conf) throws IOException {
     super.initialize(name, conf);
-    GpuDirectUri server = GpuDirectUri.parse(name.toString());
-    this.uri = URI.create(GpuDirectUri.SCHEME + "://" + server.authority());
-    this.workingDir = new Path(uri.toString() + "/");
-    ResolvedOptions options = ResolvedOptions.resolve(Map.of(), key -> {
+    try {
+      server = GpuDirectUri.parse(name.toString());
+    } catch (GpuDirectException e) {
+      throw new IOException(e.getMessage(), e);
+    }
+    uri = URI.create(GpuDirectUri.SCHEME + "://" + server.authority());
+    workingDir = new Path(uri.toString() + "/");
+    options = ResolvedOptions.resolve(Map.of(), key -> {
       String v = conf.get(key);
-      if (v == null && SparkEnv.get() != null) {
-        v = SparkEnv.get().conf().get(key, null);
-      }
-      return v;
+      return v != null ? v : SparkConfLookup.get(key);
     });
-    this.store = RemoteStores.get(server, options);
   }
 
   @Override
@@ -60,6 +76,17 @@ public final class GpuDirectFileSystem extends FileSystem {
   @Override
   public URI getUri() {
     return uri;
+  }
+
+  /** No delegation tokens: Spark and YARN skip a file system whose service name is null. */
+  @Override
+  public String getCanonicalServiceName() {
+    return null;
+  }
+
+  @Override
+  public long getDefaultBlockSize(Path f) {
+    return SPLIT_SIZE_HINT;
   }
 
   /** The store's connections are shared by the JVM; closing this view leaves them open. */
@@ -75,38 +102,55 @@ public final class GpuDirectFileSystem extends FileSystem {
     if (entry.directory()) {
       throw new FileNotFoundException("Cannot open " + qualify(f) + ": it is a directory");
     }
-    return new FSDataInputStream(new RemoteInputStream(store, path, entry.length(), statistics));
+    return new FSDataInputStream(new RemoteInputStream(store(), path, qualify(f).toString(),
+        entry.length(), statistics));
   }
 
   @Override
   public FileStatus getFileStatus(Path f) throws IOException {
-    return toStatus(stat(f, remotePath(f)));
+    return toStatus(stat(f, remotePath(f)), qualify(f));
   }
 
   /**
-   * The server lists recursively; the direct children of a directory are derived from that,
-   * with sub-directories standing for the files below them.
+   * The direct children of a directory. The server lists recursively; a sub-directory stands
+   * for the files below it and carries the newest modification time among them.
    */
   @Override
   public FileStatus[] listStatus(Path f) throws IOException {
     String path = remotePath(f);
     FileEntry self = stat(f, path);
     if (!self.directory()) {
-      return new FileStatus[] {toStatus(self)};
+      return new FileStatus[] {toStatus(self, qualify(f))};
     }
     String prefix = path.isEmpty() ? "" : path + "/";
     Map<String, FileStatus> children = new LinkedHashMap<>();
-    for (FileEntry e : store.list(path)) {
-      String rest = e.path().startsWith(prefix) ? e.path().substring(prefix.length()) : e.path();
+    for (FileEntry e : call(f, () -> store().list(path))) {
+      if (!e.path().startsWith(prefix)) {
+        continue;
+      }
+      String rest = e.path().substring(prefix.length());
       int slash = rest.indexOf('/');
       if (slash < 0) {
-        children.put(rest, toStatus(e));
+        children.put(rest, toStatus(e, qualify(e.path())));
       } else {
         String dir = rest.substring(0, slash);
-        children.putIfAbsent(dir, new FileStatus(0, true, 1, 0, e.modifiedMillis(), qualify(prefix + dir)));
+        FileStatus seen = children.get(dir);
+        if (seen == null || seen.getModificationTime() < e.modifiedMillis()) {
+          children.put(dir, new FileStatus(0, true, 1, 0, e.modifiedMillis(), qualify(prefix + dir)));
+        }
       }
     }
     return children.values().toArray(new FileStatus[0]);
+  }
+
+  /** One location per file: the server's host, which is where its bytes come from. */
+  @Override
+  public BlockLocation[] getFileBlockLocations(FileStatus file, long start, long len) {
+    if (file == null || start < 0 || len < 0 || start >= file.getLen()) {
+      return new BlockLocation[0];
+    }
+    return new BlockLocation[] {new BlockLocation(new String[] {server.authority()},
+        new String[] {server.host()}, 0, file.getLen())};
   }
 
   @Override
@@ -119,6 +163,8 @@ public final class GpuDirectFileSystem extends FileSystem {
     workingDir = makeQualified(dir);
   }
 
+  // ---- everything that would change the server's files: refused, naming the path
+
   @Override
   public FSDataOutputStream create(Path f, FsPermission permission, boolean overwrite, int bufferSize,
       short replication, long blockSize, Progressable progress) throws IOException {
@@ -126,8 +172,24 @@ public final class GpuDirectFileSystem extends FileSystem {
   }
 
   @Override
+  public FSDataOutputStream createNonRecursive(Path f, FsPermission permission, EnumSet<CreateFlag> flags,
+      int bufferSize, short replication, long blockSize, Progressable progress) throws IOException {
+    throw readOnly("create", f);
+  }
+
+  @Override
   public FSDataOutputStream append(Path f, int bufferSize, Progressable progress) throws IOException {
     throw readOnly("append to", f);
+  }
+
+  @Override
+  public boolean truncate(Path f, long newLength) throws IOException {
+    throw readOnly("truncate", f);
+  }
+
+  @Override
+  public void concat(Path trg, Path[] psrcs) throws IOException {
+    throw readOnly("concatenate into", trg);
   }
 
   @Override
@@ -141,30 +203,135 @@ public final class GpuDirectFileSystem extends FileSystem {
   }
 
   @Override
+  public boolean deleteOnExit(Path f) throws IOException {
+    throw readOnly("delete", f);
+  }
+
+  @Override
   public boolean mkdirs(Path f, FsPermission permission) throws IOException {
     throw readOnly("create directory", f);
   }
 
-  private IOException readOnly(String what, Path f) {
-    return new IOException("Cannot " + what + " " + qualify(f) + ": gpudirect:// is read-only");
+  @Override
+  public void createSymlink(Path target, Path link, boolean createParent) throws IOException {
+    throw readOnly("create symlink", link);
   }
 
-  private FileEntry stat(Path f, String path) throws FileNotFoundException {
+  @Override
+  public void setPermission(Path p, FsPermission permission) throws IOException {
+    throw readOnly("set the permission of", p);
+  }
+
+  @Override
+  public void setOwner(Path p, String username, String groupname) throws IOException {
+    throw readOnly("set the owner of", p);
+  }
+
+  @Override
+  public void setTimes(Path p, long mtime, long atime) throws IOException {
+    throw readOnly("set the times of", p);
+  }
+
+  @Override
+  public boolean setReplication(Path src, short replication) throws IOException {
+    throw readOnly("set the replication of", src);
+  }
+
+  @Override
+  public void setXAttr(Path path, String name, byte[] value, EnumSet<XAttrSetFlag> flag) throws IOException {
+    throw readOnly("set an extended attribute of", path);
+  }
+
+  @Override
+  public void removeXAttr(Path path, String name) throws IOException {
+    throw readOnly("remove an extended attribute of", path);
+  }
+
+  @Override
+  public void setAcl(Path path, List<AclEntry> aclSpec) throws IOException {
+    throw readOnly("set the ACL of", path);
+  }
+
+  @Override
+  public void modifyAclEntries(Path path, List<AclEntry> aclSpec) throws IOException {
+    throw readOnly("modify the ACL of", path);
+  }
+
+  @Override
+  public void removeAclEntries(Path path, List<AclEntry> aclSpec) throws IOException {
+    throw readOnly("modify the ACL of", path);
+  }
+
+  @Override
+  public void removeDefaultAcl(Path path) throws IOException {
+    throw readOnly("modify the ACL of", path);
+  }
+
+  @Override
+  public void removeAcl(Path path) throws IOException {
+    throw readOnly("modify the ACL of", path);
+  }
+
+  @Override
+  public Path createSnapshot(Path path, String snapshotName) throws IOException {
+    throw readOnly("create a snapshot of", path);
+  }
+
+  @Override
+  public void renameSnapshot(Path path, String snapshotOldName, String snapshotNewName) throws IOException {
+    throw readOnly("rename a snapshot of", path);
+  }
+
+  @Override
+  public void deleteSnapshot(Path path, String snapshotName) throws IOException {
+    throw readOnly("delete a snapshot of", path);
+  }
+
+  @Override
+  public void setStoragePolicy(Path src, String policyName) throws IOException {
+    throw readOnly("set the storage policy of", src);
+  }
+
+  @Override
+  public void unsetStoragePolicy(Path src) throws IOException {
+    throw readOnly("unset the storage policy of", src);
+  }
+
+  private IOException readOnly(String what, Path f) {
+    return new IOException("Cannot " + what + " " + qualify(f)
+        + ": gpudirect:// is read-only; the server only serves the files in its root directory");
+  }
+
+  // ---- helpers
+
+  /** The JVM's shared store for this server; reconnects if the stores were closed meanwhile. */
+  private RemoteStore store() {
+    return RemoteStores.get(server, options);
+  }
+
+  private FileEntry stat(Path f, String path) throws IOException {
+    return call(f, () -> store().stat(path));
+  }
+
+  /** Server refusals as Hadoop expects them: a missing path is a FileNotFoundException. */
+  private <T> T call(Path f, java.util.function.Supplier<T> request) throws IOException {
     try {
-      return store.stat(path);
-    } catch (io.gpudirect.client.RemoteFileException e) {
-      if (e.code() == io.gpudirect.protocol.ErrorCode.NOT_FOUND) {
-        FileNotFoundException fnf = new FileNotFoundException("File not found: " + qualify(f));
+      return request.get();
+    } catch (RemoteFileException e) {
+      if (e.code() == ErrorCode.NOT_FOUND) {
+        FileNotFoundException fnf = new FileNotFoundException("File not found: " + qualify(f)
+            + " (" + e.getMessage() + ")");
         fnf.initCause(e);
         throw fnf;
       }
-      throw e;
+      throw new IOException(e.getMessage(), e);
+    } catch (GpuDirectException e) {
+      throw new IOException("Cannot reach " + qualify(f) + ": " + e.getMessage(), e);
     }
   }
 
-  private FileStatus toStatus(FileEntry e) {
-    return new FileStatus(e.length(), e.directory(), 1, SPLIT_SIZE_HINT,
-        e.modifiedMillis(), qualify(e.path()));
+  private FileStatus toStatus(FileEntry e, Path qualified) {
+    return new FileStatus(e.length(), e.directory(), 1, SPLIT_SIZE_HINT, e.modifiedMillis(), qualified);
   }
 
   private Path qualify(String remotePath) {
@@ -176,13 +343,25 @@ public final class GpuDirectFileSystem extends FileSystem {
   }
 
   private String remotePath(Path f) {
-    Path q = makeQualified(f);
-    String p = q.toUri().getPath();
-    return p.startsWith("/") ? p.substring(1) : p;
+    String p = makeQualified(f).toUri().getPath();
+    while (p.startsWith("/")) {
+      p = p.substring(1);
+    }
+    return p;
   }
 
-  /** For tests and tools: the store this view reads through. */
-  RemoteStore store() {
-    return store;
+  /**
+   * The Spark conf of this JVM, when Spark is on the classpath and running; a separate class
+   * so the file system also loads where Spark is absent.
+   */
+  private static final class SparkConfLookup {
+    static String get(String key) {
+      try {
+        org.apache.spark.SparkEnv env = org.apache.spark.SparkEnv.get();
+        return env == null ? null : env.conf().get(key, null);
+      } catch (NoClassDefFoundError e) {
+        return null;
+      }
+    }
   }
 }

@@ -1,35 +1,44 @@
 package io.gpudirect.hadoop;
 
+import io.gpudirect.GpuDirectException;
 import io.gpudirect.client.RemoteStore;
 import io.gpudirect.remote.TaskFetchCounters;
 import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.util.Locale;
+import org.apache.hadoop.fs.ByteBufferPositionedReadable;
 import org.apache.hadoop.fs.ByteBufferReadable;
 import org.apache.hadoop.fs.FSInputStream;
 import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.StreamCapabilities;
 
 /**
- * A seekable stream over one remote file. Large reads go straight from the socket into the
- * caller's buffer; reads smaller than the read-ahead buffer are served from it, so a reader
- * that parses a few bytes at a time does not pay a round trip per call.
+ * A seekable stream over one remote file. Reads of at least {@link #READ_AHEAD} bytes, and
+ * every positioned read, go straight from the socket into the caller's buffer (byte array or
+ * ByteBuffer) with no copy in this class. Smaller sequential reads are served from a
+ * read-ahead buffer, so a reader that parses a few bytes at a time does not pay a round trip
+ * per call. Positioned reads leave the stream's position alone and may run concurrently.
  */
-final class RemoteInputStream extends FSInputStream implements ByteBufferReadable {
+final class RemoteInputStream extends FSInputStream
+    implements ByteBufferReadable, ByteBufferPositionedReadable, StreamCapabilities {
   static final int READ_AHEAD = 64 * 1024;
 
   private final RemoteStore store;
   private final String path;
+  private final String uri;
   private final long length;
   private final FileSystem.Statistics statistics;
   private final ByteBuffer readAhead = ByteBuffer.allocate(READ_AHEAD).limit(0);
   /** File offset of readAhead's first byte. */
   private long readAheadStart;
   private long pos;
-  private boolean closed;
+  private volatile boolean closed;
 
-  RemoteInputStream(RemoteStore store, String path, long length, FileSystem.Statistics statistics) {
+  RemoteInputStream(RemoteStore store, String path, String uri, long length, FileSystem.Statistics statistics) {
     this.store = store;
     this.path = path;
+    this.uri = uri;
     this.length = length;
     this.statistics = statistics;
   }
@@ -38,7 +47,7 @@ final class RemoteInputStream extends FSInputStream implements ByteBufferReadabl
   public synchronized void seek(long target) throws IOException {
     checkOpen();
     if (target < 0 || target > length) {
-      throw new EOFException("Cannot seek to " + target + " in " + describe() + " of " + length + " bytes");
+      throw new EOFException("Cannot seek to " + target + " in " + uri + " of " + length + " bytes");
     }
     pos = target;
   }
@@ -51,6 +60,18 @@ final class RemoteInputStream extends FSInputStream implements ByteBufferReadabl
   @Override
   public boolean seekToNewSource(long targetPos) {
     return false;
+  }
+
+  /** Moves the position; fetches nothing. */
+  @Override
+  public synchronized long skip(long n) throws IOException {
+    checkOpen();
+    if (n <= 0) {
+      return 0;
+    }
+    long skipped = Math.min(n, length - pos);
+    pos += skipped;
+    return skipped;
   }
 
   @Override
@@ -81,10 +102,7 @@ final class RemoteInputStream extends FSInputStream implements ByteBufferReadabl
     }
     int n = (int) Math.min(dst.remaining(), length - pos);
     if (n >= READ_AHEAD) {
-      ByteBuffer slice = dst.slice();
-      slice.limit(n);
-      fetch(pos, slice);
-      dst.position(dst.position() + n);
+      fetchInto(pos, dst, n);
     } else {
       n = fromReadAhead(dst, n);
     }
@@ -92,26 +110,62 @@ final class RemoteInputStream extends FSInputStream implements ByteBufferReadabl
     return n;
   }
 
-  /** Positioned read: does not move the stream's position, as PositionedReadable requires. */
+  // ---- positioned reads: PositionedReadable and ByteBufferPositionedReadable
+
   @Override
   public int read(long position, byte[] buffer, int offset, int len) throws IOException {
-    checkOpen();
-    if (position >= length) {
-      return -1;
-    }
-    int n = (int) Math.min(len, length - position);
-    fetch(position, ByteBuffer.wrap(buffer, offset, n));
-    return n;
+    return read(position, ByteBuffer.wrap(buffer, offset, len));
   }
 
   @Override
   public void readFully(long position, byte[] buffer, int offset, int len) throws IOException {
-    if (position < 0 || position + len > length) {
-      throw new EOFException("Cannot read " + len + " bytes at " + position + " of " + describe()
+    readFully(position, ByteBuffer.wrap(buffer, offset, len));
+  }
+
+  @Override
+  public int read(long position, ByteBuffer buf) throws IOException {
+    checkOpen();
+    checkPosition(position);
+    if (!buf.hasRemaining()) {
+      return 0;
+    }
+    if (position >= length) {
+      return -1;
+    }
+    int n = (int) Math.min(buf.remaining(), length - position);
+    fetchInto(position, buf, n);
+    return n;
+  }
+
+  @Override
+  public void readFully(long position, ByteBuffer buf) throws IOException {
+    checkOpen();
+    checkPosition(position);
+    int len = buf.remaining();
+    if (position + len > length) {
+      throw new EOFException("Cannot read " + len + " bytes at " + position + " of " + uri
           + ": the file has " + length + " bytes");
     }
-    checkOpen();
-    fetch(position, ByteBuffer.wrap(buffer, offset, len));
+    fetchInto(position, buf, len);
+  }
+
+  @Override
+  public boolean hasCapability(String capability) {
+    switch (capability.toLowerCase(Locale.ROOT)) {
+      case StreamCapabilities.READBYTEBUFFER:
+      case StreamCapabilities.PREADBYTEBUFFER:
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  /** Fills {@code n} bytes of {@code dst} from its position, straight from the socket. */
+  private void fetchInto(long offset, ByteBuffer dst, int n) throws IOException {
+    ByteBuffer slice = dst.slice();
+    slice.limit(n);
+    fetch(offset, slice);
+    dst.position(dst.position() + n);
   }
 
   private int fromReadAhead(ByteBuffer dst, int n) throws IOException {
@@ -130,10 +184,15 @@ final class RemoteInputStream extends FSInputStream implements ByteBufferReadabl
     return take;
   }
 
-  private void fetch(long offset, ByteBuffer dst) {
+  private void fetch(long offset, ByteBuffer dst) throws IOException {
     int bytes = dst.remaining();
     long start = System.nanoTime();
-    store.read(path, offset, dst);
+    try {
+      store.read(path, offset, dst);
+    } catch (GpuDirectException e) {
+      throw new IOException("Cannot read " + bytes + " bytes at " + offset + " of " + uri + ": "
+          + e.getMessage(), e);
+    }
     TaskFetchCounters.record(bytes, System.nanoTime() - start);
     if (statistics != null) {
       statistics.incrementBytesRead(bytes);
@@ -141,18 +200,20 @@ final class RemoteInputStream extends FSInputStream implements ByteBufferReadabl
     }
   }
 
-  private void checkOpen() throws IOException {
-    if (closed) {
-      throw new IOException("Stream closed: " + describe());
+  private void checkPosition(long position) throws EOFException {
+    if (position < 0) {
+      throw new EOFException("Cannot read at negative position " + position + " of " + uri);
     }
   }
 
-  private String describe() {
-    return "gpudirect://" + store.server().getHostString() + ":" + store.server().getPort() + "/" + path;
+  private void checkOpen() throws IOException {
+    if (closed) {
+      throw new IOException("Stream closed: " + uri);
+    }
   }
 
   @Override
-  public synchronized void close() {
+  public void close() {
     closed = true;
   }
 }
