@@ -7,7 +7,7 @@ public final class MemoryLeakException extends GpuDirectException {
   private final long buffers;
   private final long bytes;
 
-  MemoryLeakException(String message, long buffers, long bytes) {
+  public MemoryLeakException(String message, long buffers, long bytes) {
     super(message);
     this.buffers = buffers;
     this.bytes = bytes;

@@ -1,0 +1,129 @@
+package io.gpudirect.gpu;
+
+import java.nio.ByteBuffer;
+import jcuda.Pointer;
+import jcuda.runtime.JCuda;
+import jcuda.runtime.cudaEvent_t;
+import jcuda.runtime.cudaMemcpyKind;
+import jcuda.runtime.cudaStream_t;
+
+/**
+ * The CUDA runtime calls gpudirect makes, through jcuda: the one class that imports it. Each
+ * call checks its result and throws {@link CudaException} naming the call.
+ */
+final class Cuda {
+  private Cuda() {}
+
+  static int deviceCount() {
+    int[] n = new int[1];
+    check("cudaGetDeviceCount", JCuda.cudaGetDeviceCount(n));
+    return n[0];
+  }
+
+  static String deviceName(int device) {
+    jcuda.runtime.cudaDeviceProp p = new jcuda.runtime.cudaDeviceProp();
+    check("cudaGetDeviceProperties", JCuda.cudaGetDeviceProperties(p, device));
+    return p.getName();
+  }
+
+  /** Pins the pages of a direct buffer so that copies from it run at full PCIe speed. */
+  static void hostRegister(ByteBuffer direct) {
+    check("cudaHostRegister", JCuda.cudaHostRegister(base(direct), direct.capacity(),
+        JCuda.cudaHostRegisterDefault));
+  }
+
+  static void hostUnregister(ByteBuffer direct) {
+    check("cudaHostUnregister", JCuda.cudaHostUnregister(base(direct)));
+  }
+
+  static long malloc(long bytes) {
+    Pointer p = new Pointer();
+    check("cudaMalloc(" + bytes + ")", JCuda.cudaMalloc(p, bytes));
+    return Address.of(p);
+  }
+
+  static void free(long address) {
+    check("cudaFree", JCuda.cudaFree(new Address(address)));
+  }
+
+  static cudaStream_t createStream() {
+    cudaStream_t s = new cudaStream_t();
+    // Non-blocking: our copies must not serialise with the legacy default stream cuDF may use.
+    check("cudaStreamCreateWithFlags", JCuda.cudaStreamCreateWithFlags(s, JCuda.cudaStreamNonBlocking));
+    return s;
+  }
+
+  static void destroyStream(cudaStream_t s) {
+    check("cudaStreamDestroy", JCuda.cudaStreamDestroy(s));
+  }
+
+  static void synchronize(cudaStream_t s) {
+    check("cudaStreamSynchronize", JCuda.cudaStreamSynchronize(s));
+  }
+
+  static cudaEvent_t createEvent() {
+    cudaEvent_t e = new cudaEvent_t();
+    // Timing off: cheaper events, and only completion is asked of them.
+    check("cudaEventCreateWithFlags", JCuda.cudaEventCreateWithFlags(e, 0x02 /* cudaEventDisableTiming */));
+    return e;
+  }
+
+  static void record(cudaEvent_t e, cudaStream_t s) {
+    check("cudaEventRecord", JCuda.cudaEventRecord(e, s));
+  }
+
+  static void synchronize(cudaEvent_t e) {
+    check("cudaEventSynchronize", JCuda.cudaEventSynchronize(e));
+  }
+
+  static void destroyEvent(cudaEvent_t e) {
+    check("cudaEventDestroy", JCuda.cudaEventDestroy(e));
+  }
+
+  /** Host (a registered direct buffer, from its position) to device, on {@code stream}. */
+  static void copyToDeviceAsync(long deviceAddress, ByteBuffer src, int length, cudaStream_t stream) {
+    Pointer host = base(src).withByteOffset(src.position());
+    check("cudaMemcpyAsync(host to device, " + length + " bytes)",
+        JCuda.cudaMemcpyAsync(new Address(deviceAddress), host, length, cudaMemcpyKind.cudaMemcpyHostToDevice, stream));
+  }
+
+  /** Device to host, blocking; for tests and the first host access of a batch. */
+  static void copyToHost(ByteBuffer dst, long deviceAddress, int length) {
+    Pointer host = base(dst).withByteOffset(dst.position());
+    check("cudaMemcpy(device to host, " + length + " bytes)",
+        JCuda.cudaMemcpy(host, new Address(deviceAddress), length, cudaMemcpyKind.cudaMemcpyDeviceToHost));
+  }
+
+  /** The start of a direct buffer's memory, whatever its position. */
+  private static Pointer base(ByteBuffer direct) {
+    if (!direct.isDirect()) {
+      throw new IllegalArgumentException("CUDA copies need a direct buffer");
+    }
+    return Pointer.to(direct.duplicate().clear());
+  }
+
+  private static void check(String call, int result) {
+    if (result != 0) {
+      throw new CudaException(call, result, JCuda.cudaGetErrorString(result));
+    }
+  }
+
+  /** A raw device address as jcuda's pointer type (RMM hands out plain addresses). */
+  private static final class Address extends Pointer {
+    Address(long address) {
+      super(address);
+    }
+
+    static long of(Pointer p) {
+      return new Address(p).address();
+    }
+
+    private Address(Pointer p) {
+      super(p);
+    }
+
+    long address() {
+      return getNativePointer() + getByteOffset();
+    }
+  }
+}

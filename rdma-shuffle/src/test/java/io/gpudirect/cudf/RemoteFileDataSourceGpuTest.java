@@ -1,0 +1,144 @@
+package io.gpudirect.cudf;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import ai.rapids.cudf.ParquetOptions;
+import ai.rapids.cudf.Table;
+import io.gpudirect.client.BlockClient;
+import io.gpudirect.client.ClientConfig;
+import io.gpudirect.client.FileEntry;
+import io.gpudirect.gpu.CopyEngine;
+import io.gpudirect.gpu.DeviceBuffer;
+import io.gpudirect.gpu.GpuEnvironment;
+import io.gpudirect.gpu.PinnedChunkPool;
+import io.gpudirect.memory.BufferAllocator;
+import io.gpudirect.server.BlockServer;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * cuDF decodes Parquet that gpudirect fetched straight into device memory, and gets exactly
+ * what it gets from the local file. Malformed files fail in cuDF's own words and leave CUDA
+ * usable. Nothing pinned is left over.
+ */
+@Tag("gpu")
+class RemoteFileDataSourceGpuTest {
+  private static Path testdata;
+  private static BlockServer server;
+  private static BlockClient client;
+  private static BufferAllocator allocator;
+  private static PinnedChunkPool pool;
+  private static CopyEngine engine;
+
+  @BeforeAll
+  static void start() {
+    assumeTrue(GpuEnvironment.get().gpu() && GpuEnvironment.get().cudf(),
+        "skipped: needs a GPU and cuDF (" + GpuEnvironment.get().reason() + ")");
+    testdata = Path.of(System.getProperty("gpudirect.testdata", "../../shared/testdata")).toAbsolutePath();
+    server = BlockServer.builder().root(testdata).port(0).build().start();
+    client = BlockClient.connect(new InetSocketAddress("127.0.0.1", server.port()), ClientConfig.defaults());
+    allocator = BufferAllocator.newRoot("gpu-test", 1L << 30);
+    // Small chunks, so that even small files take several overlapped copies.
+    pool = PinnedChunkPool.forThisJvm(allocator, 4, 64 * 1024, Duration.ofSeconds(30));
+    engine = new CopyEngine();
+  }
+
+  @AfterAll
+  static void stop() {
+    if (engine != null) {
+      engine.close();
+      pool.close();
+      allocator.close();
+      client.close();
+      server.close();
+    }
+  }
+
+  @AfterEach
+  void nothingPinnedIsLent() {
+    assertEquals(0, pool.chunksInUse());
+  }
+
+  static Stream<String> parquet() throws Exception {
+    return list("parquet");
+  }
+
+  static Stream<String> malformed() throws Exception {
+    return list("malformed").filter(n -> n.endsWith(".parquet"));
+  }
+
+  private static Stream<String> list(String dir) throws Exception {
+    Path d = Path.of(System.getProperty("gpudirect.testdata", "../../shared/testdata")).resolve(dir);
+    try (Stream<Path> s = Files.list(d)) {
+      List<String> names = s.map(p -> dir + "/" + p.getFileName()).filter(n -> n.endsWith(".parquet")).sorted().toList();
+      return names.stream();
+    }
+  }
+
+  @ParameterizedTest
+  @MethodSource("parquet")
+  void decodesOnTheGpuAsFromTheLocalFile(String path) throws Exception {
+    Table expected;
+    try {
+      expected = Table.readParquet(ParquetOptions.DEFAULT, testdata.resolve(path).toFile());
+    } catch (RuntimeException cudfRefusesTheFile) {
+      assertRemoteRefusedToo(path, cudfRefusesTheFile);
+      return;
+    }
+    try (Table local = expected; Table remote = Table.readParquet(ParquetOptions.DEFAULT, source(path))) {
+      CudfTables.assertSameValues(local, remote, path);
+    }
+  }
+
+  @ParameterizedTest
+  @MethodSource("malformed")
+  void malformedFilesFailCleanlyAndCudaStaysUsable(String path) throws Exception {
+    Table local = null;
+    RuntimeException localFailure = null;
+    try {
+      local = Table.readParquet(ParquetOptions.DEFAULT, testdata.resolve(path).toFile());
+    } catch (RuntimeException e) {
+      localFailure = e;
+    }
+    if (localFailure != null) {
+      assertRemoteRefusedToo(path, localFailure);
+    } else {
+      try (Table l = local; Table remote = Table.readParquet(ParquetOptions.DEFAULT, source(path))) {
+        CudfTables.assertSameValues(l, remote, path);
+      }
+    }
+    try (DeviceBuffer probe = DeviceBuffer.allocate(1 << 20)) {
+      // A sticky CUDA error would fail this allocation and copy.
+      java.nio.ByteBuffer back = java.nio.ByteBuffer.allocateDirect(16);
+      probe.copyToHost(0, back);
+    }
+  }
+
+  private static void assertRemoteRefusedToo(String path, RuntimeException local) throws Exception {
+    try (Table remote = Table.readParquet(ParquetOptions.DEFAULT, source(path))) {
+      throw new AssertionError(path + ": cuDF refuses the local file (" + local.getMessage()
+          + ") but read the remote one into " + remote.getRowCount() + " rows");
+    } catch (RuntimeException remote) {
+      assertTrue(remote.getClass().equals(local.getClass()),
+          path + ": local " + local + " but remote " + remote);
+    }
+  }
+
+  private static RemoteFileDataSource source(String path) {
+    FileEntry e = client.stat(path);
+    return new RemoteFileDataSource(client, path, e.length(), pool, engine);
+  }
+
+}
