@@ -46,11 +46,22 @@ final class CudfTables {
     }
   }
 
-  private static byte[] toArrowIpc(Table t) {
-    String[] names = new String[t.getNumberOfColumns()];
-    for (int i = 0; i < names.length; i++) {
-      names[i] = "c" + i;
+  private static void name(ai.rapids.cudf.ColumnView column, String name, java.util.List<String> out) {
+    out.add(name);
+    for (int i = 0; i < column.getNumChildren(); i++) {
+      try (ai.rapids.cudf.ColumnView child = column.getChildColumnView(i)) {
+        name(child, name + "_" + i, out);
+      }
     }
+  }
+
+  private static byte[] toArrowIpc(Table t) {
+    // cuDF takes one flat, depth-first list of names for columns and their children.
+    java.util.List<String> flat = new java.util.ArrayList<>();
+    for (int i = 0; i < t.getNumberOfColumns(); i++) {
+      name(t.getColumn(i), "c" + i, flat);
+    }
+    String[] names = flat.toArray(new String[0]);
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     HostBufferConsumer consumer = (HostMemoryBuffer buffer, long len) -> {
       try (buffer) {
