@@ -1,17 +1,20 @@
 package io.gpudirect.cli;
 
+import io.gpudirect.GpuDirectException;
 import io.gpudirect.server.BlockServer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 @Command(name = "server", mixinStandardHelpOptions = true,
-    description = "Serve one directory, read-only, to gpudirect readers.")
+    description = {"Serve one directory, read-only, to gpudirect readers.",
+        "With --status URI: print the counters of a running server instead."})
 final class ServerCommand implements Callable<Integer> {
-  @Option(names = "--root", required = true, description = "Directory to serve (read-only).")
+  @Option(names = "--root", description = "Directory to serve (read-only). Required unless --status.")
   Path root;
 
   @Option(names = "--port", defaultValue = "7337", description = "TCP port (default ${DEFAULT-VALUE}; 0 picks one).")
@@ -21,18 +24,36 @@ final class ServerCommand implements Callable<Integer> {
       description = "Address to listen on (default ${DEFAULT-VALUE}; 0.0.0.0 for every interface).")
   String bind;
 
-  @Option(names = "--secret-file", description = "File holding the shared secret; clients must prove they know it.")
+  @Option(names = "--secret-file", description = "File holding the shared secret (or $GPUDIRECT_SECRET_FILE);"
+      + " clients must prove they know it. With --status: the secret to prove.")
   Path secretFile;
 
   @Option(names = "--rdma", defaultValue = "auto",
       description = "auto, on or off. RDMA is not built yet: auto and off serve TCP, on fails.")
   String rdma;
 
+  @Option(names = "--shutdown-grace-seconds", defaultValue = "30",
+      description = "On SIGTERM, how long reads in flight may take to finish (default ${DEFAULT-VALUE}).")
+  int graceSeconds;
+
+  @Option(names = "--status", paramLabel = "URI",
+      description = "Print the counters of the server at gpudirect://HOST:PORT and exit.")
+  String status;
+
   @Override
   public Integer call() throws Exception {
+    if (status != null) {
+      return ServerStatus.print(status, SecretFile.read(secretFile), System.out);
+    }
+    if (root == null) {
+      throw new GpuDirectException("server: --root DIR is required (or --status URI to query a running server)");
+    }
     if (rdma.equals("on")) {
-      throw new io.gpudirect.GpuDirectException(
+      throw new GpuDirectException(
           "--rdma on: the RDMA transport is not built into this version; use --rdma auto or off");
+    }
+    if (graceSeconds < 0) {
+      throw new GpuDirectException("--shutdown-grace-seconds must not be negative: " + graceSeconds);
     }
     String secret = SecretFile.read(secretFile);
     BlockServer server = BlockServer.builder()
@@ -40,17 +61,26 @@ final class ServerCommand implements Callable<Integer> {
         .bindAddress(bind)
         .port(port)
         .secret(secret == null ? null : secret.getBytes(StandardCharsets.UTF_8))
+        .shutdownGracePeriod(Duration.ofSeconds(graceSeconds))
         .build();
     server.start();
     CountDownLatch stopped = new CountDownLatch(1);
-    // SIGTERM and Ctrl-C: stop accepting, let in-flight reads finish, then exit.
+    // SIGTERM and Ctrl-C: stop accepting, let reads in flight finish within the grace period, exit.
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+      System.out.println("gpudirect server on " + server.address() + " shutting down: finishing reads in flight"
+          + " (grace period " + graceSeconds + " s)");
+      System.out.flush();
       server.close();
+      System.out.println("gpudirect server on " + server.address() + " stopped: " + server.stats().toMap());
+      System.out.flush();
       stopped.countDown();
     }, "gpudirect-server-shutdown"));
     System.out.println("gpudirect server listening on " + bind + ":" + server.port());
-    System.out.println("serving " + root.toAbsolutePath().normalize() + " read-only over tcp, authentication "
-        + (secret == null ? "off" : "on"));
+    System.out.println("serving " + root.toAbsolutePath().normalize() + " read-only over " + server.transports()
+        + (rdma.equals("off") ? " (rdma off)" : " (rdma: not built into this version)")
+        + "; authentication " + (secret == null ? "off" : "on")
+        + "; counters: gpudirect server --status gpudirect://" + bind + ":" + server.port()
+        + (server.jmxName() == null ? "" : " or JMX " + server.jmxName()));
     System.out.flush();
     stopped.await();
     return 0;

@@ -50,6 +50,8 @@ public final class Frames {
         case READ -> ReadRequest.decode(frame);
         case READ_DATA -> ReadData.decode(frame);
         case ERROR -> ErrorResponse.decode(frame);
+        case STATUS -> StatusRequest.decode(frame);
+        case STATUS_RESPONSE -> StatusResponse.decode(frame);
       };
     } catch (BufferUnderflowException e) {
       throw new ProtocolException("Truncated " + type + " message", e);

@@ -12,7 +12,9 @@ public enum MessageType {
   STAT_RESPONSE(8),
   READ(9),
   READ_DATA(10),
-  ERROR(11);
+  ERROR(11),
+  STATUS(12),
+  STATUS_RESPONSE(13);
 
   private final byte id;
 

@@ -31,14 +31,23 @@ import org.slf4j.LoggerFactory;
  * server.start();
  * int port = server.port();
  * ...
- * server.close();   // stops accepting, lets in-flight requests finish, closes connections
+ * server.close();   // stops accepting, lets in-flight reads finish, closes connections
  * }</pre>
+ *
+ * <p>While it runs, its counters are in JMX as {@code io.gpudirect:type=BlockServer,port=PORT}
+ * ({@link BlockServerMXBean}) and answer the protocol's STATUS request.
  */
 public final class BlockServer implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(BlockServer.class);
   static final long CAPABILITIES = Protocol.CAP_TCP | Protocol.CAP_CRC32C;
   /** Connections turned away at the same time; beyond this they are just closed. */
   private static final int MAX_REJECTING = 8;
+  /**
+   * While draining, a connection that has answered its last request this long ago and has
+   * no new one is closed. A client in the middle of a read pipelines its chunk requests
+   * back to back, so its connections are never idle this long until the read is done.
+   */
+  static final long DRAIN_IDLE_NANOS = TimeUnit.MILLISECONDS.toNanos(250);
 
   private final Path rootPath;
   private final String bindAddress;
@@ -58,12 +67,15 @@ public final class BlockServer implements AutoCloseable {
   private final AtomicLong rejected = new AtomicLong();
   private final AtomicLong authFailures = new AtomicLong();
   private final AtomicInteger connectionIds = new AtomicInteger();
+  private final AtomicInteger readsInFlight = new AtomicInteger();
 
   private RootDirectory root;
   private ServerSocketChannel listener;
   private Thread acceptThread;
   private volatile boolean closed;
   private volatile String address;
+  private volatile long startedNanos;
+  private BlockServerJmx jmx;
 
   private BlockServer(Builder b) {
     this.rootPath = b.root;
@@ -99,11 +111,13 @@ public final class BlockServer implements AutoCloseable {
           + ": " + e.getMessage(), e);
     }
     address = bindAddress + ":" + port();
+    startedNanos = System.nanoTime();
+    jmx = BlockServerJmx.register(this);
     acceptThread = new Thread(this::acceptLoop, "gpudirect-server-accept-" + port());
     acceptThread.setDaemon(true);
     acceptThread.start();
-    LOG.info("BlockServer on {} serving {} read-only{}", address, root.path(),
-        secret == null ? "" : " (authentication required)");
+    LOG.info("BlockServer on {} serving {} read-only over {}; authentication {}; counters in JMX as {}",
+        address, root.path(), transports(), secret == null ? "off" : "on", jmx.name());
     return this;
   }
 
@@ -121,13 +135,31 @@ public final class BlockServer implements AutoCloseable {
   }
 
   public ServerStats stats() {
+    long uptime = startedNanos == 0 ? 0 : TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startedNanos);
     return new ServerStats(bytesSent.get(), requests.get(), errors.get(), accepted.get(),
-        connections.size(), rejected.get(), authFailures.get());
+        connections.size(), rejected.get(), authFailures.get(), readsInFlight.get(), uptime);
+  }
+
+  /** The transports this server serves, comma-separated, as logged and shown in JMX. */
+  public String transports() {
+    return "tcp";
+  }
+
+  /** The JMX name of this server's counters, or null when not registered (not started, or refused). */
+  public String jmxName() {
+    return jmx == null ? null : jmx.name();
+  }
+
+  /** True once {@link #close()} began. */
+  public boolean isDraining() {
+    return closed;
   }
 
   /**
-   * Stops accepting, lets requests in flight finish within the grace period, then closes
-   * every connection. Idempotent.
+   * Stops accepting new connections at once, then drains: connections keep being served
+   * while their clients keep sending requests (a read in progress), and each is closed once
+   * it has been idle for {@link #DRAIN_IDLE_NANOS}. What is still open when the grace period
+   * ends is closed. Idempotent; the JMX view goes with it.
    */
   @Override
   public void close() {
@@ -139,16 +171,45 @@ public final class BlockServer implements AutoCloseable {
     }
     closeListener();
     join(acceptThread, TimeUnit.SECONDS.toNanos(5));
-    connections.keySet().forEach(ServerConnection::stopReading);
+    if (!connections.isEmpty()) {
+      LOG.info("BlockServer on {} draining: {} connections, {} reads in flight, grace period {}",
+          address, connections.size(), readsInFlight.get(), gracePeriod);
+    }
     long deadline = System.nanoTime() + gracePeriod.toNanos();
-    for (Thread t : connections.values()) {
-      join(t, deadline - System.nanoTime());
+    while (!connections.isEmpty() && System.nanoTime() < deadline) {
+      long now = System.nanoTime();
+      for (ServerConnection c : connections.keySet()) {
+        if (c.idleNanos(now) >= DRAIN_IDLE_NANOS) {
+          c.stopReading();
+        }
+      }
+      if (!sleep(Math.min(20, TimeUnit.NANOSECONDS.toMillis(Math.max(0, deadline - now)) + 1))) {
+        break;
+      }
+    }
+    if (!connections.isEmpty()) {
+      LOG.warn("BlockServer on {}: grace period {} over; closing {} connections with {} reads in flight",
+          address, gracePeriod, connections.size(), readsInFlight.get());
     }
     connections.keySet().forEach(ServerConnection::closeNow);
     for (Thread t : connections.values()) {
       join(t, TimeUnit.SECONDS.toNanos(2));
     }
+    if (jmx != null) {
+      jmx.unregister();
+    }
     LOG.info("BlockServer on {} stopped: {}", address, stats());
+  }
+
+  /** False when interrupted: the caller stops waiting. */
+  private static boolean sleep(long millis) {
+    try {
+      Thread.sleep(millis);
+      return true;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    }
   }
 
   private void acceptLoop() {
@@ -255,6 +316,14 @@ public final class BlockServer implements AutoCloseable {
     bytesSent.addAndGet(n);
   }
 
+  void readStarted() {
+    readsInFlight.incrementAndGet();
+  }
+
+  void readEnded() {
+    readsInFlight.decrementAndGet();
+  }
+
   void countRequest() {
     requests.incrementAndGet();
   }
@@ -340,7 +409,7 @@ public final class BlockServer implements AutoCloseable {
       return this;
     }
 
-    /** How long {@link BlockServer#close()} waits for requests in flight; default 5 s. */
+    /** How long {@link BlockServer#close()} lets clients finish reads in flight; default 5 s. */
     public Builder shutdownGracePeriod(Duration gracePeriod) {
       this.gracePeriod = gracePeriod;
       return this;

@@ -18,6 +18,8 @@ import io.gpudirect.protocol.ReadData;
 import io.gpudirect.protocol.ReadRequest;
 import io.gpudirect.protocol.StatRequest;
 import io.gpudirect.protocol.StatResponse;
+import io.gpudirect.protocol.StatusRequest;
+import io.gpudirect.protocol.StatusResponse;
 import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -49,6 +51,10 @@ final class ServerConnection implements Runnable {
   private final String peer;
   private final ReadableByteChannel in;
   private boolean crc;
+  /** A request is being answered; a draining server leaves such a connection alone. */
+  private volatile boolean busy;
+  /** When the connection last finished a request (or was accepted). */
+  private volatile long idleSinceNanos = System.nanoTime();
 
   ServerConnection(BlockServer server, SocketChannel channel, String peer) throws IOException {
     this.server = server;
@@ -63,6 +69,11 @@ final class ServerConnection implements Runnable {
     return peer;
   }
 
+  /** Nanoseconds since the last request was answered; 0 while one is being answered. */
+  long idleNanos(long now) {
+    return busy ? 0 : now - idleSinceNanos;
+  }
+
   /** Lets the request being handled finish, then the next read sees end of stream. */
   void stopReading() {
     try {
@@ -73,6 +84,13 @@ final class ServerConnection implements Runnable {
   }
 
   void closeNow() {
+    try {
+      // A thread blocked in sendfile is not woken by close(), which the channel does not
+      // know it is writing through; shutting the socket down makes the send fail at once.
+      channel.shutdownOutput();
+    } catch (IOException ignored) {
+      // not connected any more
+    }
     try {
       channel.close();
     } catch (IOException ignored) {
@@ -161,10 +179,13 @@ final class ServerConnection implements Runnable {
       } catch (EOFException e) {
         return;
       }
+      busy = true;
       server.countRequest();
       try {
         if (m instanceof ReadRequest r) {
           read(r);
+        } else if (m instanceof StatusRequest st) {
+          send(new StatusResponse(st.requestId(), server.stats().toMap()));
         } else if (m instanceof StatRequest s) {
           send(new StatResponse(s.requestId(), server.root().stat(s.path())));
         } else if (m instanceof ListRequest l) {
@@ -177,6 +198,9 @@ final class ServerConnection implements Runnable {
         server.countError();
         LOG.debug("Refused {} from {}: {}", m.type(), peer, e.getMessage());
         send(new ErrorResponse(requestId(m), e.code(), e.getMessage()));
+      } finally {
+        idleSinceNanos = System.nanoTime();
+        busy = false;
       }
     }
   }
@@ -198,6 +222,15 @@ final class ServerConnection implements Runnable {
   }
 
   private void read(ReadRequest r) throws IOException {
+    server.readStarted();
+    try {
+      readCounted(r);
+    } finally {
+      server.readEnded();
+    }
+  }
+
+  private void readCounted(ReadRequest r) throws IOException {
     if (r.length() > server.maxReadLength()) {
       throw new RequestRefusedException(ErrorCode.LIMIT_EXCEEDED, "READ of " + r.length()
           + " bytes of " + RootDirectory.show(r.path()) + " exceeds the limit of server "
@@ -251,6 +284,9 @@ final class ServerConnection implements Runnable {
     }
     if (m instanceof ListRequest l) {
       return l.requestId();
+    }
+    if (m instanceof StatusRequest st) {
+      return st.requestId();
     }
     return ErrorResponse.CONNECTION;
   }

@@ -16,6 +16,7 @@ import io.gpudirect.protocol.ProtocolException;
 import io.gpudirect.protocol.ReadData;
 import io.gpudirect.protocol.ReadRequest;
 import io.gpudirect.protocol.StatResponse;
+import io.gpudirect.protocol.StatusResponse;
 import io.gpudirect.transport.AuthenticationException;
 import io.gpudirect.transport.ChecksumMismatchException;
 import io.gpudirect.transport.Connection;
@@ -244,6 +245,8 @@ final class TcpConnection implements Connection {
           take(s.requestId(), m).future.complete(m);
         } else if (m instanceof ListResponse l) {
           take(l.requestId(), m).future.complete(m);
+        } else if (m instanceof StatusResponse st) {
+          take(st.requestId(), m).future.complete(m);
         } else {
           throw new ProtocolException("Unexpected " + m.type() + " from server " + server);
         }
