@@ -1,0 +1,67 @@
+package io.gpudirect.spark;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import ai.rapids.cudf.ParquetOptions;
+import ai.rapids.cudf.Table;
+import io.gpudirect.GpuDirectException;
+import io.gpudirect.gpu.GpuEnvironment;
+import io.gpudirect.gpu.GpuResources;
+import io.gpudirect.remote.RemoteStores;
+import io.gpudirect.server.BlockServer;
+import java.nio.file.Path;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/** {@code GpuDirect.readTable}: a remote Parquet file into a cuDF table, columns pruned, on the GPU. */
+@Tag("gpu")
+class GpuDirectReadTableGpuTest {
+  private static Path testdata;
+  private static BlockServer server;
+
+  @BeforeAll
+  static void start() {
+    assumeTrue(GpuEnvironment.get().gpu() && GpuEnvironment.get().cudf(),
+        "skipped: needs a GPU and cuDF (" + GpuEnvironment.get().reason() + ")");
+    testdata = Path.of(System.getProperty("gpudirect.testdata", "../../shared/testdata")).toAbsolutePath();
+    server = BlockServer.builder().root(testdata).port(0).build().start();
+  }
+
+  @AfterAll
+  static void stop() {
+    if (server != null) {
+      RemoteStores.closeAll();
+      server.close();
+    }
+  }
+
+  @Test
+  void readsAFileIntoOneDeviceTableWithOnlyTheNamedColumns() {
+    String uri = "gpudirect://127.0.0.1:" + server.port() + "/parquet/alltypes_plain.parquet";
+    ParquetOptions two = ParquetOptions.builder().includeColumn("id").includeColumn("double_col").build();
+    try (Table remote = GpuDirect.readTable(uri, Map.of("streams", "2"), "id", "double_col");
+         Table local = Table.readParquet(two, testdata.resolve("parquet/alltypes_plain.parquet").toFile())) {
+      assertEquals(2, remote.getNumberOfColumns());
+      assertEquals(local.getRowCount(), remote.getRowCount());
+      for (int i = 0; i < 2; i++) {
+        try (var eq = remote.getColumn(i).equalToNullAware(local.getColumn(i)); var all = eq.all()) {
+          assertTrue(all.getBoolean(), "column " + i + " equals the local read");
+        }
+      }
+    }
+    assertEquals(0, GpuResources.shared().pool().chunksInUse());
+  }
+
+  @Test
+  void arrowFilesAreRefusedByName() {
+    String uri = "gpudirect://127.0.0.1:" + server.port() + "/arrow/generated_primitive.arrow_file";
+    GpuDirectException e = assertThrows(GpuDirectException.class, () -> GpuDirect.readTable(uri, Map.of()));
+    assertTrue(e.getMessage().contains("generated_primitive.arrow_file"), e.getMessage());
+  }
+}

@@ -1,0 +1,48 @@
+package io.gpudirect.gpu;
+
+import io.gpudirect.memory.BufferAllocator;
+import java.time.Duration;
+
+/**
+ * The pinned pool and copy engine this JVM's GPU reads share: pinned memory is scarce and a
+ * registration is slow, so one pool serves every reader. Made on first use, released at exit.
+ */
+public final class GpuResources {
+  /** 16 chunks of 4 MiB: enough in flight to keep several streams and the copy engine busy. */
+  static final int CHUNKS = 16;
+  static final int CHUNK_SIZE = 4 << 20;
+  static final Duration ACQUIRE_TIMEOUT = Duration.ofSeconds(60);
+
+  private static GpuResources shared;
+
+  private final PinnedChunkPool pool;
+  private final CopyEngine engine;
+
+  private GpuResources(PinnedChunkPool pool, CopyEngine engine) {
+    this.pool = pool;
+    this.engine = engine;
+  }
+
+  public static synchronized GpuResources shared() {
+    if (shared == null) {
+      BufferAllocator allocator = BufferAllocator.root().newChildAllocator("gpu", (long) CHUNKS * CHUNK_SIZE);
+      PinnedChunkPool pool = PinnedChunkPool.forThisJvm(allocator, CHUNKS, CHUNK_SIZE, ACQUIRE_TIMEOUT);
+      CopyEngine engine = new CopyEngine();
+      shared = new GpuResources(pool, engine);
+      Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+        engine.close();
+        pool.close();
+        allocator.close();
+      }, "gpudirect-gpu-resources-shutdown"));
+    }
+    return shared;
+  }
+
+  public PinnedChunkPool pool() {
+    return pool;
+  }
+
+  public CopyEngine engine() {
+    return engine;
+  }
+}
