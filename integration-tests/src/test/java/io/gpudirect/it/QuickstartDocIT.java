@@ -1,0 +1,141 @@
+package io.gpudirect.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.gpudirect.hadoop.GpuDirectFileSystem;
+import io.gpudirect.options.GpuDirectOption;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** docs/quickstart.md: its Java snippet is this class's code and runs; the others name real options. */
+class QuickstartDocIT {
+  private static final Path DOC = Path.of("../docs/quickstart.md");
+  private static final Path THIS_SOURCE = Path.of("src/test/java/io/gpudirect/it/QuickstartDocIT.java");
+  /** Spark's own reader options the snippets use; every other option must be gpudirect's. */
+  private static final Set<String> SPARK_READER_OPTIONS = Set.of("header");
+
+  @TempDir
+  Path data;
+
+  /** The quickstart's Java snippet, verbatim between the markers; returns what it read. */
+  static List<Dataset<Row>> javaQuickstart(SparkSession spark, String server, String secret) {
+    // quickstart-java:begin
+    spark.conf().set("spark.gpudirect.auth.secret", secret);
+
+    // gpudirect's own source: pushdown, row-group pruning, scan metrics in the SQL tab.
+    Dataset<Row> trips = spark.read().format("gpudirect")
+        .option("streams", "4")
+        .load("gpudirect://" + server + "/trips");
+    Dataset<Row> byCategory = trips.where("fare > 10").groupBy("category").count();
+    byCategory.show();
+
+    // Spark's own readers on the same server, through the gpudirect:// Hadoop file system.
+    Dataset<Row> zones = spark.read().option("header", "true").csv("gpudirect://" + server + "/zones/*.csv");
+    Dataset<Row> events = spark.read().json("gpudirect://" + server + "/events");
+    // quickstart-java:end
+    return List.of(byCategory, zones, events);
+  }
+
+  @Test
+  void javaSnippetIsThisTestsCode() throws Exception {
+    String doc = Files.readString(DOC, StandardCharsets.UTF_8);
+    String snippet = between(doc, "<!-- quickstart-java:begin -->\n```java\n", "```\n<!-- quickstart-java:end -->");
+    String code = between(Files.readString(THIS_SOURCE, StandardCharsets.UTF_8),
+        "// quickstart-java:begin\n", "    // quickstart-java:end");
+    assertEquals(dedent(code), dedent(snippet), "docs/quickstart.md's Java snippet and " + THIS_SOURCE);
+  }
+
+  @Test
+  void javaSnippetRunsAgainstARealServerWithASecret() throws Exception {
+    SparkSession spark = LocalSpark.get();
+    spark.range(0, 5000, 1, 2).selectExpr("id", "concat('c', id % 5) AS category", "id * 0.01 AS fare")
+        .write().parquet(data.resolve("trips").toString());
+    spark.range(0, 40, 1, 2).selectExpr("id AS zone", "concat('zone ', id) AS name")
+        .write().option("header", "true").csv(data.resolve("zones").toString());
+    spark.range(0, 300, 1, 1).selectExpr("id", "named_struct('kind', concat('k', id % 3)) AS payload")
+        .write().json(data.resolve("events").toString());
+    byte[] secret = "quickstart secret".getBytes(StandardCharsets.UTF_8);
+    try (ServerFixture fixture = ServerFixture.serve(data, secret)) {
+      List<Dataset<Row>> read = javaQuickstart(spark, "127.0.0.1:" + fixture.server.port(),
+          new String(secret, StandardCharsets.UTF_8));
+      List<Row> expectedCounts = spark.read().parquet(data.resolve("trips").toString())
+          .where("fare > 10").groupBy("category").count().orderBy("category").collectAsList();
+      assertEquals(5, expectedCounts.size());
+      assertEquals(expectedCounts, read.get(0).orderBy("category").collectAsList());
+      assertEquals(spark.read().option("header", "true").csv(data.resolve("zones") + "/*.csv")
+          .orderBy("zone").collectAsList(), read.get(1).orderBy("zone").collectAsList());
+      assertEquals(spark.read().json(data.resolve("events").toString()).orderBy("id").collectAsList(),
+          read.get(2).orderBy("id").collectAsList());
+      assertTrue(fixture.server.stats().bytesSent() > 0);
+    } finally {
+      spark.conf().unset("spark.gpudirect.auth.secret");
+    }
+  }
+
+  /** The Scala and PySpark snippets are not run; at least every name they use must exist. */
+  @Test
+  void everyOptionAndKeyInTheQuickstartExists() throws Exception {
+    String doc = Files.readString(DOC, StandardCharsets.UTF_8);
+    Set<String> optionKeys = Arrays.stream(GpuDirectOption.values()).map(GpuDirectOption::key).collect(Collectors.toSet());
+    Set<String> sessionKeys = Arrays.stream(GpuDirectOption.values()).map(GpuDirectOption::sessionKey)
+        .collect(Collectors.toSet());
+    List<String> options = all(doc, "\\.option\\(\"([^\"]+)\"");
+    assertTrue(options.size() >= 6, "options found: " + options);
+    for (String o : options) {
+      assertTrue(optionKeys.contains(o) || SPARK_READER_OPTIONS.contains(o), "unknown option '" + o + "' in " + DOC);
+    }
+    List<String> keys = all(doc, "(spark\\.gpudirect\\.[A-Za-z.]+[A-Za-z])");
+    assertFalse(keys.isEmpty());
+    for (String k : keys) {
+      assertTrue(sessionKeys.contains(k), "unknown session key '" + k + "' in " + DOC);
+    }
+    for (String impl : all(doc, "spark\\.hadoop\\.fs\\.gpudirect\\.impl=(\\S+)")) {
+      assertEquals(GpuDirectFileSystem.class.getName(), impl);
+    }
+    String shadedJar = Path.of(System.getProperty("gpudirect.shadedJar")).getFileName().toString();
+    for (String jar : all(doc, "(gpudirect-connector-\\S+\\.jar)")) {
+      assertEquals(shadedJar, jar, "the jar the connector module builds");
+    }
+    assertTrue(doc.contains("format(\"gpudirect\")"));
+  }
+
+  private static List<String> all(String text, String regex) {
+    List<String> out = new ArrayList<>();
+    Matcher m = Pattern.compile(regex).matcher(text);
+    while (m.find()) {
+      out.add(m.group(1));
+    }
+    return out;
+  }
+
+  private static String between(String text, String begin, String end) {
+    int b = text.indexOf(begin);
+    assertTrue(b >= 0, "missing marker " + begin);
+    int e = text.indexOf(end, b + begin.length());
+    assertTrue(e >= 0, "missing marker " + end);
+    return text.substring(b + begin.length(), e);
+  }
+
+  /** Without the common indentation and trailing blanks, so a method body and a doc block compare. */
+  private static String dedent(String block) {
+    List<String> lines = block.lines().map(String::stripTrailing).toList();
+    int indent = lines.stream().filter(l -> !l.isEmpty()).mapToInt(l -> l.length() - l.stripLeading().length())
+        .min().orElse(0);
+    return lines.stream().map(l -> l.isEmpty() ? l : l.substring(indent)).collect(Collectors.joining("\n")).strip();
+  }
+}
