@@ -116,8 +116,9 @@ public final class BlockServer implements AutoCloseable {
     acceptThread = new Thread(this::acceptLoop, "gpudirect-server-accept-" + port());
     acceptThread.setDaemon(true);
     acceptThread.start();
-    LOG.info("BlockServer on {} serving {} read-only over {}; authentication {}; counters in JMX as {}",
-        address, root.path(), transports(), secret == null ? "off" : "on", jmx.name());
+    LOG.info("BlockServer on {} serving {} read-only over {}; authentication {}; counters in JMX {}",
+        address, root.path(), transports(), secret == null ? "off" : "on",
+        jmx.name() == null ? "not registered" : "as " + jmx.name());
     return this;
   }
 
