@@ -8,14 +8,16 @@ import java.nio.charset.StandardCharsets;
  * <pre>
  * connection := MAGIC(4, each side, first) frame*
  * frame      := length:int32 (type byte + body, 1..MAX_FRAME_BYTES) type:int8 body
- * READ_DATA  := its frame, then exactly READ_DATA.length raw payload bytes (not in length)
+ * READ_DATA  := its frame, then exactly READ_DATA.length raw payload bytes (not in length),
+ *               then the payload's CRC32C (int32) when CRC32C was negotiated
  * </pre>
  * All integers are big-endian; strings are int32 byte length + UTF-8.
  */
 public final class Protocol {
   /** "GPDR": the first four bytes each side sends, so a foreign peer is recognised at once. */
   public static final byte[] MAGIC = {'G', 'P', 'D', 'R'};
-  public static final int VERSION = 1;
+  /** 2: the READ_DATA checksum moved from the header to a trailer after the payload. */
+  public static final int VERSION = 2;
 
   /** Capability bits exchanged in HELLO / HELLO_ACK; the connection uses their intersection. */
   public static final long CAP_TCP = 1L;

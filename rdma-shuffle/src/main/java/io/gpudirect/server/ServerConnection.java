@@ -23,7 +23,6 @@ import io.gpudirect.protocol.StatusResponse;
 import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.MappedByteBuffer;
 import java.nio.channels.Channels;
 import java.nio.channels.FileChannel;
 import java.nio.channels.ReadableByteChannel;
@@ -33,7 +32,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.zip.CRC32C;
+import java.util.concurrent.Future;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -252,16 +251,9 @@ final class ServerConnection implements Runnable {
             + RootDirectory.show(r.path()) + " at offset " + r.offset() + " length "
             + r.length() + " runs past the end of the file (" + size + " bytes)");
       }
-      int checksum = 0;
-      if (crc && r.length() > 0) {
-        // CRC over a read-only mapping: the page cache is read in place, no user-space copy.
-        // The mapping is unmapped when collected.
-        MappedByteBuffer mapped = fc.map(FileChannel.MapMode.READ_ONLY, r.offset(), r.length());
-        CRC32C c = new CRC32C();
-        c.update(mapped);
-        checksum = (int) c.getValue();
-      }
-      send(new ReadData(r.requestId(), r.offset(), r.length(), checksum));
+      send(new ReadData(r.requestId(), r.offset(), r.length()));
+      // The checksum is computed on another core while sendfile runs, and trails the payload.
+      Future<Integer> checksum = crc ? Checksums.of(fc, r.offset(), r.length()) : null;
       long pos = r.offset();
       while (pos < end) {
         long n = fc.transferTo(pos, end - pos, channel);
@@ -270,6 +262,13 @@ final class ServerConnection implements Runnable {
           throw new IOException("File " + file + " shrank while being sent to " + peer);
         }
         pos += n;
+      }
+      if (checksum != null) {
+        ByteBuffer trailer = ByteBuffer.allocate(ReadData.TRAILER_BYTES).putInt(Checksums.await(checksum, file));
+        trailer.flip();
+        while (trailer.hasRemaining()) {
+          channel.write(trailer);
+        }
       }
       server.countBytesSent(r.length());
     }

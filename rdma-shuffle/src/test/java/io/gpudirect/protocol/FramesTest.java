@@ -31,7 +31,7 @@ class FramesTest {
         new StatRequest(9, "/x"),
         new StatResponse(10, new FileMeta("", 0, 5, true)),
         new ReadRequest(11, "f", 1L << 40, 4096),
-        new ReadData(12, 5, 6, 0xdeadbeef),
+        new ReadData(12, 5, 6),
         new ErrorResponse(13, ErrorCode.OUTSIDE_ROOT, "no"),
         new StatusRequest(14),
         new StatusResponse(15, java.util.Map.of("bytesSent", 1L << 40, "errors", 0L)),

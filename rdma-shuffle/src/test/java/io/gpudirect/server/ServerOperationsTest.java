@@ -48,6 +48,7 @@ class ServerOperationsTest {
       peer.send(new ReadRequest(1, "f.bin", 0, bytes.length));
       assertInstanceOf(ReadData.class, peer.receive());
       peer.payload(bytes.length);
+      peer.checksumTrailer();
       peer.send(new StatusRequest(2));
       StatusResponse status = (StatusResponse) peer.receive();
       assertEquals(2, status.requestId());
@@ -86,6 +87,7 @@ class ServerOperationsTest {
       peer.send(new ReadRequest(1, "f.bin", 0, 1000));
       peer.receive();
       peer.payload(1000);
+      peer.checksumTrailer();
       peer.send(new StatusRequest(2));
       peer.receive();
       assertEquals(1000L, mbs.getAttribute(name, "BytesSent"));
@@ -127,10 +129,12 @@ class ServerOperationsTest {
       assertTrue(s.isDraining());
       assertThrows(ConnectException.class, () -> new RawPeer(port).close(), "no new connections while draining");
       byte[] first = peer.payload(chunk);
+      peer.checksumTrailer();
       // The client's next chunk, sent as soon as the first arrived, is still served.
       peer.send(new ReadRequest(2, "big.bin", chunk, chunk));
       assertEquals(2, ((ReadData) peer.receive()).requestId());
       byte[] second = peer.payload(chunk);
+      peer.checksumTrailer();
       assertArrayEquals(Arrays.copyOfRange(bytes, 0, chunk), first);
       assertArrayEquals(Arrays.copyOfRange(bytes, chunk, 2 * chunk), second);
       // Idle now: the server closes the connection and close() returns, long before the grace period.

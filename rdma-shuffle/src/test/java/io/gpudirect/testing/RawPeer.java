@@ -59,6 +59,13 @@ public final class RawPeer implements AutoCloseable {
     return b.array();
   }
 
+  /** The CRC32C trailer that follows a READ payload. */
+  public int checksumTrailer() throws IOException {
+    ByteBuffer b = ByteBuffer.allocate(io.gpudirect.protocol.ReadData.TRAILER_BYTES);
+    Frames.readFully(in(), b, false);
+    return b.flip().getInt();
+  }
+
   private java.nio.channels.ReadableByteChannel in() throws IOException {
     return java.nio.channels.Channels.newChannel(channel.socket().getInputStream());
   }

@@ -262,6 +262,9 @@ final class TcpConnection implements Connection {
     }
   }
 
+  /** Only the reader thread uses it. */
+  private final ByteBuffer trailer = ByteBuffer.allocate(ReadData.TRAILER_BYTES);
+
   private void receivePayload(ReadData d) throws IOException {
     Pending p = take(d.requestId(), d);
     if (p.read == null || d.length() != p.read.length() || d.offset() != p.read.offset()) {
@@ -275,20 +278,42 @@ final class TcpConnection implements Connection {
     } else {
       readIntoHeap(p.dst);
     }
-    receiving = null;
-    if (crc) {
-      CRC32C c = new CRC32C();
-      c.update(p.dst.duplicate().flip());
-      int actual = (int) c.getValue();
-      if (actual != d.crc32c()) {
-        p.future.completeExceptionally(new ChecksumMismatchException(String.format(
-            "CRC32C mismatch reading '%s' at offset %d length %d from gpudirect server %s:"
-                + " expected %08x, got %08x", p.read.path(), d.offset(), d.length(), server,
-            d.crc32c(), actual)));
-        return;
-      }
+    if (!crc) {
+      receiving = null;
+      p.future.complete(null);
+      return;
     }
-    p.future.complete(null);
+    trailer.clear();
+    Frames.readFully(channel, trailer, false);
+    // Still "receiving" until the trailer is in: a connection lost before then fails this read too.
+    receiving = null;
+    int expected = trailer.flip().getInt();
+    // Checked on another core, so that this thread goes on reading the next payload.
+    Verifier.POOL.execute(() -> verify(p, expected));
+  }
+
+  private void verify(Pending p, int expected) {
+    CRC32C c = new CRC32C();
+    c.update(p.dst.duplicate().flip());
+    int actual = (int) c.getValue();
+    if (actual != expected) {
+      p.future.completeExceptionally(new ChecksumMismatchException(String.format(
+          "CRC32C mismatch reading '%s' at offset %d length %d from gpudirect server %s:"
+              + " expected %08x, got %08x", p.read.path(), p.read.offset(), p.read.length(), server,
+          expected, actual)));
+    } else {
+      p.future.complete(null);
+    }
+  }
+
+  /** The shared checkers of payload checksums: daemon threads, one per core. */
+  private static final class Verifier {
+    static final java.util.concurrent.ExecutorService POOL = java.util.concurrent.Executors.newFixedThreadPool(
+        Math.max(2, Runtime.getRuntime().availableProcessors()), r -> {
+          Thread t = new Thread(r, "gpudirect-crc-verify");
+          t.setDaemon(true);
+          return t;
+        });
   }
 
   /**
