@@ -25,6 +25,8 @@ public enum GpuDirectOption {
   MAX_RETRIES("maxRetries", "3",
       "Retries of a failed connect or a checksum mismatch before the read fails."),
   RETRY_BACKOFF("retryBackoff", "100ms", "First wait between retries; doubles on each retry."),
+  CHECKSUMS("checksums", "true",
+      "CRC32C on every payload, checked by the client; retried on a mismatch."),
   AUTH_SECRET("auth.secret", "",
       "Shared secret of servers started with --secret-file. Set it in the session conf, not in code."),
   FILTER_PUSHDOWN("filterPushdown", "true",

@@ -46,6 +46,7 @@ public final class RemoteStores {
         .maxRetries(o.getInt(GpuDirectOption.MAX_RETRIES))
         .retryBackoff(o.getDuration(GpuDirectOption.RETRY_BACKOFF))
         .transport(o.get(GpuDirectOption.TRANSPORT))
+        .checksums(o.getBoolean(GpuDirectOption.CHECKSUMS))
         .build();
   }
 
@@ -77,7 +78,7 @@ public final class RemoteStores {
   private static final GpuDirectOption[] CLIENT_SETTINGS = {
       GpuDirectOption.TRANSPORT, GpuDirectOption.STREAMS, GpuDirectOption.MAX_BYTES_IN_FLIGHT,
       GpuDirectOption.CHUNK_SIZE, GpuDirectOption.CONNECT_TIMEOUT, GpuDirectOption.REQUEST_TIMEOUT,
-      GpuDirectOption.MAX_RETRIES, GpuDirectOption.RETRY_BACKOFF};
+      GpuDirectOption.MAX_RETRIES, GpuDirectOption.RETRY_BACKOFF, GpuDirectOption.CHECKSUMS};
 
   private record Key(String host, int port, String settings) {}
 }

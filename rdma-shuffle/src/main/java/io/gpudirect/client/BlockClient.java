@@ -414,7 +414,7 @@ public final class BlockClient implements RemoteStore {
     String name = "gpudirect-client-reader-" + serverName + "-"
         + connectionSerial.incrementAndGet();
     return transport.connect(server, new ConnectionOptions(config.secret(),
-        config.connectTimeout(), name));
+        config.connectTimeout(), name, config.checksums()));
   }
 
   private Connection openWithRetry() {

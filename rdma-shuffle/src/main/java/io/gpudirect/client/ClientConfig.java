@@ -13,6 +13,7 @@ public final class ClientConfig {
   private final int maxRetries;
   private final Duration retryBackoff;
   private final String transport;
+  private final boolean checksums;
 
   private ClientConfig(Builder b) {
     this.secret = b.secret == null ? null : b.secret.clone();
@@ -24,6 +25,7 @@ public final class ClientConfig {
     this.maxRetries = b.maxRetries;
     this.retryBackoff = b.retryBackoff;
     this.transport = b.transport;
+    this.checksums = b.checksums;
   }
 
   public static Builder builder() {
@@ -76,10 +78,16 @@ public final class ClientConfig {
     return transport;
   }
 
+  /** Whether payloads carry a CRC32C that the client checks (negotiated in the handshake). */
+  public boolean checksums() {
+    return checksums;
+  }
+
   public Builder toBuilder() {
     return new Builder().secret(secret).streams(streams).maxBytesInFlight(maxBytesInFlight)
         .chunkSize(chunkSize).connectTimeout(connectTimeout).requestTimeout(requestTimeout)
-        .maxRetries(maxRetries).retryBackoff(retryBackoff).transport(transport);
+        .maxRetries(maxRetries).retryBackoff(retryBackoff).transport(transport)
+        .checksums(checksums);
   }
 
   @Override
@@ -88,7 +96,7 @@ public final class ClientConfig {
         + ", maxBytesInFlight=" + maxBytesInFlight + ", chunkSize=" + chunkSize
         + ", connectTimeout=" + connectTimeout + ", requestTimeout=" + requestTimeout
         + ", maxRetries=" + maxRetries + ", retryBackoff=" + retryBackoff + ", transport="
-        + transport + "]";
+        + transport + ", checksums=" + checksums + "]";
   }
 
   /** Defaults: 4 streams, 64 MiB in flight, 4 MiB chunks, 10 s connect, 30 s request,
@@ -103,6 +111,7 @@ public final class ClientConfig {
     private int maxRetries = 3;
     private Duration retryBackoff = Duration.ofMillis(100);
     private String transport = "auto";
+    private boolean checksums = true;
 
     private Builder() {}
 
@@ -148,6 +157,15 @@ public final class ClientConfig {
 
     public Builder transport(String transport) {
       this.transport = transport;
+      return this;
+    }
+
+    /**
+     * CRC32C on every payload, checked here. On by default; turning it off saves a pass
+     * over every byte on both ends, and leaves corruption to TCP's weaker checksum.
+     */
+    public Builder checksums(boolean checksums) {
+      this.checksums = checksums;
       return this;
     }
 

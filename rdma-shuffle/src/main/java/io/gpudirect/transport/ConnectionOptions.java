@@ -4,6 +4,11 @@ import java.time.Duration;
 
 /**
  * What a {@link Transport} needs to open one connection. {@code secret} may be null (no
- * authentication); it is used for the handshake only and never sent.
+ * authentication); it is used for the handshake only and never sent. {@code checksums} asks
+ * for a CRC32C on every payload.
  */
-public record ConnectionOptions(byte[] secret, Duration connectTimeout, String threadName) {}
+public record ConnectionOptions(byte[] secret, Duration connectTimeout, String threadName, boolean checksums) {
+  public ConnectionOptions(byte[] secret, Duration connectTimeout, String threadName) {
+    this(secret, connectTimeout, threadName, true);
+  }
+}

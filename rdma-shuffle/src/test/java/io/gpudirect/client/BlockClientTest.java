@@ -2,6 +2,7 @@ package io.gpudirect.client;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -303,6 +304,25 @@ class BlockClientTest {
       assertTrue(e.getMessage().contains("'data/big.bin' at offset 4096")
           && e.getMessage().contains("127.0.0.1:" + always.port())
           && e.getMessage().contains("3 attempt"), e.getMessage());
+    }
+  }
+
+  @Test
+  void withChecksumsOffNoCrcIsSentOrChecked() throws Exception {
+    try (BlockClient client = BlockClient.connect(address(server.port()), config().checksums(false).build());
+        HostBuffer b = allocator.allocate(1 << 20)) {
+      client.read("data/big.bin", 0, b.nioBuffer());
+      assertEquals(ByteBuffer.wrap(big, 0, 1 << 20), b.nioBuffer());
+    }
+    // What the option gives up: a flipped byte now passes unnoticed (TCP's own checksum is all that is left).
+    try (LoopbackCutter once = new LoopbackCutter(server.port(), 100_000, 1)
+             .corruptInsteadOfClose(Long.MAX_VALUE);
+        BlockClient client = BlockClient.connect(address(once.port()),
+            config().streams(1).checksums(false).build());
+        HostBuffer b = allocator.allocate(1 << 20)) {
+      client.read("data/big.bin", 0, b.nioBuffer());
+      assertNotEquals(ByteBuffer.wrap(big, 0, 1 << 20), b.nioBuffer());
+      assertEquals(0, client.stats().retries());
     }
   }
 

@@ -46,11 +46,15 @@ final class CudfTables {
     }
   }
 
+  /** Struct fields take names; a list's element does not, but the fields below it do. */
   private static void name(ai.rapids.cudf.ColumnView column, String name, java.util.List<String> out) {
-    out.add(name);
+    if (name != null) {
+      out.add(name);
+    }
+    boolean list = column.getType().equals(ai.rapids.cudf.DType.LIST);
     for (int i = 0; i < column.getNumChildren(); i++) {
       try (ai.rapids.cudf.ColumnView child = column.getChildColumnView(i)) {
-        name(child, name + "_" + i, out);
+        name(child, list ? null : (name == null ? "f" : name) + "_" + i, out);
       }
     }
   }

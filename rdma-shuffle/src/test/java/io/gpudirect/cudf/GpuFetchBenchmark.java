@@ -49,25 +49,32 @@ public final class GpuFetchBenchmark {
          BlockServer server = BlockServer.builder().root(dir).port(0).build().start()) {
       double h2d = best(3, () -> pinnedCopy(pool, engine, device, bytes));
       System.out.printf("pinned H2D copy engine: %.2f GB/s%n", h2d);
-      System.out.println("streams | raw socket GB/s | gpudirect to device GB/s | ratio to min(socket, H2D)");
+      System.out.println("streams | raw socket GB/s | to device, CRC32C on | to device, CRC32C off | ratio (on, off) to min(socket, H2D)");
       for (String s : streamCounts) {
         int streams = Integer.parseInt(s.trim());
         double raw = best(3, () -> rawSocket(file, bytes, streams));
-        ClientConfig config = ClientConfig.builder().streams(streams).chunkSize(CHUNK)
-            .maxBytesInFlight(Math.max(2, streams * 2) * CHUNK).build();
-        try (BlockClient client = BlockClient.connect(new InetSocketAddress("127.0.0.1", server.port()), config)) {
-          RemoteFileDataSource source = new RemoteFileDataSource(client, "data.bin", bytes, pool, engine);
-          double gpu = best(3, () -> {
-            long start = System.nanoTime();
-            source.deviceRead(0, device, ai.rapids.cudf.Cuda.DEFAULT_STREAM);
-            return bytes / ((System.nanoTime() - start) / 1e9) / 1e9;
-          });
-          System.out.printf("%7d | %15.2f | %24.2f | %.2f%n", streams, raw, gpu, gpu / Math.min(raw, h2d));
-        }
+        double on = toDevice(server, pool, engine, device, bytes, streams, true);
+        double off = toDevice(server, pool, engine, device, bytes, streams, false);
+        double limit = Math.min(raw, h2d);
+        System.out.printf("%7d | %15.2f | %19.2f | %20.2f | %.2f, %.2f%n", streams, raw, on, off, on / limit, off / limit);
       }
     } finally {
       Files.deleteIfExists(file);
       Files.deleteIfExists(dir);
+    }
+  }
+
+  /** Best of three whole-file reads into device memory through RemoteFileDataSource. */
+  private static double toDevice(BlockServer server, PinnedChunkPool pool, CopyEngine engine,
+      DeviceMemoryBuffer device, long bytes, int streams, boolean checksums) throws Exception {
+    ClientConfig config = ClientConfig.builder().streams(streams).chunkSize(CHUNK).checksums(checksums).build();
+    try (BlockClient client = BlockClient.connect(new InetSocketAddress("127.0.0.1", server.port()), config)) {
+      RemoteFileDataSource source = new RemoteFileDataSource(client, "data.bin", bytes, pool, engine);
+      return best(3, () -> {
+        long start = System.nanoTime();
+        source.deviceRead(0, device, ai.rapids.cudf.Cuda.DEFAULT_STREAM);
+        return bytes / ((System.nanoTime() - start) / 1e9) / 1e9;
+      });
     }
   }
 

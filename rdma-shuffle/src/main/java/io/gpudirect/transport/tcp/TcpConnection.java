@@ -44,7 +44,6 @@ import org.slf4j.LoggerFactory;
  */
 final class TcpConnection implements Connection {
   private static final Logger LOG = LoggerFactory.getLogger(TcpConnection.class);
-  private static final long CAPABILITIES = Protocol.CAP_TCP | Protocol.CAP_CRC32C;
   private static final int HEAP_READ_SLICE = 256 * 1024;
 
   private final SocketChannel channel;
@@ -88,7 +87,7 @@ final class TcpConnection implements Connection {
       ch.socket().setTcpNoDelay(true);
       // Handshake reads go through the socket adaptor, whose reads honour SO_TIMEOUT.
       ch.socket().setSoTimeout(timeoutMs);
-      HelloAck ack = handshake(ch, server, options.secret());
+      HelloAck ack = handshake(ch, server, options.secret(), options.checksums());
       ch.socket().setSoTimeout(0);
       TcpConnection c = new TcpConnection(ch, peer, ack, options.threadName());
       c.reader.start();
@@ -102,12 +101,13 @@ final class TcpConnection implements Connection {
     }
   }
 
-  private static HelloAck handshake(SocketChannel ch, String server, byte[] secret)
-      throws IOException {
+  private static HelloAck handshake(SocketChannel ch, String server, byte[] secret,
+      boolean checksums) throws IOException {
     ReadableByteChannel in = Channels.newChannel(ch.socket().getInputStream());
     byte[] clientNonce = Auth.newNonce();
     writeFully(ch, ByteBuffer.wrap(Protocol.MAGIC));
-    writeFully(ch, Frames.encode(new Hello(Protocol.VERSION, CAPABILITIES, clientNonce)));
+    writeFully(ch, Frames.encode(new Hello(Protocol.VERSION,
+        Protocol.CAP_TCP | (checksums ? Protocol.CAP_CRC32C : 0), clientNonce)));
     ByteBuffer magic = ByteBuffer.allocate(Protocol.MAGIC.length);
     Frames.readFully(in, magic, true);
     Protocol.checkMagic(magic.array(), magic.position(), "server " + server);
