@@ -97,12 +97,9 @@ class ArrowConformanceIT {
   }
 
   static Stream<String> files() throws IOException {
-    try (Stream<Path> s = Files.list(LocalSpark.testdata().resolve("arrow"))) {
-      List<String> names = s.map(p -> p.getFileName().toString())
-          .filter(n -> n.endsWith(".arrow_file") || n.endsWith(".stream")).sorted().toList();
-      assertFalse(names.isEmpty(), "no Arrow cases under " + LocalSpark.testdata().resolve("arrow"));
-      return names.stream();
-    }
+    List<String> names = LocalSpark.testdataFiles("arrow", n -> n.endsWith(".arrow_file") || n.endsWith(".stream")).toList();
+    assertFalse(names.isEmpty(), "no Arrow cases under " + LocalSpark.testdata().resolve("arrow"));
+    return names.stream();
   }
 
   @ParameterizedTest

@@ -25,6 +25,14 @@ final class LocalSpark {
     return spark;
   }
 
+  /** The names of the files in {@code testdata/dir} that {@code keep} accepts, sorted. */
+  static java.util.stream.Stream<String> testdataFiles(String dir, java.util.function.Predicate<String> keep)
+      throws java.io.IOException {
+    try (java.util.stream.Stream<Path> s = java.nio.file.Files.list(testdata().resolve(dir))) {
+      return s.map(p -> p.getFileName().toString()).filter(keep).sorted().toList().stream();
+    }
+  }
+
   static Path testdata() {
     return Path.of(System.getProperty("gpudirect.testdata", "../../shared/testdata")).toAbsolutePath().normalize();
   }

@@ -6,8 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.stream.Stream;
@@ -37,10 +35,9 @@ class MalformedIT {
   }
 
   static Stream<String> files() throws IOException {
-    try (Stream<Path> s = Files.list(LocalSpark.testdata().resolve("malformed"))) {
-      return s.map(p -> p.getFileName().toString()).filter(n -> !n.endsWith(".md")).sorted().toList().stream();
-    }
+    return LocalSpark.testdataFiles("malformed", n -> !n.endsWith(".md"));
   }
+
 
   @ParameterizedTest
   @MethodSource("files")

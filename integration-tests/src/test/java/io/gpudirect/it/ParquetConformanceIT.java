@@ -5,8 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.List;
 import java.util.stream.Stream;
 import org.apache.spark.sql.Row;
@@ -31,10 +29,9 @@ class ParquetConformanceIT {
   }
 
   static Stream<String> files() throws IOException {
-    try (Stream<Path> s = Files.list(LocalSpark.testdata().resolve("parquet"))) {
-      return s.map(p -> p.getFileName().toString()).filter(n -> n.endsWith(".parquet")).sorted().toList().stream();
-    }
+    return LocalSpark.testdataFiles("parquet", n -> n.endsWith(".parquet"));
   }
+
 
   /**
    * Where Spark's own default (vectorized) reader refuses a file, gpudirect must refuse it too,
