@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.gpudirect.testing.NoLeaksExtension;
 import io.gpudirect.GpuDirectException;
 import io.gpudirect.protocol.ErrorCode;
 import io.gpudirect.protocol.ReadRequest;
@@ -30,6 +31,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -37,6 +39,7 @@ import org.junit.jupiter.api.io.TempDir;
  * overriding {@link #transport()} ({@code TcpTransportConformanceTest}; RDMA's will follow).
  */
 @Timeout(value = 30, unit = TimeUnit.SECONDS)
+@ExtendWith(NoLeaksExtension.class)
 public abstract class TransportConformanceTest {
   @TempDir static Path root;
   static BlockServer server;

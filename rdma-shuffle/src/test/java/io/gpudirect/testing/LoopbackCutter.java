@@ -1,4 +1,4 @@
-package io.gpudirect.client;
+package io.gpudirect.testing;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -13,21 +13,25 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * A loopback TCP proxy for fault tests: forwards both ways, and on the first
  * {@code cutConnections} connections closes both sides once {@code cutAfterBytes} bytes have
- * come back from the server (or stalls there, or flips that byte, as configured).
+ * come back from the server (or stalls there, drips, or flips that byte, as configured).
+ * {@link #faultsInjected()} counts the faults that fired, so a test can prove its fault
+ * happened; {@link #retarget(int)} points new connections at another server (a restart).
  */
-final class LoopbackCutter implements AutoCloseable {
+public final class LoopbackCutter implements AutoCloseable {
   private final ServerSocket listener;
-  private final int targetPort;
+  private volatile int targetPort;
   private final long cutAfterBytes;
   private final int cutConnections;
   private final AtomicInteger accepted = new AtomicInteger();
+  private final AtomicInteger faults = new AtomicInteger();
   private final List<Socket> sockets = new CopyOnWriteArrayList<>();
   private final Thread acceptor;
   private volatile boolean stall;
   private volatile boolean corrupt;
   private volatile long corruptPeriod = Long.MAX_VALUE;
+  private volatile long dripDelayMillis = -1;
 
-  LoopbackCutter(int targetPort, long cutAfterBytes, int cutConnections) throws IOException {
+  public LoopbackCutter(int targetPort, long cutAfterBytes, int cutConnections) throws IOException {
     this.listener = new ServerSocket();
     listener.bind(new InetSocketAddress("127.0.0.1", 0));
     this.targetPort = targetPort;
@@ -39,8 +43,14 @@ final class LoopbackCutter implements AutoCloseable {
   }
 
   /** At the byte limit, stop forwarding but keep both sockets open. */
-  LoopbackCutter stallInsteadOfClose() {
+  public LoopbackCutter stallInsteadOfClose() {
     stall = true;
+    return this;
+  }
+
+  /** After the byte limit, forward one byte every {@code delayMillis}: a peer that drips. */
+  public LoopbackCutter dripInsteadOfClose(long delayMillis) {
+    dripDelayMillis = delayMillis;
     return this;
   }
 
@@ -48,21 +58,49 @@ final class LoopbackCutter implements AutoCloseable {
    * Instead of cutting, flip the byte at the limit, and every {@code period} bytes after it,
    * and carry on forwarding.
    */
-  LoopbackCutter corruptInsteadOfClose(long period) {
+  public LoopbackCutter corruptInsteadOfClose(long period) {
     corrupt = true;
     corruptPeriod = period;
     return this;
   }
 
-  int port() {
+  /** New connections go to {@code port} from now on; open ones are left as they are. */
+  public void retarget(int port) {
+    targetPort = port;
+  }
+
+  /** Closes every connection open now, both sides, as a server that went away would. */
+  public void resetAll() {
+    sockets.forEach(LoopbackCutter::close);
+    sockets.clear();
+  }
+
+  public int port() {
     return listener.getLocalPort();
+  }
+
+  /** Connections accepted so far. */
+  public int connections() {
+    return accepted.get();
+  }
+
+  /** Cuts, stalls, drips and flipped bytes that have fired so far. */
+  public int faultsInjected() {
+    return faults.get();
   }
 
   private void acceptLoop() {
     try {
       while (true) {
         Socket client = listener.accept();
-        Socket server = new Socket("127.0.0.1", targetPort);
+        Socket server;
+        try {
+          server = new Socket("127.0.0.1", targetPort);
+        } catch (IOException refused) {
+          // No server there (mid-restart): the client sees its connection closed.
+          close(client);
+          continue;
+        }
         sockets.add(client);
         sockets.add(server);
         boolean cut = accepted.incrementAndGet() <= cutConnections;
@@ -79,9 +117,21 @@ final class LoopbackCutter implements AutoCloseable {
       byte[] buf = new byte[8192];
       long sent = 0;
       try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
-        long max = corrupt ? Long.MAX_VALUE : limit;
+        long max = corrupt || dripDelayMillis >= 0 ? Long.MAX_VALUE : limit;
         while (sent < max) {
-          int n = in.read(buf, 0, (int) Math.min(buf.length, max - sent));
+          int want = (int) Math.min(buf.length, max - sent);
+          if (dripDelayMillis >= 0 && limit != Long.MAX_VALUE) {
+            if (sent >= limit) {
+              if (sent == limit) {
+                faults.incrementAndGet();
+              }
+              Thread.sleep(dripDelayMillis);
+              want = 1;
+            } else {
+              want = (int) Math.min(want, limit - sent);
+            }
+          }
+          int n = in.read(buf, 0, want);
           if (n < 0) {
             break;
           }
@@ -89,6 +139,7 @@ final class LoopbackCutter implements AutoCloseable {
             for (long at = limit; at < sent + n; at += corruptPeriod) {
               if (at >= sent) {
                 buf[(int) (at - sent)] ^= 0x5a;
+                faults.incrementAndGet();
               }
               if (corruptPeriod > Long.MAX_VALUE - at) {
                 break;
@@ -97,6 +148,9 @@ final class LoopbackCutter implements AutoCloseable {
           }
           out.write(buf, 0, n);
           sent += n;
+        }
+        if (sent >= limit && limit != Long.MAX_VALUE && !corrupt && dripDelayMillis < 0) {
+          faults.incrementAndGet();
         }
         while (stall && !corrupt && sent >= limit && !listener.isClosed()) {
           Thread.sleep(20);

@@ -1,0 +1,181 @@
+package io.gpudirect.server;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.gpudirect.client.BlockClient;
+import io.gpudirect.client.ClientConfig;
+import io.gpudirect.memory.BufferAllocator;
+import io.gpudirect.memory.HostBuffer;
+import io.gpudirect.testing.NoLeaksExtension;
+import io.gpudirect.testing.TestFiles;
+import java.io.File;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.LocalDate;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.zip.CRC32C;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Load: {@value #CLIENTS} clients of {@value #STREAMS} streams each against one server, every
+ * client keeping {@value #STREAMS} random reads in flight, for {@code gpudirect.load.seconds}
+ * (15 s by default, so that CI stays bounded; {@code -Dgpudirect.load.seconds=60} is the full
+ * run of issue 6). Every range read is checked by CRC32C against the same range of the source
+ * bytes; file descriptors and gpudirect threads are counted before the server starts and after
+ * everything closed, and the server's own reads-in-flight gauge must return to zero.
+ */
+@ExtendWith(NoLeaksExtension.class)
+class BlockServerLoadTest {
+  static final int CLIENTS = 32;
+  static final int STREAMS = 4;
+  static final int FILES = 8;
+  static final int FILE_BYTES = 8 << 20;
+  static final int MAX_READ = 1 << 20;
+  static final long SECONDS = Long.getLong("gpudirect.load.seconds", 15);
+
+  @Test
+  @Timeout(value = 600, unit = TimeUnit.SECONDS)
+  void clientsTimesStreamsReadVerifiedBytes(@TempDir Path root) throws Exception {
+    byte[][] source = new byte[FILES][];
+    for (int f = 0; f < FILES; f++) {
+      source[f] = TestFiles.write(root.resolve("load/f" + f + ".bin"), FILE_BYTES, 1000 + f);
+    }
+    long fdsBefore = openFileDescriptors();
+    long threadsBefore = ownedThreads();
+    AtomicLong bytes = new AtomicLong();
+    AtomicLong reads = new AtomicLong();
+    AtomicLong mismatches = new AtomicLong();
+    long elapsedNanos;
+    try (BlockServer server = BlockServer.builder().root(root).port(0).maxConnections(CLIENTS * STREAMS + 8)
+        .build().start()) {
+      ClientConfig config = ClientConfig.builder().streams(STREAMS).requestTimeout(Duration.ofSeconds(60)).build();
+      List<BlockClient> clients = new ArrayList<>();
+      ExecutorService pool = Executors.newFixedThreadPool(CLIENTS);
+      try {
+        for (int c = 0; c < CLIENTS; c++) {
+          clients.add(BlockClient.connect(new InetSocketAddress("127.0.0.1", server.port()), config));
+        }
+        long start = System.nanoTime();
+        long deadline = start + TimeUnit.SECONDS.toNanos(SECONDS);
+        List<Future<?>> workers = new ArrayList<>();
+        for (int c = 0; c < CLIENTS; c++) {
+          BlockClient client = clients.get(c);
+          SplittableRandom random = new SplittableRandom(c);
+          workers.add(pool.submit(() -> {
+            runClient(client, random, source, deadline, bytes, reads, mismatches);
+            return null;
+          }));
+        }
+        for (Future<?> w : workers) {
+          w.get();
+        }
+        elapsedNanos = System.nanoTime() - start;
+        assertEquals(0, server.stats().readsInFlight(),
+            "server reads in flight after every read completed");
+      } finally {
+        pool.shutdownNow();
+        clients.forEach(BlockClient::close);
+      }
+    }
+    assertEquals(0, mismatches.get(), "ranges whose CRC32C differs from the source");
+    assertEquals(0, BufferAllocator.root().outstandingBytes(), "host buffers left allocated");
+    long threadsAfter = ownedThreads();
+    for (int i = 0; i < 100 && threadsAfter > threadsBefore; i++) {
+      Thread.sleep(20);
+      threadsAfter = ownedThreads();
+    }
+    assertEquals(threadsBefore, threadsAfter, "gpudirect threads of servers and clients before and after");
+    int cores = Math.max(2, Runtime.getRuntime().availableProcessors());
+    for (String pool : SHARED_POOLS) {
+      long n = TestFiles.gpudirectThreads(pool);
+      assertTrue(n <= cores, pool + " is a fixed pool of " + cores + " threads but has " + n);
+    }
+    long fdsAfter = openFileDescriptors();
+    for (int i = 0; i < 100 && fdsAfter > fdsBefore; i++) {
+      Thread.sleep(20);
+      fdsAfter = openFileDescriptors();
+    }
+    assertEquals(fdsBefore, fdsAfter, "open file descriptors before and after");
+    double seconds = elapsedNanos / 1e9;
+    String line = String.format("load: %d clients x %d streams, %.1f s: %d reads, %,d bytes verified by CRC32C,"
+            + " %.0f MB/s, %.0f reads/s, on %d cores (%s); fds %d and gpudirect threads %d before and after",
+        CLIENTS, STREAMS, seconds, reads.get(), bytes.get(), bytes.get() / seconds / 1e6, reads.get() / seconds,
+        Runtime.getRuntime().availableProcessors(), LocalDate.now(), fdsAfter, threadsAfter);
+    System.out.println(line);
+    assertTrue(reads.get() >= CLIENTS, "every client should have read something: " + reads.get());
+  }
+
+  /** Keeps {@value #STREAMS} reads of random ranges in flight until the deadline, checking each. */
+  private static void runClient(BlockClient client, SplittableRandom random, byte[][] source, long deadline,
+      AtomicLong bytes, AtomicLong reads, AtomicLong mismatches) {
+    List<HostBuffer> buffers = new ArrayList<>();
+    try {
+      for (int s = 0; s < STREAMS; s++) {
+        buffers.add(BufferAllocator.root().allocate(MAX_READ));
+      }
+      while (System.nanoTime() < deadline) {
+        CompletableFuture<?>[] inFlight = new CompletableFuture<?>[STREAMS];
+        int[] file = new int[STREAMS];
+        int[] offset = new int[STREAMS];
+        ByteBuffer[] dst = new ByteBuffer[STREAMS];
+        for (int s = 0; s < STREAMS; s++) {
+          file[s] = random.nextInt(FILES);
+          int length = 1 + random.nextInt(MAX_READ);
+          offset[s] = random.nextInt(FILE_BYTES - length + 1);
+          dst[s] = buffers.get(s).nioBuffer().limit(length);
+          inFlight[s] = client.readAsync("load/f" + file[s] + ".bin", offset[s], dst[s]);
+        }
+        for (int s = 0; s < STREAMS; s++) {
+          inFlight[s].join();
+          ByteBuffer got = dst[s].flip();
+          int length = got.remaining();
+          CRC32C received = new CRC32C();
+          received.update(got);
+          CRC32C expected = new CRC32C();
+          expected.update(source[file[s]], offset[s], length);
+          if (received.getValue() != expected.getValue()) {
+            mismatches.incrementAndGet();
+          }
+          bytes.addAndGet(length);
+          reads.incrementAndGet();
+        }
+      }
+    } finally {
+      buffers.forEach(HostBuffer::close);
+    }
+  }
+
+  /**
+   * The JVM-wide checksum pools (fixed size, started on first use) are not owned by a server
+   * or client; they are bounded separately.
+   */
+  static final String[] SHARED_POOLS = {"gpudirect-crc-verify", "gpudirect-server-checksum"};
+
+  private static long ownedThreads() {
+    long shared = 0;
+    for (String pool : SHARED_POOLS) {
+      shared += TestFiles.gpudirectThreads(pool);
+    }
+    return TestFiles.gpudirectThreads("gpudirect-") - shared;
+  }
+
+  private static long openFileDescriptors() {
+    String[] fds = new File("/proc/self/fd").list();
+    return Objects.requireNonNull(fds, "/proc/self/fd is not readable").length;
+  }
+}
