@@ -1,13 +1,17 @@
 package io.gpudirect.spark;
 
+import ai.rapids.cudf.Cuda;
 import ai.rapids.cudf.ParquetOptions;
 import ai.rapids.cudf.Table;
 import io.gpudirect.GpuDirectException;
+import io.gpudirect.client.RemoteStore;
 import io.gpudirect.cudf.RemoteFileDataSource;
 import io.gpudirect.gpu.GpuEnvironment;
 import io.gpudirect.gpu.GpuResources;
 import io.gpudirect.options.ResolvedOptions;
+import io.gpudirect.spark.arrow.CudfArrowIpcReader;
 import io.gpudirect.remote.GpuDirectUri;
+import io.gpudirect.remote.RemoteFileChannel;
 import io.gpudirect.remote.RemoteStores;
 import java.util.ArrayList;
 import java.util.List;
@@ -27,10 +31,11 @@ public final class GpuDirect {
   private GpuDirect() {}
 
   /**
-   * Reads every Parquet file below {@code uri} (comma-separated URIs for several servers) into
-   * one table on the GPU. cuDF decodes on the device; only the column chunks of
-   * {@code columns} (all columns when none are named) cross the wire, straight into device
-   * memory. The caller owns the table.
+   * Reads every Parquet or Arrow IPC file below {@code uri} (comma-separated URIs for several
+   * servers) into one table on the GPU. Parquet is decoded by cuDF on the device, and only the
+   * column chunks of {@code columns} (all columns when none are named) cross the wire;
+   * Arrow IPC record-batch bodies land in device memory and become cuDF columns without a
+   * decode pass. The caller owns the table.
    *
    * @param options the source's options ({@code streams}, {@code auth.secret}, ...); system
    *     properties {@code spark.gpudirect.*} supply defaults
@@ -51,14 +56,16 @@ public final class GpuDirect {
     List<Table> parts = new ArrayList<>();
     try {
       for (DataFile f : files) {
-        if (f.format() != DataFormat.PARQUET) {
-          throw new GpuDirectException("Cannot read " + f.uri() + " onto the GPU: only Parquet is read into cuDF"
-              + " so far; read Arrow IPC with spark.read.format(\"gpudirect\")");
-        }
         GpuDirectUri u = f.uri();
-        try (RemoteFileDataSource source = new RemoteFileDataSource(RemoteStores.get(u, resolved), u.path(),
-            f.length(), gpu.pool(), gpu.engine())) {
-          parts.add(Table.readParquet(parquetOptions, source));
+        RemoteStore store = RemoteStores.get(u, resolved);
+        try (RemoteFileDataSource source = new RemoteFileDataSource(store, u.path(), f.length(), gpu.pool(), gpu.engine())) {
+          parts.add(switch (f.format()) {
+            case PARQUET -> Table.readParquet(parquetOptions, source);
+            case ARROW_FILE -> new CudfArrowIpcReader(new RemoteFileChannel(store, u.path(), f.length()), f.length(),
+                u.toString(), (offset, dst) -> source.deviceRead(offset, dst, Cuda.DEFAULT_STREAM)).read(columns);
+            case ARROW_STREAM -> throw new GpuDirectException("Cannot read " + u + " onto the GPU: Arrow IPC streams"
+                + " are not read into cuDF yet (IPC files are); read it with spark.read.format(\"gpudirect\")");
+          });
         } catch (RuntimeException e) {
           throw e instanceof GpuDirectException && e.getMessage().contains(u.toString()) ? e
               : new GpuDirectException("Cannot read " + u + " onto the GPU: " + e.getMessage(), e);

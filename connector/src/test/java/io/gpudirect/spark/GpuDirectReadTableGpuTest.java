@@ -59,9 +59,14 @@ class GpuDirectReadTableGpuTest {
   }
 
   @Test
-  void arrowFilesAreRefusedByName() {
-    String uri = "gpudirect://127.0.0.1:" + server.port() + "/arrow/generated_primitive.arrow_file";
-    GpuDirectException e = assertThrows(GpuDirectException.class, () -> GpuDirect.readTable(uri, Map.of()));
-    assertTrue(e.getMessage().contains("generated_primitive.arrow_file"), e.getMessage());
+  void arrowIpcFilesReadAndStreamsAreRefusedByName() {
+    String base = "gpudirect://127.0.0.1:" + server.port() + "/arrow/generated_primitive";
+    try (Table t = GpuDirect.readTable(base + ".arrow_file", Map.of(), "int32_nullable", "utf8_nullable")) {
+      assertEquals(2, t.getNumberOfColumns());
+      assertTrue(t.getRowCount() > 0);
+    }
+    GpuDirectException e = assertThrows(GpuDirectException.class, () -> GpuDirect.readTable(base + ".stream", Map.of()));
+    assertTrue(e.getMessage().contains("generated_primitive.stream"), e.getMessage());
+    assertEquals(0, GpuResources.shared().pool().chunksInUse());
   }
 }

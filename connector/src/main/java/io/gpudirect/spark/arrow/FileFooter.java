@@ -59,6 +59,12 @@ final class FileFooter {
    */
   static void checkBlockMessage(SeekableByteChannel channel, ArrowBlock block, String where, String displayName)
       throws IOException {
+    readBlockMessage(channel, block, where, displayName);
+  }
+
+  /** {@link #checkBlockMessage}, returning the checked message. */
+  static Message readBlockMessage(SeekableByteChannel channel, ArrowBlock block, String where, String displayName)
+      throws IOException {
     ByteBuffer metadata = readAt(channel, block.getOffset(), block.getMetadataLength(), displayName)
         .order(ByteOrder.LITTLE_ENDIAN);
     int prefix = metadata.remaining() >= 4 && metadata.getInt(0) == -1 ? 8 : 4;
@@ -68,7 +74,9 @@ final class FileFooter {
           + " in its " + block.getMetadataLength() + " bytes of metadata");
     }
     ByteBuffer message = metadata.position(prefix).limit(prefix + length).slice().order(ByteOrder.LITTLE_ENDIAN);
-    MessageCheck.checkBatchMessage(Message.getRootAsMessage(message), block.getBodyLength(), where, displayName);
+    Message checked = Message.getRootAsMessage(message);
+    MessageCheck.checkBatchMessage(checked, block.getBodyLength(), where, displayName);
+    return checked;
   }
 
   private static void checkBlocks(List<ArrowBlock> blocks, String kind, long end, String displayName) {
@@ -98,7 +106,7 @@ final class FileFooter {
     return true;
   }
 
-  private static ByteBuffer readAt(SeekableByteChannel channel, long position, int length, String displayName)
+  static ByteBuffer readAt(SeekableByteChannel channel, long position, int length, String displayName)
       throws IOException {
     ByteBuffer buffer = ByteBuffer.allocate(length);
     channel.position(position);
