@@ -12,6 +12,8 @@ final class ColumnSelection {
    * For each field of {@code required}, the position of the first top-level field of
    * {@code available} with that exact name; its type must be unchanged but for nullability
    * (nested pruning is not supported, so a scan must not offer it).
+   *
+   * @throws ArrowFormatException when the file has several top-level columns of a wanted name
    */
   static int[] indices(StructType available, StructType required, String displayName) {
     StructField[] fields = available.fields();
@@ -23,6 +25,12 @@ final class ColumnSelection {
         if (fields[j].name().equals(wanted.name())) {
           indices[i] = j;
         }
+      }
+      long sameName = java.util.Arrays.stream(fields).filter(f -> f.name().equals(wanted.name())).count();
+      if (sameName > 1) {
+        // Arrow allows it; Spark addresses columns by name, so it could pick the wrong one.
+        throw new ArrowFormatException(displayName, "it has " + sameName + " top-level columns named '"
+            + wanted.name() + "', and Spark reads columns by name");
       }
       if (indices[i] < 0) {
         throw new IllegalArgumentException("column '" + wanted.name() + "' is not in " + displayName

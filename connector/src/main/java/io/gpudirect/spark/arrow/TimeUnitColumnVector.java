@@ -1,5 +1,6 @@
 package io.gpudirect.spark.arrow;
 
+import io.gpudirect.GpuDirectException;
 import org.apache.arrow.vector.BaseFixedWidthVector;
 import org.apache.arrow.vector.types.TimeUnit;
 import org.apache.spark.sql.types.DataType;
@@ -53,8 +54,8 @@ final class TimeUnitColumnVector extends ConvertedColumnVector {
           return Math.floorDiv(raw, 1_000L);
       }
     } catch (ArithmeticException e) {
-      throw new ArithmeticException(column + " row " + rowId + ": " + raw + " " + unit
-          + " does not fit in Spark's microseconds");
+      throw new GpuDirectException(column + " row " + rowId + ": " + raw + " " + unit
+          + " does not fit in Spark's microseconds", e);
     }
   }
 }
