@@ -43,7 +43,7 @@ public final class GpuFetchBenchmark {
     System.out.printf("file: %.2f GiB (page-cached)%n", bytes / (double) (1L << 30));
 
     try (BufferAllocator allocator = BufferAllocator.newRoot("bench", 4L << 30);
-         PinnedChunkPool pool = PinnedChunkPool.forThisJvm(allocator, 32, CHUNK, Duration.ofSeconds(60));
+         PinnedChunkPool pool = PinnedChunkPool.forThisJvm(allocator, 64, CHUNK, Duration.ofSeconds(60));
          CopyEngine engine = new CopyEngine();
          DeviceMemoryBuffer device = DeviceMemoryBuffer.allocate(bytes);
          BlockServer server = BlockServer.builder().root(dir).port(0).build().start()) {
@@ -67,7 +67,10 @@ public final class GpuFetchBenchmark {
   /** Best of three whole-file reads into device memory through RemoteFileDataSource. */
   private static double toDevice(BlockServer server, PinnedChunkPool pool, CopyEngine engine,
       DeviceMemoryBuffer device, long bytes, int streams, boolean checksums) throws Exception {
-    ClientConfig config = ClientConfig.builder().streams(streams).chunkSize(CHUNK).checksums(checksums).build();
+    // Four chunks in flight per stream keep every connection busy while earlier chunks copy.
+    int window = Math.min(streams * 4, 48) * CHUNK;
+    ClientConfig config = ClientConfig.builder().streams(streams).chunkSize(CHUNK).maxBytesInFlight(window)
+        .checksums(checksums).build();
     try (BlockClient client = BlockClient.connect(new InetSocketAddress("127.0.0.1", server.port()), config)) {
       RemoteFileDataSource source = new RemoteFileDataSource(client, "data.bin", bytes, pool, engine);
       return best(3, () -> {
