@@ -61,6 +61,8 @@ public final class BlockClient implements RemoteStore {
   private final Transport transport;
   private final String transportReason;
   private final Connection[] slots;
+  /** Connections taken out of service by {@link #retire}, closed later; guarded by {@code slots}. */
+  private final java.util.Set<Connection> retired = new java.util.HashSet<>();
   private final Semaphore window;
   private final ScheduledThreadPoolExecutor timer;
   private final ExecutorService workers;
@@ -192,10 +194,14 @@ public final class BlockClient implements RemoteStore {
       }
       closed = true;
     }
-    for (Connection c : slots) {
-      if (c != null) {
-        c.close();
+    synchronized (slots) {
+      for (Connection c : slots) {
+        if (c != null) {
+          c.close();
+        }
       }
+      retired.forEach(Connection::close);
+      retired.clear();
     }
     timer.shutdownNow();
     workers.shutdownNow();
@@ -314,7 +320,11 @@ public final class BlockClient implements RemoteStore {
             + "' at offset " + c.offset + " (" + request.length() + " bytes) from gpudirect"
             + " server " + serverName + " timed out after " + config.requestTimeout()));
       } else {
-        retryOrFail(c, attempt, unwrap(err));
+        Throwable cause = unwrap(err);
+        if (cause instanceof ChecksumMismatchException) {
+          retire(conn);
+        }
+        retryOrFail(c, attempt, cause);
       }
     });
   }
@@ -408,6 +418,35 @@ public final class BlockClient implements RemoteStore {
       slots[i] = fresh;
       return fresh;
     }
+  }
+
+  /**
+   * Takes a connection that delivered a corrupt payload out of service: corruption can belong
+   * to the path it takes (a bad NIC queue, a middlebox), so the retry, and every later request,
+   * goes over a new connection. Reads already sent on it finish, each checked on its own; it
+   * is closed once they have had their time (or when this client closes).
+   */
+  private void retire(Connection conn) {
+    synchronized (slots) {
+      for (int i = 0; i < slots.length; i++) {
+        if (slots[i] == conn) {
+          slots[i] = null;
+        }
+      }
+      if (!closed && retired.add(conn)) {
+        ScheduledFuture<?> s = schedule(() -> {
+          retired.remove(conn);
+          conn.close();
+        }, config.requestTimeout().toNanos());
+        if (s != null) {
+          return;
+        }
+        retired.remove(conn);
+      } else if (retired.contains(conn)) {
+        return;
+      }
+    }
+    conn.close();
   }
 
   private Connection open() {

@@ -285,6 +285,19 @@ class BlockClientTest {
   }
 
   @Test
+  void corruptionTiedToOneConnectionIsRetriedOnAnother() throws Exception {
+    // The first connection flips a byte every 50 kB past 100 kB: any retry on it is corrupt too.
+    try (LoopbackCutter bad = new LoopbackCutter(server.port(), 100_000, 1).corruptInsteadOfClose(50_000);
+        BlockClient client = BlockClient.connect(address(bad.port()), config().streams(1).build());
+        HostBuffer b = allocator.allocate(1 << 20)) {
+      client.read("data/big.bin", 0, b.nioBuffer());
+      assertEquals(ByteBuffer.wrap(big, 0, 1 << 20), b.nioBuffer());
+      assertTrue(bad.faultsInjected() >= 1, "no byte was flipped");
+      assertTrue(bad.connections() >= 2, "the retry should have gone over a new connection");
+    }
+  }
+
+  @Test
   void aCorruptPayloadIsRetriedThenReportedNamingServerPathAndOffset() throws Exception {
     // Byte 100000 of what the first connection receives is flipped: inside the first payload.
     try (LoopbackCutter once = new LoopbackCutter(server.port(), 100_000, 1)
