@@ -56,10 +56,12 @@ class SparkFaultIT {
   }
 
   @AfterEach
-  void closeProxy() throws Exception {
+  void closeProxy(org.junit.jupiter.api.TestInfo test) throws Exception {
     // The scan's connections go through this proxy; later cases must not reuse them.
     RemoteStores.closeAll();
     if (proxy != null) {
+      System.out.printf("SparkFaultIT %s: %d faults injected over %d connections%n", test.getDisplayName(),
+          proxy.faultsInjected(), proxy.connections());
       proxy.close();
     }
   }
