@@ -61,10 +61,9 @@ public final class GpuDirect {
         try (RemoteFileDataSource source = new RemoteFileDataSource(store, u.path(), f.length(), gpu.pool(), gpu.engine())) {
           parts.add(switch (f.format()) {
             case PARQUET -> Table.readParquet(parquetOptions, source);
-            case ARROW_FILE -> new CudfArrowIpcReader(new RemoteFileChannel(store, u.path(), f.length()), f.length(),
-                u.toString(), (offset, dst) -> source.deviceRead(offset, dst, Cuda.DEFAULT_STREAM)).read(columns);
-            case ARROW_STREAM -> throw new GpuDirectException("Cannot read " + u + " onto the GPU: Arrow IPC streams"
-                + " are not read into cuDF yet (IPC files are); read it with spark.read.format(\"gpudirect\")");
+            case ARROW_FILE, ARROW_STREAM -> new CudfArrowIpcReader(new RemoteFileChannel(store, u.path(), f.length()),
+                f.length(), u.toString(), f.format() == DataFormat.ARROW_STREAM,
+                (offset, dst) -> source.deviceRead(offset, dst, Cuda.DEFAULT_STREAM)).read(columns);
           });
         } catch (RuntimeException e) {
           throw e instanceof GpuDirectException && e.getMessage().contains(u.toString()) ? e

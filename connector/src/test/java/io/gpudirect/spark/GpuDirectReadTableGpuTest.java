@@ -59,14 +59,23 @@ class GpuDirectReadTableGpuTest {
   }
 
   @Test
-  void arrowIpcFilesReadAndStreamsAreRefusedByName() {
+  void arrowIpcFilesAndStreamsReadAlikeAndUnsupportedColumnsAreRefusedByName() {
     String base = "gpudirect://127.0.0.1:" + server.port() + "/arrow/generated_primitive";
-    try (Table t = GpuDirect.readTable(base + ".arrow_file", Map.of(), "int32_nullable", "utf8_nullable")) {
-      assertEquals(2, t.getNumberOfColumns());
-      assertTrue(t.getRowCount() > 0);
+    try (Table file = GpuDirect.readTable(base + ".arrow_file", Map.of(), "int32_nullable", "utf8_nullable");
+         Table stream = GpuDirect.readTable(base + ".stream", Map.of(), "int32_nullable", "utf8_nullable")) {
+      assertEquals(2, file.getNumberOfColumns());
+      assertTrue(file.getRowCount() > 0);
+      assertEquals(file.getRowCount(), stream.getRowCount());
+      for (int i = 0; i < 2; i++) {
+        try (var eq = file.getColumn(i).equalToNullAware(stream.getColumn(i)); var all = eq.all()) {
+          assertTrue(all.getBoolean(), "column " + i + " of the stream equals the file's");
+        }
+      }
     }
-    GpuDirectException e = assertThrows(GpuDirectException.class, () -> GpuDirect.readTable(base + ".stream", Map.of()));
-    assertTrue(e.getMessage().contains("generated_primitive.stream"), e.getMessage());
+    GpuDirectException e = assertThrows(GpuDirectException.class,
+        () -> GpuDirect.readTable(base + ".stream", Map.of(), "binary_nullable"));
+    assertTrue(e.getMessage().contains("generated_primitive.stream") && e.getMessage().contains("binary_nullable"),
+        e.getMessage());
     assertEquals(0, GpuResources.shared().pool().chunksInUse());
   }
 }

@@ -21,7 +21,7 @@ import org.apache.arrow.vector.ipc.message.ArrowFooter;
 import org.apache.arrow.vector.types.pojo.Field;
 
 /**
- * An Arrow IPC file into cuDF without a decode pass: each record batch's body is fetched
+ * An Arrow IPC file or stream into cuDF without a decode pass: each record batch's body is fetched
  * into one device buffer, and cuDF columns are made over slices of it, because Arrow's
  * layouts are cuDF's for the types of {@link CudfTypeMapping}. Every length, offset and
  * string offset is checked on the host first, so a malformed file is refused before any
@@ -36,22 +36,35 @@ public final class CudfArrowIpcReader {
   private final SeekableByteChannel channel;
   private final long size;
   private final String displayName;
+  private final boolean stream;
   private final BodyFetcher fetcher;
 
-  public CudfArrowIpcReader(SeekableByteChannel channel, long size, String displayName, BodyFetcher fetcher) {
+  /** @param stream whether the bytes are the IPC stream format (else the file format) */
+  public CudfArrowIpcReader(SeekableByteChannel channel, long size, String displayName, boolean stream,
+      BodyFetcher fetcher) {
     this.channel = channel;
     this.size = size;
     this.displayName = displayName;
+    this.stream = stream;
     this.fetcher = fetcher;
   }
 
   /** Every record batch of the file, with only the named top-level columns (all when none). */
   public Table read(String... columns) {
     try {
-      ArrowFooter footer = FileFooter.read(channel, size, displayName);
-      List<Field> fields = footer.getSchema().getFields();
-      if (!footer.getDictionaries().isEmpty()) {
-        throw new ArrowFormatException(displayName, "it has dictionary-encoded columns, which are not read into cuDF yet");
+      List<Field> fields;
+      List<ArrowBlock> blocks;
+      if (stream) {
+        StreamLayout layout = StreamLayout.scan(channel, size, displayName);
+        fields = layout.schema().getFields();
+        blocks = layout.recordBatches();
+      } else {
+        ArrowFooter footer = footer();
+        if (!footer.getDictionaries().isEmpty()) {
+          throw new ArrowFormatException(displayName, "it has dictionary batches, which are not read into cuDF yet");
+        }
+        fields = footer.getSchema().getFields();
+        blocks = footer.getRecordBatches();
       }
       int[] selected = select(fields, columns);
       DType[] types = new DType[selected.length];
@@ -60,7 +73,6 @@ public final class CudfArrowIpcReader {
       }
       List<Table> batches = new ArrayList<>();
       try {
-        List<ArrowBlock> blocks = footer.getRecordBatches();
         for (int b = 0; b < blocks.size(); b++) {
           batches.add(readBatch(blocks.get(b), "record batch " + b, fields, selected, types));
         }
@@ -73,6 +85,19 @@ public final class CudfArrowIpcReader {
       }
     } catch (IOException e) {
       throw new ArrowFormatException(displayName, "cannot read it: " + e.getMessage(), e);
+    }
+  }
+
+  /** The footer, with whatever hostile flatbuffers provoke in Arrow's accessors named as such. */
+  private ArrowFooter footer() throws IOException {
+    try {
+      ArrowFooter footer = FileFooter.read(channel, size, displayName);
+      footer.getSchema().getFields().forEach(Field::getType);
+      return footer;
+    } catch (IOException | ArrowFormatException e) {
+      throw e;
+    } catch (RuntimeException | StackOverflowError e) {
+      throw Failures.named(displayName, "its footer is malformed", e);
     }
   }
 
@@ -102,23 +127,22 @@ public final class CudfArrowIpcReader {
   /** Where one field's nodes and buffers start in a batch's flattened lists. */
   private record Position(int node, int buffer) {}
 
+  /** A batch whose metadata has been checked: its rows and where each column's buffers lie. */
+  private record BatchPlan(long rows, List<ColumnPlan> columns) {}
+
   private Table readBatch(ArrowBlock block, String where, List<Field> fields, int[] selected, DType[] types)
       throws IOException {
-    Message message = FileFooter.readBlockMessage(channel, block, where, displayName);
-    RecordBatch batch = (RecordBatch) message.header(new RecordBatch());
-    if (batch.compression() != null) {
-      throw new ArrowFormatException(displayName, where + " is compressed, which is not read into cuDF yet");
+    BatchPlan checked;
+    try {
+      checked = plan(block, where, fields, selected, types);
+    } catch (IOException | ArrowFormatException e) {
+      throw e;
+    } catch (RuntimeException | StackOverflowError e) {
+      throw Failures.named(displayName, where + " has malformed metadata", e);
     }
-    long rows = batch.length();
-    Position[] positions = positions(fields, batch, where);
+    long rows = checked.rows();
+    List<ColumnPlan> plans = checked.columns();
     long bodyOffset = block.getOffset() + block.getMetadataLength();
-
-    // Everything is checked before the body is fetched or any column is made.
-    List<ColumnPlan> plans = new ArrayList<>();
-    for (int i = 0; i < selected.length; i++) {
-      plans.add(plan(batch, positions[selected[i]], types[i], rows, bodyOffset,
-          where + ", column '" + fields.get(selected[i]).getName() + "'"));
-    }
     if (rows == 0 || block.getBodyLength() == 0) {
       return emptyTable(types);
     }
@@ -138,6 +162,28 @@ public final class CudfArrowIpcReader {
         }
       }
     }
+  }
+
+  /** Everything is checked before the body is fetched or any column is made. */
+  private BatchPlan plan(ArrowBlock block, String where, List<Field> fields, int[] selected, DType[] types)
+      throws IOException {
+    Message message = FileFooter.readBlockMessage(channel, block, where, displayName);
+    if (message.headerType() != org.apache.arrow.flatbuf.MessageHeader.RecordBatch) {
+      throw new ArrowFormatException(displayName, where + " is not a record batch");
+    }
+    RecordBatch batch = (RecordBatch) message.header(new RecordBatch());
+    if (batch.compression() != null) {
+      throw new ArrowFormatException(displayName, where + " is compressed, which is not read into cuDF yet");
+    }
+    long rows = batch.length();
+    Position[] positions = positions(fields, batch, where);
+    long bodyOffset = block.getOffset() + block.getMetadataLength();
+    List<ColumnPlan> plans = new ArrayList<>();
+    for (int i = 0; i < selected.length; i++) {
+      plans.add(plan(batch, positions[selected[i]], types[i], rows, bodyOffset,
+          where + ", column '" + fields.get(selected[i]).getName() + "'"));
+    }
+    return new BatchPlan(rows, plans);
   }
 
   private Position[] positions(List<Field> fields, RecordBatch batch, String where) {
