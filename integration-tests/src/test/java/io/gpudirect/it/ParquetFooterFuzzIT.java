@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.gpudirect.testing.NoLeaksExtension;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -18,6 +19,7 @@ import org.apache.spark.sql.SparkSession;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -28,6 +30,7 @@ import org.junit.jupiter.api.io.TempDir;
  * gives on the same mutated file (a mutated file has no other reference). After each input
  * the server still serves. {@code -Dgpudirect.fuzz.parquetInputs=N} (40 by default) widens it.
  */
+@ExtendWith(NoLeaksExtension.class)
 class ParquetFooterFuzzIT {
   static final int INPUTS = Integer.getInteger("gpudirect.fuzz.parquetInputs", 40);
 
