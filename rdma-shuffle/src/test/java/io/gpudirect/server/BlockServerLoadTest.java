@@ -37,7 +37,9 @@ import org.junit.jupiter.api.io.TempDir;
  * (15 s by default, so that CI stays bounded; {@code -Dgpudirect.load.seconds=60} is the full
  * run of issue 6). Every range read is checked by CRC32C against the same range of the source
  * bytes; file descriptors and gpudirect threads are counted before the server starts and after
- * everything closed, and the server's own reads-in-flight gauge must return to zero.
+ * everything closed, the server's own reads-in-flight gauge must return to zero, and the JVM's
+ * direct and mapped memory must stay within what the clients' buffers and one read per
+ * connection explain.
  */
 @ExtendWith(NoLeaksExtension.class)
 class BlockServerLoadTest {
@@ -60,6 +62,7 @@ class BlockServerLoadTest {
     AtomicLong bytes = new AtomicLong();
     AtomicLong reads = new AtomicLong();
     AtomicLong mismatches = new AtomicLong();
+    MemorySampler memory = new MemorySampler();
     long elapsedNanos;
     try (BlockServer server = BlockServer.builder().root(root).port(0).maxConnections(CLIENTS * STREAMS + 8)
         .build().start()) {
@@ -85,6 +88,7 @@ class BlockServerLoadTest {
           w.get();
         }
         elapsedNanos = System.nanoTime() - start;
+        memory.close();
         assertEquals(0, server.stats().readsInFlight(),
             "server reads in flight after every read completed");
       } finally {
@@ -92,7 +96,16 @@ class BlockServerLoadTest {
         clients.forEach(BlockClient::close);
       }
     }
+    memory.close();
     assertEquals(0, mismatches.get(), "ranges whose CRC32C differs from the source");
+    // Direct memory: the clients' 128 buffers of 1 MiB, and the JDK's per-thread socket
+    // buffers; the server itself holds none (sendfile), only transient read-only mappings,
+    // at most one range of at most maxReadLength per connection.
+    long clientBuffers = (long) CLIENTS * STREAMS * MAX_READ;
+    assertTrue(memory.maxDirect <= clientBuffers + (64L << 20),
+        "direct memory peaked at " + memory.maxDirect + " bytes; the clients' buffers are " + clientBuffers);
+    assertTrue(memory.maxMapped <= (long) CLIENTS * STREAMS * MAX_READ,
+        "mapped memory peaked at " + memory.maxMapped + " bytes, more than one read per connection");
     assertEquals(0, BufferAllocator.root().outstandingBytes(), "host buffers left allocated");
     long threadsAfter = ownedThreads();
     for (int i = 0; i < 100 && threadsAfter > threadsBefore; i++) {
@@ -113,9 +126,11 @@ class BlockServerLoadTest {
     assertEquals(fdsBefore, fdsAfter, "open file descriptors before and after");
     double seconds = elapsedNanos / 1e9;
     String line = String.format("load: %d clients x %d streams, %.1f s: %d reads, %,d bytes verified by CRC32C,"
-            + " %.0f MB/s, %.0f reads/s, on %d cores (%s); fds %d and gpudirect threads %d before and after",
+            + " %.0f MB/s, %.0f reads/s, on %d cores (%s); fds %d and gpudirect threads %d before and after;"
+            + " peak direct %d MiB, peak mapped %d MiB, peak heap %d MiB",
         CLIENTS, STREAMS, seconds, reads.get(), bytes.get(), bytes.get() / seconds / 1e6, reads.get() / seconds,
-        Runtime.getRuntime().availableProcessors(), LocalDate.now(), fdsAfter, threadsAfter);
+        Runtime.getRuntime().availableProcessors(), LocalDate.now(), fdsAfter, threadsAfter,
+        memory.maxDirect >> 20, memory.maxMapped >> 20, memory.maxHeap >> 20);
     System.out.println(line);
     assertTrue(reads.get() >= CLIENTS, "every client should have read something: " + reads.get());
   }
@@ -157,6 +172,47 @@ class BlockServerLoadTest {
       }
     } finally {
       buffers.forEach(HostBuffer::close);
+    }
+  }
+
+  /** Peaks of the JVM's direct, mapped and heap memory, sampled every 20 ms while open. */
+  private static final class MemorySampler implements AutoCloseable {
+    volatile long maxDirect;
+    volatile long maxMapped;
+    volatile long maxHeap;
+    private volatile boolean done;
+    private final Thread thread = new Thread(this::sample, "test-memory-sampler");
+
+    MemorySampler() {
+      thread.setDaemon(true);
+      thread.start();
+    }
+
+    private void sample() {
+      List<java.lang.management.BufferPoolMXBean> pools =
+          java.lang.management.ManagementFactory.getPlatformMXBeans(java.lang.management.BufferPoolMXBean.class);
+      java.lang.management.MemoryMXBean heap = java.lang.management.ManagementFactory.getMemoryMXBean();
+      while (!done) {
+        for (java.lang.management.BufferPoolMXBean pool : pools) {
+          if (pool.getName().equals("direct")) {
+            maxDirect = Math.max(maxDirect, pool.getMemoryUsed());
+          } else if (pool.getName().equals("mapped")) {
+            maxMapped = Math.max(maxMapped, pool.getMemoryUsed());
+          }
+        }
+        maxHeap = Math.max(maxHeap, heap.getHeapMemoryUsage().getUsed());
+        try {
+          Thread.sleep(20);
+        } catch (InterruptedException e) {
+          return;
+        }
+      }
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+      done = true;
+      thread.join();
     }
   }
 
