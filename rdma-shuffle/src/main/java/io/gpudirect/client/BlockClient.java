@@ -258,7 +258,7 @@ public final class BlockClient implements RemoteStore {
         }
       });
       parts.add(part);
-      sendChunk(new Chunk(path, offset + off, target.slice(off, len), part), 0);
+      sendChunk(new Chunk(path, offset + off, target.slice(off, len), part, failed), 0);
       off += len;
     } while (off < total && !failed.get());
 
@@ -283,7 +283,9 @@ public final class BlockClient implements RemoteStore {
         });
   }
 
-  private record Chunk(String path, long offset, ByteBuffer dst, CompletableFuture<Void> done) {}
+  /** One request of a read; {@code readFailed} is set once any chunk of the same read failed. */
+  private record Chunk(String path, long offset, ByteBuffer dst, CompletableFuture<Void> done,
+      AtomicBoolean readFailed) {}
 
   private void sendChunk(Chunk c, int attempt) {
     if (closed) {
@@ -333,7 +335,10 @@ public final class BlockClient implements RemoteStore {
     boolean retryable = err instanceof ConnectionLostException
         || err instanceof ChecksumMismatchException
         || (err instanceof TransportException && !(err instanceof RequestTimeoutException));
-    if (retryable && attempt < config.maxRetries() && !closed) {
+    // Once another chunk of the read has failed for good, the read fails: retrying this one
+    // would only make the caller wait longer for that failure (a stalled server would make it
+    // wait a request timeout per retry).
+    if (retryable && attempt < config.maxRetries() && !closed && !c.readFailed().get()) {
       retries.incrementAndGet();
       long delay = backoffNanos(attempt);
       LOG.debug("Retrying '{}' at offset {} from {} in {} ms: {}", c.path, c.offset, serverName,
