@@ -55,9 +55,12 @@ final class GpuDirectPartitionReader<T> implements PartitionReader<T> {
 
   @Override
   public CustomTaskMetric[] currentMetricsValues() {
+    long bytes = TaskFetchCounters.bytes() - startBytes;
+    long nanos = TaskFetchCounters.nanos() - startNanos;
     return new CustomTaskMetric[] {
-        ScanMetrics.value(ScanMetrics.BYTES_FETCHED, TaskFetchCounters.bytes() - startBytes),
-        ScanMetrics.value(ScanMetrics.FETCH_TIME, TaskFetchCounters.nanos() - startNanos),
+        ScanMetrics.value(ScanMetrics.BYTES_FETCHED, bytes),
+        ScanMetrics.value(ScanMetrics.FETCH_TIME, nanos),
+        ScanMetrics.value(ScanMetrics.FETCH_THROUGHPUT, nanos == 0 ? 0 : (long) (bytes * 1e9 / nanos)),
         ScanMetrics.value(ScanMetrics.TRANSPORT, transportFlag)};
   }
 

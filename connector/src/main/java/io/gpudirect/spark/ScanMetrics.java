@@ -16,6 +16,7 @@ final class ScanMetrics {
   static final String TRANSPORT = "transport";
   static final String ROW_GROUPS_SKIPPED = "rowGroupsSkipped";
   static final String ROW_GROUPS_PLANNED = "rowGroupsPlanned";
+  static final String FETCH_THROUGHPUT = "fetchThroughput";
 
   /** Bit flags of the transports that ran; a scan over several servers may use more than one. */
   static final long TCP = 1;
@@ -25,7 +26,8 @@ final class ScanMetrics {
 
   static CustomMetric[] all() {
     return new CustomMetric[] {
-        new BytesFetched(), new FetchTime(), new Transport(), new RowGroupsSkipped(), new RowGroupsPlanned()};
+        new BytesFetched(), new FetchTime(), new FetchThroughput(), new Transport(), new RowGroupsSkipped(),
+        new RowGroupsPlanned()};
   }
 
   static CustomTaskMetric value(String name, long value) {
@@ -77,6 +79,32 @@ final class ScanMetrics {
     @Override
     public String aggregateTaskMetrics(long[] values) {
       return Utils.msDurationToString(Arrays.stream(values).sum() / 1_000_000L);
+    }
+  }
+
+  /**
+   * Each task reports the bytes per second its own fetches ran at (bytes over the time it
+   * waited for them); the SQL tab shows their median and range over the tasks.
+   */
+  public static final class FetchThroughput implements CustomMetric {
+    @Override
+    public String name() {
+      return FETCH_THROUGHPUT;
+    }
+
+    @Override
+    public String description() {
+      return "fetch throughput per task";
+    }
+
+    @Override
+    public String aggregateTaskMetrics(long[] values) {
+      long[] fetched = Arrays.stream(values).filter(v -> v > 0).sorted().toArray();
+      if (fetched.length == 0) {
+        return "none";
+      }
+      return Utils.bytesToString(fetched[fetched.length / 2]) + "/s (median; " + Utils.bytesToString(fetched[0])
+          + "/s to " + Utils.bytesToString(fetched[fetched.length - 1]) + "/s)";
     }
   }
 

@@ -78,6 +78,8 @@ class PruningAndPushdownIT {
         "all row groups but the first are skipped: " + metrics);
     Map<String, String> shown = ScanMetricValues.displayed(filtered);
     assertEquals("tcp", shown.get("transport"), "the SQL tab shows the transport: " + shown);
+    assertTrue(shown.get("fetchThroughput").matches(".*B/s \\(median; .*"), "and the fetch throughput: " + shown);
+    assertTrue(shown.get("bytesFetched").endsWith("B") && shown.containsKey("fetchTime"), shown.toString());
     assertEquals(String.valueOf(metrics.get("rowGroupsSkipped")), shown.get("rowGroupsSkipped"));
     String plan = filtered.queryExecution().executedPlan().toString();
     assertTrue(plan.contains("PushedFilters: [IsNotNull(id), LessThan(id,1000)]"), plan);
