@@ -158,13 +158,13 @@ class GpuDirectFileSystemTest {
       in.readFully(200_000, b);
       assertArrayEquals(Arrays.copyOfRange(big, 200_000, 200_100), b);
       // Straight into the caller's array: no read-ahead fill, no other bytes fetched.
-      assertEquals(100, server.stats().bytesSent() - before);
+      assertEquals(100, bytesSentSince(before, 100));
       assertEquals(10, in.getPos());
 
       ByteBuffer d = ByteBuffer.allocateDirect(1000);
       before = server.stats().bytesSent();
       in.readFully(5000, d);
-      assertEquals(1000, server.stats().bytesSent() - before);
+      assertEquals(1000, bytesSentSince(before, 1000));
       assertEquals(1000, d.position());
       byte[] got = new byte[1000];
       d.flip().get(got);
@@ -191,7 +191,7 @@ class GpuDirectFileSystemTest {
       assertEquals(0, server.stats().bytesSent() - before);
       ByteBuffer dst = ByteBuffer.allocateDirect(RemoteInputStream.READ_AHEAD * 2);
       assertEquals(dst.capacity(), in.read(dst));
-      assertEquals(dst.capacity(), server.stats().bytesSent() - before);
+      assertEquals(dst.capacity(), bytesSentSince(before, dst.capacity()));
       byte[] got = new byte[dst.capacity()];
       dst.flip().get(got);
       assertArrayEquals(Arrays.copyOfRange(big, 1000, 1000 + got.length), got);
@@ -259,6 +259,21 @@ class GpuDirectFileSystemTest {
           e.getMessage());
       assertEquals("x\n1\n", Files.readString(root.resolve("dir/a.csv")));
     }));
+  }
+
+  /**
+   * The server counts a read's bytes after its last byte (and checksum trailer) went out, so
+   * the client may hold them a moment before the counter moves: wait up to 5 s for
+   * {@code expected} bytes, then give what was counted (more shows as a mismatch too).
+   */
+  private static long bytesSentSince(long before, long expected) {
+    long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(5);
+    long sent = server.stats().bytesSent() - before;
+    while (sent < expected && System.nanoTime() < deadline) {
+      Thread.onSpinWait();
+      sent = server.stats().bytesSent() - before;
+    }
+    return sent;
   }
 
   private static Map<String, Boolean> names(FileStatus[] statuses) {
