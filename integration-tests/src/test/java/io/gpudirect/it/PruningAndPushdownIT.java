@@ -83,5 +83,6 @@ class PruningAndPushdownIT {
     assertEquals(String.valueOf(metrics.get("rowGroupsSkipped")), shown.get("rowGroupsSkipped"));
     String plan = filtered.queryExecution().executedPlan().toString();
     assertTrue(plan.contains("PushedFilters: [IsNotNull(id), LessThan(id,1000)]"), plan);
+    assertTrue(plan.contains("transport=tcp (transport=auto chose TCP"), "explain() names the transport and why: " + plan);
   }
 }
