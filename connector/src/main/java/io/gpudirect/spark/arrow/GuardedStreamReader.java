@@ -3,7 +3,6 @@ package io.gpudirect.spark.arrow;
 import java.io.IOException;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.ipc.ArrowStreamReader;
-import org.apache.arrow.vector.dictionary.Dictionary;
 import org.apache.arrow.vector.ipc.message.ArrowDictionaryBatch;
 import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
 import org.apache.arrow.vector.types.pojo.Schema;
@@ -37,28 +36,12 @@ final class GuardedStreamReader extends ArrowStreamReader {
 
   @Override
   protected void loadRecordBatch(ArrowRecordBatch batch) {
-    LoadedBatchCheck.beforeLoad(batch, "a record batch", displayName);
-    super.loadRecordBatch(batch);
-    try {
-      LoadedBatchCheck.afterLoad(getVectorSchemaRoot(), this, "a record batch", displayName);
-    } catch (IOException e) {
-      throw new ArrowFormatException(displayName, "cannot read its schema", e);
-    }
+    GuardedLoads.recordBatch(this, batch, super::loadRecordBatch, displayName);
   }
 
   @Override
   protected void loadDictionary(ArrowDictionaryBatch batch) {
-    String what = "dictionary " + batch.getDictionaryId();
-    // The protected map, not lookup(): the file reader loads dictionaries while it
-    // initializes, when lookup() refuses to answer.
-    Dictionary dictionary = dictionaries.get(batch.getDictionaryId());
-    if (dictionary == null) {
-      batch.close();
-      throw new ArrowFormatException(displayName, what + " is not declared by any column of the schema");
-    }
-    LoadedBatchCheck.beforeLoad(batch.getDictionary(), what, displayName);
-    super.loadDictionary(batch);
-    LoadedBatchCheck.validate(dictionary.getVector(), what, displayName);
+    GuardedLoads.dictionary(dictionaries, batch, super::loadDictionary, displayName);
   }
 
 }
