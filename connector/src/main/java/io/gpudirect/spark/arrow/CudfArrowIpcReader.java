@@ -281,12 +281,12 @@ public final class CudfArrowIpcReader {
   }
 
   private ColumnVector column(DeviceMemoryBuffer body, DType type, long rows, ColumnPlan plan) {
+    if (type.equals(DType.BOOL8)) {
+      return booleans(body, rows, plan.data(), plan.validity());
+    }
     Slice v = plan.validity();
     DeviceMemoryBuffer validity = v == null ? null : body.slice(v.offset(), v.length());
     try {
-      if (type.equals(DType.BOOL8)) {
-        return booleans(body, rows, plan.data(), validity);
-      }
       Slice d = plan.data();
       // cuDF loads values aligned to their width (16 bytes for DECIMAL128); Arrow promises 8.
       boolean misaligned = !type.equals(DType.STRING) && d.offset() % type.getSizeInBytes() != 0;
@@ -316,7 +316,7 @@ public final class CudfArrowIpcReader {
    * the validity mask of a placeholder column, whose "is not null" is then exactly the values;
    * the real validity is applied after. All of it runs on the GPU.
    */
-  private static ColumnVector booleans(DeviceMemoryBuffer body, long rows, Slice bits, DeviceMemoryBuffer validity) {
+  private static ColumnVector booleans(DeviceMemoryBuffer body, long rows, Slice bits, Slice validity) {
     try (DeviceMemoryBuffer placeholder = DeviceMemoryBuffer.allocate(rows);
          ColumnVector asMask = new ColumnVector(DType.INT8, rows, Optional.empty(), placeholder.slice(0, rows),
              body.slice(bits.offset(), bits.length()), null);
@@ -324,8 +324,10 @@ public final class CudfArrowIpcReader {
       if (validity == null) {
         return values.incRefCount();
       }
+      // Each placeholder column owns the slices it is given, so every slice has one owner.
       try (DeviceMemoryBuffer again = DeviceMemoryBuffer.allocate(rows);
-           ColumnVector nulls = new ColumnVector(DType.INT8, rows, Optional.empty(), again.slice(0, rows), validity, null)) {
+           ColumnVector nulls = new ColumnVector(DType.INT8, rows, Optional.empty(), again.slice(0, rows),
+               body.slice(validity.offset(), validity.length()), null)) {
         return values.mergeAndSetValidity(ai.rapids.cudf.BinaryOp.BITWISE_AND, nulls);
       }
     }
