@@ -30,7 +30,10 @@ public enum GpuDirectOption {
   AUTH_SECRET("auth.secret", "",
       "Shared secret of servers started with --secret-file. Set it in the session conf, not in code."),
   FILTER_PUSHDOWN("filterPushdown", "true",
-      "Skip Parquet row groups whose statistics rule out the query's filters.");
+      "Skip Parquet row groups whose statistics rule out the query's filters."),
+  OUTPUT("output", "auto",
+      "auto, gpu or host: where batches are decoded and live. gpu gives batches of cuDF columns"
+          + " on the device; host gives Spark host vectors; auto serves the consumer (see the rule below).");
 
   private final String key;
   private final String defaultValue;

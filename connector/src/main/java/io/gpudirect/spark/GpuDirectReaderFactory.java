@@ -1,6 +1,10 @@
 package io.gpudirect.spark;
 
+import io.gpudirect.gpu.GpuEnvironment;
 import io.gpudirect.options.ResolvedOptions;
+import io.gpudirect.spark.cudf.NotOnGpuException;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import io.gpudirect.remote.RemoteStores;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.spark.broadcast.Broadcast;
@@ -11,12 +15,20 @@ import org.apache.spark.sql.connector.read.PartitionReaderFactory;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 import org.apache.spark.util.SerializableConfiguration;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Runs on executors. Arrow is always read as batches; Parquet as batches when Spark's
- * vectorized reader takes the schema, and as rows otherwise, exactly as Spark decides.
+ * vectorized reader takes the schema, and as rows otherwise, exactly as Spark decides, except
+ * that {@code output=gpu} always gives batches, of cuDF columns. Whether a slice is decoded on
+ * the GPU is decided here, where the GPU is, by {@link Output}.
  */
 final class GpuDirectReaderFactory implements PartitionReaderFactory {
+  private static final Logger LOG = LoggerFactory.getLogger(GpuDirectReaderFactory.class);
+  /** Reasons already logged in this executor: each is said once, not once per slice. */
+  private static final Set<String> FALLBACKS_LOGGED = ConcurrentHashMap.newKeySet();
+
   private final Broadcast<SerializableConfiguration> conf;
   private final ResolvedOptions options;
   private final StructType readSchema;
@@ -33,15 +45,36 @@ final class GpuDirectReaderFactory implements PartitionReaderFactory {
 
   @Override
   public boolean supportColumnarReads(InputPartition partition) {
-    return parquet == null || parquet.vectorized();
+    return parquet == null || parquet.vectorized() || Output.of(options) == Output.GPU;
   }
 
   @Override
   public PartitionReader<ColumnarBatch> createColumnarReader(InputPartition partition) {
     Configuration hadoop = conf.value().value();
-    return new GpuDirectPartitionReader<>((GpuDirectPartition) partition, slice -> parquet == null
-        ? new ArrowSliceReader((ArrowSlice) slice, options, readSchema)
-        : ParquetSliceReaders.columnar((ParquetSlice) slice, hadoop, parquet), transport(partition));
+    Output output = Output.of(options);
+    GpuDirectPartitionReader.Opener<ColumnarBatch> opener;
+    if (parquet == null) {
+      opener = slice -> new ArrowSliceReader((ArrowSlice) slice, options, readSchema);
+    } else if (!output.gpuDecodes(DataFormat.PARQUET, GpuEnvironment.get())) {
+      opener = slice -> ParquetSliceReaders.columnar((ParquetSlice) slice, hadoop, parquet);
+    } else if (output == Output.GPU) {
+      opener = slice -> new GpuParquetSliceReader((ParquetSlice) slice, options, parquet, readSchema);
+    } else {
+      opener = slice -> gpuOrHost((ParquetSlice) slice, hadoop);
+    }
+    return new GpuDirectPartitionReader<>((GpuDirectPartition) partition, opener, transport(partition));
+  }
+
+  /** output=auto: the GPU decodes what it can serve exactly; the rest is read on the host. */
+  private SliceReader<ColumnarBatch> gpuOrHost(ParquetSlice slice, Configuration hadoop) throws Exception {
+    try {
+      return new GpuParquetSliceReader(slice, options, parquet, readSchema);
+    } catch (NotOnGpuException e) {
+      if (FALLBACKS_LOGGED.add(e.getMessage())) {
+        LOG.info("gpudirect: {} is read on the host: {}", slice.file().uri(), e.getMessage());
+      }
+      return ParquetSliceReaders.columnar(slice, hadoop, parquet);
+    }
   }
 
   @Override

@@ -35,6 +35,7 @@ final class ScanContext {
       }
     }
     this.hadoopConf = hadoopConf(session, options, readOptions);
+    Output.of(options); // A misspelt value fails the query now, not in every task.
   }
 
   /**

@@ -1,0 +1,154 @@
+package io.gpudirect.spark.cudf;
+
+import ai.rapids.cudf.ColumnView;
+import ai.rapids.cudf.DType;
+import io.gpudirect.GpuDirectException;
+import org.apache.spark.sql.types.ArrayType;
+import org.apache.spark.sql.types.BinaryType;
+import org.apache.spark.sql.types.BooleanType;
+import org.apache.spark.sql.types.ByteType;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DateType;
+import org.apache.spark.sql.types.DecimalType;
+import org.apache.spark.sql.types.DoubleType;
+import org.apache.spark.sql.types.FloatType;
+import org.apache.spark.sql.types.IntegerType;
+import org.apache.spark.sql.types.LongType;
+import org.apache.spark.sql.types.MapType;
+import org.apache.spark.sql.types.ShortType;
+import org.apache.spark.sql.types.StringType;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.types.TimestampNTZType;
+import org.apache.spark.sql.types.TimestampType;
+
+/**
+ * Which cuDF layout stands for which Spark type, so that a {@link DeviceColumn}'s getters
+ * return exactly what Spark's own vectors would. A column whose layout differs is refused by
+ * name rather than read wrongly.
+ */
+public final class SparkCudfTypes {
+  private SparkCudfTypes() {}
+
+  /** Throws, naming the column and both types, unless {@code column} can serve {@code field}. */
+  static void check(StructField field, ColumnView column) {
+    String why = mismatch(field.dataType(), column);
+    if (why != null) {
+      throw new NotOnGpuException("Column '" + field.name() + "' cannot be served from the GPU as "
+          + field.dataType().simpleString() + ": " + why);
+    }
+  }
+
+  /** Null when {@code column} lays out {@code type} as Spark expects; else why not. */
+  public static String mismatch(DataType type, ColumnView column) {
+    DType actual = column.getType();
+    if (type instanceof ArrayType a) {
+      return actual.equals(DType.LIST) ? child(a.elementType(), column, 0) : found(actual, "LIST");
+    }
+    if (type instanceof MapType m) {
+      if (!actual.equals(DType.LIST)) {
+        return found(actual, "LIST of STRUCT(key, value)");
+      }
+      try (ColumnView entries = column.getChildColumnView(0)) {
+        if (!entries.getType().equals(DType.STRUCT) || entries.getNumChildren() != 2) {
+          return "map entries are " + entries.getType() + ", expected STRUCT(key, value)";
+        }
+        String keys = child(m.keyType(), entries, 0);
+        return keys != null ? keys : child(m.valueType(), entries, 1);
+      }
+    }
+    if (type instanceof StructType s) {
+      if (!actual.equals(DType.STRUCT)) {
+        return found(actual, "STRUCT");
+      }
+      if (column.getNumChildren() != s.fields().length) {
+        return "the struct has " + column.getNumChildren() + " fields on the GPU and " + s.fields().length + " in Spark";
+      }
+      for (int i = 0; i < s.fields().length; i++) {
+        String why = child(s.fields()[i].dataType(), column, i);
+        if (why != null) {
+          return "field '" + s.fields()[i].name() + "': " + why;
+        }
+      }
+      return null;
+    }
+    if (type instanceof DecimalType d) {
+      if (!actual.isDecimalType()) {
+        return found(actual, "a decimal");
+      }
+      return actual.getScale() == -d.scale() ? null
+          : "scale " + (-actual.getScale()) + " on the GPU, " + d.scale() + " in Spark";
+    }
+    if (type instanceof BinaryType) {
+      return actual.equals(DType.STRING) ? null : found(actual, "STRING (bytes)");
+    }
+    DType expected = flatType(type);
+    if (expected == null) {
+      return "Spark type " + type.simpleString() + " has no GPU layout here";
+    }
+    return actual.equals(expected) ? null : found(actual, expected.toString());
+  }
+
+  /** The cuDF type of a flat Spark type, or null. */
+  public static DType flatType(DataType type) {
+    if (type instanceof BooleanType) {
+      return DType.BOOL8;
+    } else if (type instanceof ByteType) {
+      return DType.INT8;
+    } else if (type instanceof ShortType) {
+      return DType.INT16;
+    } else if (type instanceof IntegerType) {
+      return DType.INT32;
+    } else if (type instanceof LongType) {
+      return DType.INT64;
+    } else if (type instanceof FloatType) {
+      return DType.FLOAT32;
+    } else if (type instanceof DoubleType) {
+      return DType.FLOAT64;
+    } else if (type instanceof StringType) {
+      return DType.STRING;
+    } else if (type instanceof DateType) {
+      return DType.TIMESTAMP_DAYS;
+    } else if (type instanceof TimestampType || type instanceof TimestampNTZType) {
+      return DType.TIMESTAMP_MICROSECONDS;
+    }
+    return null;
+  }
+
+  /** The cuDF type of a column of {@code type} that holds only nulls, or null when nested. */
+  public static DType nullColumnType(DataType type) {
+    if (type instanceof DecimalType d) {
+      DType.DTypeEnum id = d.precision() <= 9 ? DType.DTypeEnum.DECIMAL32
+          : d.precision() <= 18 ? DType.DTypeEnum.DECIMAL64 : DType.DTypeEnum.DECIMAL128;
+      return DType.create(id, -d.scale());
+    }
+    return type instanceof BinaryType ? DType.STRING : flatType(type);
+  }
+
+  /**
+   * The type a top-level column must be cast to for Spark, or null when it needs no cast:
+   * Parquet's unsigned integers arrive unsigned from cuDF, while Spark widens them.
+   */
+  public static DType widening(DataType type, DType actual) {
+    if (type instanceof ShortType && actual.equals(DType.UINT8)) {
+      return DType.INT16;
+    } else if (type instanceof IntegerType && actual.equals(DType.UINT16)) {
+      return DType.INT32;
+    } else if (type instanceof LongType && actual.equals(DType.UINT32)) {
+      return DType.INT64;
+    } else if (type instanceof DecimalType d && d.scale() == 0 && actual.equals(DType.UINT64)) {
+      return DType.create(DType.DTypeEnum.DECIMAL128, 0);
+    }
+    return null;
+  }
+
+  private static String child(DataType type, ColumnView parent, int index) {
+    try (ColumnView c = parent.getChildColumnView(index)) {
+      return mismatch(type, c);
+    }
+  }
+
+  private static String found(DType actual, String expected) {
+    return "found " + actual + ", expected " + expected;
+  }
+}

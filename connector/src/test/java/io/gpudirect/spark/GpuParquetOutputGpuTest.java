@@ -1,0 +1,173 @@
+package io.gpudirect.spark;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import ai.rapids.cudf.Rmm;
+import ai.rapids.cudf.RmmAllocationMode;
+import io.gpudirect.gpu.GpuEnvironment;
+import io.gpudirect.gpu.GpuResources;
+import io.gpudirect.options.GpuDirectOption;
+import io.gpudirect.options.ResolvedOptions;
+import io.gpudirect.remote.RemoteStores;
+import io.gpudirect.server.BlockServer;
+import io.gpudirect.spark.cudf.DeviceColumn;
+import io.gpudirect.spark.cudf.NotOnGpuException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.UnsafeProjection;
+import org.apache.spark.sql.internal.SQLConf;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.vectorized.ColumnarBatch;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/**
+ * output=gpu against Spark's own Parquet reader: every file of ../shared/testdata/parquet is
+ * read both ways, slice by slice, and every row must be byte-identical once projected to
+ * Spark's UnsafeRow. A file the host reader refuses must be refused on the GPU too; a file the
+ * GPU path refuses must be refused with {@link NotOnGpuException}, naming why. No device,
+ * pinned or RMM byte may be left after each file.
+ */
+@Tag("gpu")
+class GpuParquetOutputGpuTest {
+  private static Path testdata;
+  private static BlockServer server;
+
+  @BeforeAll
+  static void start() {
+    assumeTrue(GpuEnvironment.get().gpu() && GpuEnvironment.get().cudf(),
+        "skipped: needs a GPU and cuDF (" + GpuEnvironment.get().reason() + ")");
+    if (!Rmm.isInitialized()) {
+      Rmm.initialize(RmmAllocationMode.CUDA_DEFAULT, null, 0);
+    }
+    testdata = Path.of(System.getProperty("gpudirect.testdata", "../../shared/testdata")).toAbsolutePath();
+    server = BlockServer.builder().root(testdata).port(0).build().start();
+  }
+
+  @AfterAll
+  static void stop() {
+    if (server != null) {
+      RemoteStores.closeAll();
+      server.close();
+    }
+  }
+
+  @Test
+  void everyParquetFileGivesTheSameRowsOnTheGpuAsSparksReader() throws Exception {
+    ResolvedOptions options = ResolvedOptions.resolve(Map.of("output", "gpu"), k -> null);
+    SQLConf sql = new SQLConf();
+    Configuration conf = new Configuration(false);
+    conf.set("fs.gpudirect.impl", io.gpudirect.hadoop.GpuDirectFileSystem.class.getName());
+    conf.setBoolean("fs.gpudirect.impl.disable.cache", true);
+    for (GpuDirectOption o : GpuDirectOption.values()) {
+      conf.set(o.sessionKey(), options.get(o));
+    }
+    ParquetPlanner planner = new ParquetPlanner(conf, sql);
+    List<Path> files;
+    try (Stream<Path> s = Files.list(testdata.resolve("parquet"))) {
+      files = s.filter(p -> p.toString().endsWith(".parquet")).sorted().toList();
+    }
+    int same = 0;
+    List<String> refusedOnGpu = new ArrayList<>();
+    List<String> refusedByBoth = new ArrayList<>();
+    for (Path path : files) {
+      String uri = "gpudirect://127.0.0.1:" + server.port() + "/parquet/" + path.getFileName();
+      long rmmBefore = Rmm.getTotalBytesAllocated();
+      DataFile file = DatasetListing.list(DatasetListing.locations(List.of(uri), options), options).get(0);
+      StructType schema;
+      try {
+        schema = planner.inferSchema(file);
+      } catch (RuntimeException e) {
+        refusedByBoth.add(path.getFileName() + " (schema: " + e.getMessage() + ")");
+        continue;
+      }
+      ParquetReadSettings settings = ParquetReadSettings.from(sql, schema);
+      Configuration read = new Configuration(conf);
+      settings.requestSchema(read, sql, schema);
+      ParquetPlanner.Counts counts = new ParquetPlanner.Counts();
+      // Small slices, so that files with several row groups are cut and the footer rewrite is exercised.
+      List<FileSlice> slices = planner.slice(file, List.of(), 1, counts);
+      List<InternalRow> host = new ArrayList<>();
+      List<InternalRow> gpu = new ArrayList<>();
+      Throwable hostFailure = null;
+      try {
+        for (FileSlice s : slices) {
+          readHost((ParquetSlice) s, read, settings, schema, host);
+        }
+      } catch (Exception | AssertionError e) {
+        hostFailure = e;
+      }
+      try {
+        for (FileSlice s : slices) {
+          try (GpuParquetSliceReader r = new GpuParquetSliceReader((ParquetSlice) s, options, settings, schema)) {
+            while (r.next()) {
+              ColumnarBatch b = r.get();
+              for (int c = 0; c < b.numCols(); c++) {
+                assertTrue(b.column(c) instanceof DeviceColumn, "output=gpu gives cuDF-backed columns");
+              }
+              collect(b, schema, gpu);
+            }
+          }
+        }
+        if (hostFailure != null) {
+          fail(path.getFileName() + ": Spark's reader fails (" + hostFailure + ") but the GPU path returned rows");
+        }
+        assertEquals(host.size(), gpu.size(), path.getFileName() + ": row count");
+        for (int i = 0; i < host.size(); i++) {
+          assertEquals(host.get(i), gpu.get(i), path.getFileName() + ": row " + i + " of " + schema.simpleString());
+        }
+        same++;
+      } catch (NotOnGpuException e) {
+        (hostFailure == null ? refusedOnGpu : refusedByBoth).add(path.getFileName() + " (" + e.getMessage() + ")");
+      } catch (RuntimeException e) {
+        if (hostFailure == null) {
+          throw new AssertionError(path.getFileName() + ": Spark reads it but the GPU path fails", e);
+        }
+        refusedByBoth.add(path.getFileName() + " (" + e.getMessage() + ")");
+      }
+      assertEquals(0, GpuResources.shared().pool().chunksInUse(), path.getFileName() + ": pinned chunks outstanding");
+      assertEquals(rmmBefore, Rmm.getTotalBytesAllocated(), path.getFileName() + ": RMM bytes outstanding");
+    }
+    System.out.println("Parquet files identical on the GPU: " + same + " of " + files.size());
+    refusedOnGpu.forEach(r -> System.out.println("  left to the host reader: " + r));
+    refusedByBoth.forEach(r -> System.out.println("  refused by both paths: " + r));
+    assertTrue(same >= files.size() / 2, "most test files are served from the GPU: " + same + " of " + files.size());
+  }
+
+  private static void readHost(ParquetSlice slice, Configuration conf, ParquetReadSettings settings,
+      StructType schema, List<InternalRow> out) throws Exception {
+    if (settings.vectorized()) {
+      try (SliceReader<ColumnarBatch> r = ParquetSliceReaders.columnar(slice, conf, settings)) {
+        while (r.next()) {
+          collect(r.get(), schema, out);
+        }
+      }
+    } else {
+      UnsafeProjection project = UnsafeProjection.create(schema);
+      try (SliceReader<InternalRow> r = ParquetSliceReaders.rows(slice, conf, settings)) {
+        while (r.next()) {
+          out.add(project.apply(r.get()).copy());
+        }
+      }
+    }
+  }
+
+  private static void collect(ColumnarBatch batch, StructType schema, List<InternalRow> out) {
+    UnsafeProjection project = UnsafeProjection.create(schema);
+    for (Iterator<InternalRow> rows = batch.rowIterator(); rows.hasNext(); ) {
+      out.add(project.apply(rows.next()).copy());
+    }
+  }
+}
