@@ -53,8 +53,29 @@ final class SliceFooter {
     return at;
   }
 
+  /** Reads {@code length} bytes of the file at {@code offset}. */
+  interface FileBytes {
+    long size();
+
+    byte[] read(long offset, int length) throws IOException;
+  }
+
   /** The footer of {@code file} cut down to the row groups of {@code slice}. */
   static SliceFooter of(DataSource file, ParquetSlice slice) throws IOException {
+    return of(new FileBytes() {
+      @Override
+      public long size() {
+        return file.size();
+      }
+
+      @Override
+      public byte[] read(long offset, int length) throws IOException {
+        return bytes(file, offset, length);
+      }
+    }, slice);
+  }
+
+  static SliceFooter of(FileBytes file, ParquetSlice slice) throws IOException {
     FileMetaData footer = read(file, slice);
     List<RowGroup> kept = new ArrayList<>();
     long rows = 0;
@@ -80,13 +101,13 @@ final class SliceFooter {
     }
   }
 
-  private static FileMetaData read(DataSource file, ParquetSlice slice) throws IOException {
+  private static FileMetaData read(FileBytes file, ParquetSlice slice) throws IOException {
     long size = file.size();
     String where = slice.file().uri().toString();
     if (size < 12) {
       throw new GpuDirectException("Cannot read " + where + ": " + size + " bytes is too short for Parquet");
     }
-    byte[] end = bytes(file, size - 8, 8);
+    byte[] end = file.read(size - 8, 8);
     if (!java.util.Arrays.equals(MAGIC, 0, 4, end, 4, 8)) {
       throw new GpuDirectException("Cannot read " + where + " on the GPU: no PAR1 footer"
           + " (an encrypted footer, PARE, is not read on the GPU)");
@@ -97,7 +118,7 @@ final class SliceFooter {
           + " bytes of a " + size + "-byte file");
     }
     try {
-      return Util.readFileMetaData(new ByteArrayInputStream(bytes(file, size - 8 - length, (int) length)));
+      return Util.readFileMetaData(new ByteArrayInputStream(file.read(size - 8 - length, (int) length)));
     } catch (IOException | RuntimeException e) {
       throw new GpuDirectException("Cannot read " + where + ": corrupt Parquet footer: " + e.getMessage(), e);
     }
