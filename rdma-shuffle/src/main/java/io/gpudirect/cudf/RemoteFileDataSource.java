@@ -111,7 +111,8 @@ public final class RemoteFileDataSource extends ai.rapids.cudf.DataSource {
     if (failure != null) {
       throw failure;
     }
-    engine.synchronize();
+    // Each copy's future completes only once its event has fired, so every byte has landed.
+    // No engine-wide synchronize here: it would make concurrent tasks wait for each other's copies.
     return n;
   }
 
