@@ -1,6 +1,7 @@
 package io.gpudirect.it;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -16,13 +17,15 @@ import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
+import javax.script.ScriptEngine;
+import javax.script.ScriptEngineManager;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** docs/quickstart.md: its Java snippet is this class's code and runs; the others name real options. */
+/** docs/quickstart.md: its Java snippet is this class's code and runs, its Scala snippet runs in Scala's interpreter; all name real options. */
 class QuickstartDocIT {
   private static final Path DOC = Path.of("../docs/quickstart.md");
   private static final Path THIS_SOURCE = Path.of("src/test/java/io/gpudirect/it/QuickstartDocIT.java");
@@ -63,31 +66,74 @@ class QuickstartDocIT {
   @Test
   void javaSnippetRunsAgainstARealServerWithASecret() throws Exception {
     SparkSession spark = LocalSpark.get();
-    spark.range(0, 5000, 1, 2).selectExpr("id", "concat('c', id % 5) AS category", "id * 0.01 AS fare")
-        .write().parquet(data.resolve("trips").toString());
-    spark.range(0, 40, 1, 2).selectExpr("id AS zone", "concat('zone ', id) AS name")
-        .write().option("header", "true").csv(data.resolve("zones").toString());
-    spark.range(0, 300, 1, 1).selectExpr("id", "named_struct('kind', concat('k', id % 3)) AS payload")
-        .write().json(data.resolve("events").toString());
+    writeQuickstartData(spark);
     byte[] secret = "quickstart secret".getBytes(StandardCharsets.UTF_8);
     try (ServerFixture fixture = ServerFixture.serve(data, secret)) {
       List<Dataset<Row>> read = javaQuickstart(spark, "127.0.0.1:" + fixture.server.port(),
           new String(secret, StandardCharsets.UTF_8));
-      List<Row> expectedCounts = spark.read().parquet(data.resolve("trips").toString())
-          .where("fare > 10").groupBy("category").count().orderBy("category").collectAsList();
-      assertEquals(5, expectedCounts.size());
-      assertEquals(expectedCounts, read.get(0).orderBy("category").collectAsList());
-      assertEquals(spark.read().option("header", "true").csv(data.resolve("zones") + "/*.csv")
-          .orderBy("zone").collectAsList(), read.get(1).orderBy("zone").collectAsList());
-      assertEquals(spark.read().json(data.resolve("events").toString()).orderBy("id").collectAsList(),
-          read.get(2).orderBy("id").collectAsList());
+      checkQuickstartReads(spark, read);
       assertTrue(fixture.server.stats().bytesSent() > 0);
     } finally {
       spark.conf().unset("spark.gpudirect.auth.secret");
     }
   }
 
-  /** The Scala and PySpark snippets are not run; at least every name they use must exist. */
+  /**
+   * The Scala snippet, verbatim, in Scala's own interpreter (what spark-shell runs) with the
+   * live session bound as {@code spark}. Only the server address is put in, and the secret the
+   * snippet reads from the environment is supplied by a {@code sys} defined before it.
+   */
+  @Test
+  void scalaSnippetRunsInTheScalaInterpreter() throws Exception {
+    SparkSession spark = LocalSpark.get();
+    writeQuickstartData(spark);
+    String doc = Files.readString(DOC, StandardCharsets.UTF_8);
+    String snippet = between(doc, "```scala\n", "```\n");
+    assertTrue(snippet.contains("\"storage-host:7337\""), snippet);
+    byte[] secret = "scala quickstart secret".getBytes(StandardCharsets.UTF_8);
+    try (ServerFixture fixture = ServerFixture.serve(data, secret)) {
+      ScriptEngine scala = new ScriptEngineManager().getEngineByName("scala");
+      assertNotNull(scala, "Scala's JSR-223 engine (scala-compiler on the test classpath)");
+      scala.put("session", spark);
+      scala.eval("val spark = session.asInstanceOf[org.apache.spark.sql.SparkSession]");
+      scala.eval("object sys { val env = Map(\"GPUDIRECT_SECRET\" -> \""
+          + new String(secret, StandardCharsets.UTF_8) + "\") }");
+      scala.eval(snippet.replace("\"storage-host:7337\"", "\"127.0.0.1:" + fixture.server.port() + "\""));
+      @SuppressWarnings("unchecked")
+      List<Dataset<Row>> read = List.of(
+          ((Dataset<Row>) scala.eval("trips")).where("fare > 10").groupBy("category").count(),
+          (Dataset<Row>) scala.eval("zones"), (Dataset<Row>) scala.eval("events"));
+      checkQuickstartReads(spark, read);
+      assertTrue(fixture.server.stats().bytesSent() > 0);
+    } finally {
+      spark.conf().unset("spark.gpudirect.auth.secret");
+    }
+  }
+
+  private void writeQuickstartData(SparkSession spark) {
+    if (Files.exists(data.resolve("trips"))) {
+      return;
+    }
+    spark.range(0, 5000, 1, 2).selectExpr("id", "concat('c', id % 5) AS category", "id * 0.01 AS fare")
+        .write().parquet(data.resolve("trips").toString());
+    spark.range(0, 40, 1, 2).selectExpr("id AS zone", "concat('zone ', id) AS name")
+        .write().option("header", "true").csv(data.resolve("zones").toString());
+    spark.range(0, 300, 1, 1).selectExpr("id", "named_struct('kind', concat('k', id % 3)) AS payload")
+        .write().json(data.resolve("events").toString());
+  }
+
+  private void checkQuickstartReads(SparkSession spark, List<Dataset<Row>> read) {
+    List<Row> expectedCounts = spark.read().parquet(data.resolve("trips").toString())
+        .where("fare > 10").groupBy("category").count().orderBy("category").collectAsList();
+    assertEquals(5, expectedCounts.size());
+    assertEquals(expectedCounts, read.get(0).orderBy("category").collectAsList());
+    assertEquals(spark.read().option("header", "true").csv(data.resolve("zones") + "/*.csv")
+        .orderBy("zone").collectAsList(), read.get(1).orderBy("zone").collectAsList());
+    assertEquals(spark.read().json(data.resolve("events").toString()).orderBy("id").collectAsList(),
+        read.get(2).orderBy("id").collectAsList());
+  }
+
+  /** The PySpark snippet is not run (no Python Spark here); at least every name it uses must exist. */
   @Test
   void everyOptionAndKeyInTheQuickstartExists() throws Exception {
     String doc = Files.readString(DOC, StandardCharsets.UTF_8);
