@@ -196,9 +196,7 @@ final class GpuParquetSliceReader implements SliceReader<ColumnarBatch> {
           columns[i] = nulls(type, rows);
           continue;
         }
-        ColumnVector c = decoded.getColumn(next++);
-        DType widened = SparkCudfTypes.widening(type, c.getType());
-        columns[i] = widened == null ? c.incRefCount() : c.castTo(widened);
+        columns[i] = SparkCudfTypes.conform(schema.fields()[i], decoded.getColumn(next++));
         if (rebase.equals("EXCEPTION")) {
           refuseAncient(schema.fields()[i], columns[i]);
         }

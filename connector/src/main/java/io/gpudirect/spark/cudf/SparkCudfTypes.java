@@ -80,7 +80,18 @@ public final class SparkCudfTypes {
           : "scale " + (-actual.getScale()) + " on the GPU, " + d.scale() + " in Spark";
     }
     if (type instanceof BinaryType) {
-      return actual.equals(DType.STRING) ? null : found(actual, "STRING (bytes)");
+      // cuDF's Parquet reader gives binary as STRING; the Arrow path gives LIST<UINT8>.
+      if (actual.equals(DType.STRING)) {
+        return null;
+      }
+      if (actual.equals(DType.LIST)) {
+        try (ColumnView bytes = column.getChildColumnView(0)) {
+          if (bytes.getType().equals(DType.UINT8) || bytes.getType().equals(DType.INT8)) {
+            return null;
+          }
+        }
+      }
+      return found(actual, "STRING or LIST<UINT8> (bytes)");
     }
     DType expected = flatType(type);
     if (expected == null) {
@@ -126,10 +137,36 @@ public final class SparkCudfTypes {
   }
 
   /**
+   * {@code column} as Spark's {@code type} lays it out: a new reference when it already is,
+   * else a cast where Spark's own readers convert the same way (unsigned integers widened,
+   * timestamps in another unit floored to microseconds, date64 floored to days). Anything
+   * else is refused with {@link NotOnGpuException}, naming the column.
+   */
+  public static ai.rapids.cudf.ColumnVector conform(StructField field, ai.rapids.cudf.ColumnVector column) {
+    DataType type = field.dataType();
+    if (mismatch(type, column) == null) {
+      return column.incRefCount();
+    }
+    DType actual = column.getType();
+    DType target = widening(type, actual);
+    if (target == null && actual.isTimestampType()) {
+      if (type instanceof TimestampType || type instanceof TimestampNTZType) {
+        target = DType.TIMESTAMP_MICROSECONDS;
+      } else if (type instanceof DateType) {
+        target = DType.TIMESTAMP_DAYS;
+      }
+    }
+    if (target == null) {
+      check(field, column);
+    }
+    return column.castTo(target);
+  }
+
+  /**
    * The type a top-level column must be cast to for Spark, or null when it needs no cast:
    * Parquet's unsigned integers arrive unsigned from cuDF, while Spark widens them.
    */
-  public static DType widening(DataType type, DType actual) {
+  static DType widening(DataType type, DType actual) {
     if (type instanceof ShortType && actual.equals(DType.UINT8)) {
       return DType.INT16;
     } else if (type instanceof IntegerType && actual.equals(DType.UINT16)) {
