@@ -33,8 +33,8 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
- * output=gpu against Spark's own Parquet reader: every file of ../shared/testdata/parquet is
- * read both ways, slice by slice, and every row must be byte-identical once projected to
+ * output=gpu against Spark's own Parquet reader: every file of ../shared/testdata/parquet (and
+ * the Parquet files of malformed/) is read both ways, slice by slice, and every row must be byte-identical once projected to
  * Spark's UnsafeRow. A file the host reader refuses must be refused on the GPU too; a file the
  * GPU path refuses must be refused with {@link NotOnGpuException}, naming why. No device,
  * pinned or RMM byte may be left after each file.
@@ -90,6 +90,11 @@ class GpuParquetOutputGpuTest {
           files.add("gpudirect://127.0.0.1:" + server.port() + "/parquet/" + p.getFileName()));
     }
     files.add("gpudirect://127.0.0.1:" + generated.port() + "/trips.parquet");
+    // The corrupt files: whatever Spark's reader does with them, the GPU path must match or refuse.
+    try (Stream<Path> s = Files.list(testdata.resolve("malformed"))) {
+      s.filter(p -> p.toString().endsWith(".parquet")).sorted().forEach(p ->
+          files.add("gpudirect://127.0.0.1:" + server.port() + "/malformed/" + p.getFileName()));
+    }
     int same = 0;
     List<String> refusedOnGpu = new ArrayList<>();
     List<String> refusedByBoth = new ArrayList<>();
@@ -167,6 +172,12 @@ class GpuParquetOutputGpuTest {
         refusedByBoth.add(path + " (" + e.getMessage() + ")");
       }
       assertEquals(0, GpuResources.shared().pool().chunksInUse(), path + ": pinned chunks outstanding");
+      // No CUDA error left behind: the device still runs work and the stream still syncs.
+      ai.rapids.cudf.Cuda.DEFAULT_STREAM.sync();
+      try (ai.rapids.cudf.ColumnVector v = ai.rapids.cudf.ColumnVector.fromInts(1, 2, 3);
+           ai.rapids.cudf.Scalar sum = v.sum(ai.rapids.cudf.DType.INT64)) {
+        assertEquals(6, sum.getLong(), path + ": the GPU still computes afterwards");
+      }
       assertEquals(rmmBefore, Rmm.getTotalBytesAllocated(), path + ": RMM bytes outstanding");
     }
     System.out.println("Parquet files identical on the GPU: " + same + " of " + files.size());
