@@ -243,37 +243,57 @@ public final class RdmaConnection implements Connection {
 
   private void submit(Pending p) {
     synchronized (this) {
-      if (failure == null && freeCredits == 0) {
-        waiting.add(p);
-        return;
-      }
       if (failure == null) {
-        freeCredits--;
+        waiting.add(p);
+        p = null;
       }
     }
-    send(p);
-  }
-
-  private void send(Pending p) {
-    GpuDirectException f = failure;
-    if (f != null) {
-      finish(p, f);
+    if (p != null) {
+      finish(p, failure);
       return;
     }
+    pump();
+  }
+
+  /**
+   * Sends waiting reads, in order, while there is a credit and a free send slot. A send slot
+   * frees on its SEND completion, which the completion queue may yield after the answer it
+   * caused, so slots are checked too rather than assumed.
+   */
+  private void pump() {
+    while (true) {
+      Pending p;
+      int slot;
+      synchronized (this) {
+        if (failure != null || waiting.isEmpty() || freeCredits == 0) {
+          return;
+        }
+        slot = slots.takeSendSlot();
+        if (slot < 0) {
+          return;
+        }
+        freeCredits--;
+        p = waiting.poll();
+      }
+      send(p, slot);
+    }
+  }
+
+  private void send(Pending p, int slot) {
     outstanding.put(p.request.requestId(), p);
     try {
-      postSend(p.request);
+      slots.postSend(endpoint, slot, SEND | slot, p.request);
     } catch (RuntimeException e) {
       fail(e instanceof RdmaException r ? r : new RdmaException(RdmaException.Phase.POST, server,
           "cannot post the RDMA_READ of request " + p.request.requestId() + ": " + e.getMessage(), e));
     }
+    // A failure that raced with the put above may not have seen this read.
     if (failure != null && outstanding.remove(p.request.requestId()) != null) {
       finish(p, failure);
     }
   }
 
   private void postSend(Message m) {
-    // Sends in flight never exceed credits + 1 (the BIND), the number of slots.
     int slot = slots.takeSendSlot();
     if (slot < 0) {
       throw new IllegalStateException("no free send slot (credits " + credits + ")");
@@ -281,17 +301,12 @@ public final class RdmaConnection implements Connection {
     slots.postSend(endpoint, slot, SEND | slot, m);
   }
 
-  /** Gives back a credit: the next waiting read goes out. */
+  /** An answer came: its credit goes to the next waiting read. */
   private void creditReturned() {
-    Pending next;
     synchronized (this) {
-      next = failure == null ? waiting.poll() : null;
-      if (next == null) {
-        freeCredits++;
-        return;
-      }
+      freeCredits++;
     }
-    send(next);
+    pump();
   }
 
   /** Ends {@code p}: its registration and bounce buffer go first, so nothing writes there after. */
@@ -299,8 +314,13 @@ public final class RdmaConnection implements Connection {
     if (p.region != null) {
       p.region.close();
     }
-    if (error == null && p.bounce != null) {
-      p.dst.duplicate().put(p.bounce.nioBuffer().limit(p.request.length()));
+    if (error == null && p.dst != null) {
+      // As over TCP, the destination's position moves past what was read.
+      if (p.bounce != null) {
+        p.dst.put(p.bounce.nioBuffer().limit(p.request.length()));
+      } else {
+        p.dst.position(p.dst.limit());
+      }
     }
     if (p.bounce != null) {
       p.bounce.close();
@@ -322,6 +342,7 @@ public final class RdmaConnection implements Connection {
       int slot = (int) (wc.wrId() & SLOT_MASK);
       if ((wc.wrId() & ~SLOT_MASK) == SEND) {
         slots.releaseSendSlot(slot);
+        pump();
         return;
       }
       Message m;

@@ -107,8 +107,10 @@ final class RdmaServerSession {
 
   private void handle(WorkCompletion wc) {
     if (!wc.ok()) {
+      // A flush is the consequence of a break (often the client closing), not its cause.
       stop(RdmaConnection.describe(wc) + (wc.opcode() == WorkCompletion.Opcode.RDMA_WRITE
-          ? " (an RDMA WRITE into the client's memory: its rkey, bounds or access were refused)" : ""), true);
+          ? " (an RDMA WRITE into the client's memory: its rkey, bounds or access were refused)" : ""),
+          wc.status() != WorkCompletion.Status.FLUSHED);
       return;
     }
     long kind = wc.wrId() & ~SLOT_MASK;
