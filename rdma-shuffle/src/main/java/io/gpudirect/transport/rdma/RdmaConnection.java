@@ -426,7 +426,7 @@ public final class RdmaConnection implements Connection {
       case LOCAL_LENGTH_ERROR -> "local length error: a message did not fit its receive buffer";
       default -> "work completion status " + wc.status();
     };
-    return wc.opcode() + " " + what + (wc.detail() == null || wc.detail().isEmpty() ? "" : " (" + wc.detail() + ")");
+    return (wc.opcode() == WorkCompletion.Opcode.UNKNOWN ? "" : wc.opcode() + ": ") + what + (wc.detail() == null || wc.detail().isEmpty() ? "" : " (" + wc.detail() + ")");
   }
 
   private void fail(GpuDirectException cause) {

@@ -47,6 +47,7 @@ final class RdmaServerSession {
   private final ExecutorService worker;
   private volatile RdmaService.Offer offer;
   private volatile String failure;
+  private boolean errorReported;
   private boolean released;
 
   RdmaServerSession(RdmaService service, RdmaEndpoint endpoint, BufferAllocator allocator) {
@@ -108,8 +109,10 @@ final class RdmaServerSession {
   private void handle(WorkCompletion wc) {
     if (!wc.ok()) {
       // A flush is the consequence of a break (often the client closing), not its cause.
-      stop(RdmaConnection.describe(wc) + (wc.opcode() == WorkCompletion.Opcode.RDMA_WRITE
-          ? " (an RDMA WRITE into the client's memory: its rkey, bounds or access were refused)" : ""),
+      long failedKind = wc.wrId() & ~SLOT_MASK;
+      String request = failedKind == WRITE ? "RDMA WRITE into the client's memory"
+          : failedKind == SEND ? "SEND of an answer" : "receive";
+      stop(request + " failed: " + RdmaConnection.describe(wc),
           wc.status() != WorkCompletion.Status.FLUSHED);
       return;
     }
@@ -219,13 +222,23 @@ final class RdmaServerSession {
     }
   }
 
-  /** The queue pair is broken or done: no more work; memory is freed in {@link #close}. */
+  /**
+   * The queue pair is broken or done: no more work; memory is freed in {@link #close}. A flush
+   * (not an error of its own) may come out of the completion queue before the error that
+   * caused it, so a later error is still logged and counted once.
+   */
   private void stop(String why, boolean error) {
+    boolean first;
     synchronized (this) {
-      if (failure != null) {
-        return;
+      first = failure == null;
+      if (first) {
+        failure = why;
       }
-      failure = why;
+      if (error && errorReported) {
+        error = false;
+      } else if (error) {
+        errorReported = true;
+      }
     }
     if (error) {
       LOG.warn("RDMA queue pair from {} failed: {}", client, why);
@@ -233,11 +246,13 @@ final class RdmaServerSession {
       if (o != null) {
         o.files.failed(why);
       }
-    } else {
+    } else if (first) {
       LOG.debug("RDMA queue pair from {} ended: {}", client, why);
     }
-    endpoint.close();
-    worker.shutdownNow();
+    if (first) {
+      endpoint.close();
+      worker.shutdownNow();
+    }
   }
 
   /** Stops and frees the registered memory, once nothing can touch it any more. */
