@@ -378,7 +378,8 @@ public final class LoopbackVerbsDouble implements Verbs {
     }
 
     String peerName() {
-      return accepted ? "client " + ownAddress : "gpudirect server " + peerAddress;
+      InetSocketAddress a = accepted ? peer.ownAddress : peerAddress;
+      return (accepted ? "client " : "gpudirect server ") + a.getHostString() + ":" + a.getPort();
     }
 
     @Override

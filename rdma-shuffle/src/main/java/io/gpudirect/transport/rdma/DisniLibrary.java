@@ -40,8 +40,7 @@ final class DisniLibrary {
     try {
       System.loadLibrary("disni");
     } catch (UnsatisfiedLinkError | SecurityException e) {
-      return new RdmaUnavailableException("libdisni not found (" + e.getMessage()
-          + "; java.library.path=" + System.getProperty("java.library.path") + ")"
+      return new RdmaUnavailableException("libdisni not found (" + e.getMessage() + ")"
           + (devices.isEmpty() ? " and no RDMA device (" + sysfs + " is empty or missing)" : ""),
           INSTALL, e);
     }
