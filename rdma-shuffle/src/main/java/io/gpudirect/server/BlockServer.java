@@ -158,7 +158,7 @@ public final class BlockServer implements AutoCloseable {
         throw new GpuDirectException("Cannot serve RDMA on " + address + " (--rdma on): "
             + e.getMessage(), e);
       }
-      rdmaStatus = "no rdma: " + e.getMessage();
+      rdmaStatus = "no rdma: " + (e instanceof RdmaUnavailableException u ? u.reason() : e.getMessage());
       LOG.info("BlockServer on {} serves TCP only (--rdma auto): {}", address, e.getMessage());
     }
   }

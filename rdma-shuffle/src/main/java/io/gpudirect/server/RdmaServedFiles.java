@@ -14,6 +14,8 @@ import java.nio.channels.FileChannel;
 final class RdmaServedFiles implements ServedFiles {
   private final BlockServer server;
   private final String peer;
+  private final java.util.concurrent.atomic.AtomicInteger inFlight = new java.util.concurrent.atomic.AtomicInteger();
+  private volatile long lastEndNanos = System.nanoTime();
 
   RdmaServedFiles(BlockServer server, String peer) {
     this.server = server;
@@ -31,6 +33,7 @@ final class RdmaServedFiles implements ServedFiles {
       throw new ServerErrorException(e.code(), e.getMessage());
     }
     server.readStarted();
+    inFlight.incrementAndGet();
     return new FileRange() {
       @Override
       public void readFully(long position, ByteBuffer dst) throws IOException {
@@ -52,6 +55,8 @@ final class RdmaServedFiles implements ServedFiles {
       @Override
       public void close() {
         server.readEnded();
+        lastEndNanos = System.nanoTime();
+        inFlight.decrementAndGet();
         try {
           fc.close();
         } catch (IOException ignored) {
@@ -59,6 +64,14 @@ final class RdmaServedFiles implements ServedFiles {
         }
       }
     };
+  }
+
+  /**
+   * Nanoseconds since the last RDMA read ended; 0 while one is being served. A draining
+   * server keeps the TCP connection (and so its queue pair) while its reads go on.
+   */
+  long idleNanos(long now) {
+    return inFlight.get() > 0 ? 0 : now - lastEndNanos;
   }
 
   @Override

@@ -53,6 +53,8 @@ final class ServerConnection implements Runnable {
   private long caps;
   /** Queue pairs offered to this connection; they end with it. */
   private final List<RdmaService.Offer> rdmaOffers = new ArrayList<>();
+  /** What this connection's queue pairs read, for the drain's idle check (other threads read it). */
+  private final List<RdmaServedFiles> rdmaFiles = new java.util.concurrent.CopyOnWriteArrayList<>();
   /** A request is being answered; a draining server leaves such a connection alone. */
   private volatile boolean busy;
   /** When the connection last finished a request (or was accepted). */
@@ -73,7 +75,11 @@ final class ServerConnection implements Runnable {
 
   /** Nanoseconds since the last request was answered; 0 while one is being answered. */
   long idleNanos(long now) {
-    return busy ? 0 : now - idleSinceNanos;
+    long idle = busy ? 0 : now - idleSinceNanos;
+    for (RdmaServedFiles f : rdmaFiles) {
+      idle = Math.min(idle, f.idleNanos(now));
+    }
+    return idle;
   }
 
   /** Lets the request being handled finish, then the next read sees end of stream. */
@@ -218,7 +224,9 @@ final class ServerConnection implements Runnable {
           + " does not serve RDMA" + (rdma == null ? ": " + server.rdmaStatus() : " to a client"
           + " that did not offer it in HELLO"));
     }
-    RdmaService.Offer offer = rdma.offer(peer, new RdmaServedFiles(server, peer), crc, setup.credits());
+    RdmaServedFiles files = new RdmaServedFiles(server, peer);
+    rdmaFiles.add(files);
+    RdmaService.Offer offer = rdma.offer(peer, files, crc, setup.credits());
     rdmaOffers.add(offer);
     send(offer.ack(setup.requestId()));
   }

@@ -223,6 +223,32 @@ class RdmaTransportTest {
     }
   }
 
+  @Test
+  void aDrainingServerLetsAnRdmaReadInFlightFinish() throws Exception {
+    LoopbackVerbsDouble own = new LoopbackVerbsDouble();
+    BlockServer draining = BlockServer.builder().root(root).port(0).rdma(RdmaMode.ON).verbs(() -> own)
+        .shutdownGracePeriod(Duration.ofSeconds(5)).build().start();
+    Thread closer = new Thread(draining::close);
+    try (RdmaConnection c = new RdmaTransport(own).connect(new InetSocketAddress("127.0.0.1", draining.port()),
+        new ConnectionOptions(null, Duration.ofSeconds(5), "gpudirect-client-rdma-test"))) {
+      own.holdWrites();
+      ByteBuffer dst = ByteBuffer.allocateDirect(1 << 20);
+      CompletableFuture<Void> read = c.read(new ReadRequest(1, "d.bin", 0, 1 << 20), dst);
+      assertTrue(waitFor(() -> draining.stats().readsInFlight() == 1));
+      closer.start();
+      // Longer than the drain's idle limit (250 ms): only the read in flight keeps it open.
+      Thread.sleep(600);
+      own.releaseWrites();
+      read.get(10, TimeUnit.SECONDS);
+      byte[] got = new byte[1 << 20];
+      dst.flip().get(got);
+      assertArrayEquals(Arrays.copyOf(data, 1 << 20), got);
+    } finally {
+      own.releaseWrites();
+      closer.join(10_000);
+    }
+  }
+
   static boolean waitFor(java.util.function.BooleanSupplier condition) throws InterruptedException {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
     while (!condition.getAsBoolean()) {
