@@ -46,6 +46,7 @@ final class DisniEndpoint implements RdmaEndpoint {
   private volatile CompletionHandler handler;
   private volatile boolean closed;
   private volatile boolean disconnectReported;
+  private volatile boolean established;
 
   private DisniEndpoint(DisniVerbs verbs, RdmaCmId id, RdmaEventChannel ownChannel,
       InetSocketAddress peer, String peerName, IbvPd pd, IbvCompChannel compChannel, IbvCQ cq,
@@ -87,8 +88,12 @@ final class DisniEndpoint implements RdmaEndpoint {
     poller.start();
   }
 
+  /**
+   * Until now the connecting thread reads the CM channel (waiting for ESTABLISHED); from now
+   * on the poller watches it for DISCONNECTED.
+   */
   void established() {
-    // nothing to do: the queue pair moved to RTS inside rdma_connect/rdma_accept
+    established = true;
   }
 
   @Override
@@ -208,7 +213,7 @@ final class DisniEndpoint implements RdmaEndpoint {
         if (compChannel.getCqEvent(cq, WAIT_MS)) {
           cq.ackEvents(1);
         }
-        if (ownChannel != null) {
+        if (ownChannel != null && established) {
           watchConnection();
         }
       }

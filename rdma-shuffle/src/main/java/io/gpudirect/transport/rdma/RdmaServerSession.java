@@ -47,6 +47,8 @@ final class RdmaServerSession {
   private final ExecutorService worker;
   private volatile RdmaService.Offer offer;
   private volatile String failure;
+  /** Reads whose answer is posted in a send slot, ended when that SEND completes. */
+  private final java.util.Map<Integer, ServedFiles.FileRange> answered = new java.util.concurrent.ConcurrentHashMap<>();
   private boolean errorReported;
   private boolean released;
 
@@ -123,6 +125,10 @@ final class RdmaServerSession {
       return;
     }
     if (kind == SEND) {
+      ServedFiles.FileRange range = answered.remove(slot);
+      if (range != null) {
+        range.close();
+      }
       slots.releaseSendSlot(slot);
       return;
     }
@@ -162,7 +168,8 @@ final class RdmaServerSession {
       return;
     }
     CRC32C crc = offer.crc ? new CRC32C() : null;
-    try (range) {
+    boolean handedOver = false;
+    try {
       ByteBuffer memory = chunkMemory.nioBuffer();
       long done = 0;
       while (done < r.length()) {
@@ -181,13 +188,19 @@ final class RdmaServerSession {
         range.sent(n);
         done += n;
       }
-      answer(new RdmaReadDone(r.requestId(), r.length(), crc != null, crc == null ? 0 : (int) crc.getValue()));
+      // The read stays in flight (for a draining server) until its answer has gone out.
+      handedOver = answer(new RdmaReadDone(r.requestId(), r.length(), crc != null,
+          crc == null ? 0 : (int) crc.getValue()), range);
     } catch (java.io.IOException e) {
       // Some WRITEs may have landed; the client fails the whole read on this answer.
       answer(new ErrorResponse(r.requestId(), ErrorCode.IO_ERROR, "Cannot read " + r.path()
           + " at offset " + r.offset() + " for RDMA: " + e));
     } catch (RuntimeException e) {
       stop("serving request " + r.requestId() + " for " + client + ": " + e, true);
+    } finally {
+      if (!handedOver) {
+        range.close();
+      }
     }
   }
 
@@ -207,18 +220,46 @@ final class RdmaServerSession {
   }
 
   private void answer(Message m) {
+    answer(m, null);
+  }
+
+  /**
+   * Posts {@code m}; {@code range}, when given, is closed once the SEND has completed (or the
+   * queue pair has broken). Returns whether the range was handed over that way.
+   */
+  private boolean answer(Message m, ServedFiles.FileRange range) {
+    int slot = -1;
     try {
-      int slot = -1;
       while (failure == null && (slot = slots.awaitSendSlot(100)) < 0) {
         // the client's next request may come before the completion of our last answer
       }
-      if (slot >= 0) {
-        slots.postSend(endpoint, slot, SEND | slot, m);
+      if (slot < 0) {
+        return false;
       }
+      if (range != null) {
+        answered.put(slot, range);
+      }
+      slots.postSend(endpoint, slot, SEND | slot, m);
+      if (failure != null) {
+        closeAnswered();
+      }
+      return range != null;
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     } catch (RuntimeException e) {
       stop("cannot post an answer to " + client + ": " + e, true);
+    }
+    // Not posted: the caller still owns the range (unless a failure has closed it already).
+    return range != null && slot >= 0 && answered.remove(slot) == null;
+  }
+
+  /** Ends the reads whose answers were posted; idempotent (each range is taken once). */
+  private void closeAnswered() {
+    for (Integer slot : answered.keySet()) {
+      ServedFiles.FileRange r = answered.remove(slot);
+      if (r != null) {
+        r.close();
+      }
     }
   }
 
@@ -253,6 +294,7 @@ final class RdmaServerSession {
       endpoint.close();
       worker.shutdownNow();
     }
+    closeAnswered();
   }
 
   /** Stops and frees the registered memory, once nothing can touch it any more. */
