@@ -38,6 +38,12 @@ final class DisniLibrary {
   static RdmaUnavailableException probe(Path sysfs) {
     String devices = devices(sysfs);
     try {
+      Class.forName("com.ibm.disni.verbs.RdmaEventChannel", false, DisniLibrary.class.getClassLoader());
+    } catch (ClassNotFoundException | LinkageError e) {
+      return new RdmaUnavailableException("DiSNI's classes (com.ibm.disni:disni:2.1) are not on the"
+          + " classpath", "use the connector's shaded jar, which bundles them, or add the jar", e);
+    }
+    try {
       System.loadLibrary("disni");
     } catch (UnsatisfiedLinkError | SecurityException e) {
       return new RdmaUnavailableException("libdisni not found (" + e.getMessage() + ")"
