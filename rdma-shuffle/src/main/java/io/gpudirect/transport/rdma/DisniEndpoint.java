@@ -14,6 +14,8 @@ import com.ibm.disni.verbs.RdmaCmEvent;
 import com.ibm.disni.verbs.RdmaCmId;
 import com.ibm.disni.verbs.RdmaEventChannel;
 import com.ibm.disni.verbs.SVCPollCq;
+import com.ibm.disni.verbs.SVCPostRecv;
+import com.ibm.disni.verbs.SVCPostSend;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -47,6 +49,8 @@ final class DisniEndpoint implements RdmaEndpoint {
   private volatile boolean closed;
   private volatile boolean disconnectReported;
   private volatile boolean established;
+  private final java.util.Map<Long, SVCPostSend> sendCalls = new java.util.concurrent.ConcurrentHashMap<>();
+  private final java.util.Map<Long, PreparedRecv> recvCalls = new java.util.concurrent.ConcurrentHashMap<>();
 
   private DisniEndpoint(DisniVerbs verbs, RdmaCmId id, RdmaEventChannel ownChannel,
       InetSocketAddress peer, String peerName, IbvPd pd, IbvCompChannel compChannel, IbvCQ cq,
@@ -129,17 +133,31 @@ final class DisniEndpoint implements RdmaEndpoint {
     return register(com.ibm.disni.util.MemoryUtils.getAddress(direct), direct.capacity(), access);
   }
 
+  /**
+   * Receives are always re-posted into the same slot with the same work request id, so the
+   * prepared call is kept per id and executed again (DiSNI's stateful verb calls exist for
+   * this: no JNI marshalling of a new request list per post).
+   */
   @Override
   public void postRecv(long wrId, MemoryRegion region, long offset, int length) {
     IbvSge sge = sge(region, offset, length);
-    IbvRecvWR wr = new IbvRecvWR();
-    wr.setWr_id(wrId);
-    LinkedList<IbvSge> sges = new LinkedList<>();
-    sges.add(sge);
-    wr.setSg_list(sges);
-    wr.setNum_sge(1);
     try {
-      qp.postRecv(List.of(wr), null).execute().free();
+      PreparedRecv prepared = recvCalls.get(wrId);
+      if (prepared == null || prepared.address != sge.getAddr() || prepared.length != length
+          || prepared.lkey != sge.getLkey()) {
+        if (prepared != null) {
+          prepared.call.free();
+        }
+        IbvRecvWR wr = new IbvRecvWR();
+        wr.setWr_id(wrId);
+        LinkedList<IbvSge> sges = new LinkedList<>();
+        sges.add(sge);
+        wr.setSg_list(sges);
+        wr.setNum_sge(1);
+        prepared = new PreparedRecv(qp.postRecv(List.of(wr), null), sge.getAddr(), length, sge.getLkey());
+        recvCalls.put(wrId, prepared);
+      }
+      prepared.call.execute();
     } catch (IOException e) {
       throw new RdmaException(RdmaException.Phase.POST, peerName, "ibv_post_recv: " + e, e);
     }
@@ -157,30 +175,47 @@ final class DisniEndpoint implements RdmaEndpoint {
   }
 
   /**
-   * Every send is signaled so each completes once. A stateful verb call per post is simple and
-   * allocates; caching {@code SVCPostSend} per slot is the next step if profiling on hardware
-   * shows it matters.
+   * Every send is signaled so each completes once. The transport reuses a small set of work
+   * request ids (one per send slot, one per server chunk), so the prepared call is kept per id
+   * and only its address, length, key and remote target are changed before each execute.
    */
   private void post(long wrId, int opcode, MemoryRegion region, long offset, int length,
       long remoteAddress, int rkey) {
-    IbvSendWR wr = new IbvSendWR();
-    wr.setWr_id(wrId);
-    wr.setOpcode(opcode);
-    wr.setSend_flags(IbvSendWR.IBV_SEND_SIGNALED);
-    LinkedList<IbvSge> sges = new LinkedList<>();
-    sges.add(sge(region, offset, length));
-    wr.setSg_list(sges);
-    wr.setNum_sge(1);
-    if (opcode == IbvSendWR.IBV_WR_RDMA_WRITE) {
-      wr.getRdma().setRemote_addr(remoteAddress);
-      wr.getRdma().setRkey(rkey);
-    }
+    IbvSge sge = sge(region, offset, length);
     try {
-      qp.postSend(List.of(wr), null).execute().free();
+      SVCPostSend call = sendCalls.get(wrId);
+      if (call != null && call.getWrMod(0).getOpcode() != opcode) {
+        call.free();
+        call = null;
+      }
+      if (call == null) {
+        IbvSendWR wr = new IbvSendWR();
+        wr.setWr_id(wrId);
+        wr.setOpcode(opcode);
+        wr.setSend_flags(IbvSendWR.IBV_SEND_SIGNALED);
+        LinkedList<IbvSge> sges = new LinkedList<>();
+        sges.add(sge);
+        wr.setSg_list(sges);
+        wr.setNum_sge(1);
+        call = qp.postSend(List.of(wr), null);
+        sendCalls.put(wrId, call);
+      }
+      SVCPostSend.SendWRMod mod = call.getWrMod(0);
+      SVCPostSend.SgeMod sgeMod = mod.getSgeMod(0);
+      sgeMod.setAddr(sge.getAddr());
+      sgeMod.setLength(length);
+      sgeMod.setLkey(sge.getLkey());
+      if (opcode == IbvSendWR.IBV_WR_RDMA_WRITE) {
+        mod.getRdmaMod().setRemote_addr(remoteAddress);
+        mod.getRdmaMod().setRkey(rkey);
+      }
+      call.execute();
     } catch (IOException e) {
       throw new RdmaException(RdmaException.Phase.POST, peerName, "ibv_post_send: " + e, e);
     }
   }
+
+  private record PreparedRecv(SVCPostRecv call, long address, int length, int lkey) {}
 
   private static IbvSge sge(MemoryRegion region, long offset, int length) {
     if (offset < 0 || length < 0 || offset > region.length() - length) {
@@ -317,6 +352,10 @@ final class DisniEndpoint implements RdmaEndpoint {
       if (!qp.isOpen() && !cq.isOpen()) {
         return;
       }
+      sendCalls.values().forEach(SVCPostSend::free);
+      recvCalls.values().forEach(r -> r.call.free());
+      sendCalls.clear();
+      recvCalls.clear();
       try {
         id.destroyQP();
         cq.destroyCQ();
