@@ -2,6 +2,7 @@ package io.gpudirect.cli;
 
 import io.gpudirect.GpuDirectException;
 import io.gpudirect.server.BlockServer;
+import io.gpudirect.server.RdmaMode;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -29,7 +30,8 @@ final class ServerCommand implements Callable<Integer> {
   Path secretFile;
 
   @Option(names = "--rdma", defaultValue = "auto",
-      description = "auto, on or off. RDMA is not built yet: auto and off serve TCP, on fails.")
+      description = "auto, on or off (default ${DEFAULT-VALUE}). auto serves RDMA too when libdisni and an RDMA"
+          + " device are there, and says why not otherwise; on fails to start without them; off serves TCP only.")
   String rdma;
 
   @Option(names = "--shutdown-grace-seconds", defaultValue = "30",
@@ -48,10 +50,7 @@ final class ServerCommand implements Callable<Integer> {
     if (root == null) {
       throw new GpuDirectException("server: --root DIR is required (or --status URI to query a running server)");
     }
-    if (rdma.equals("on")) {
-      throw new GpuDirectException(
-          "--rdma on: the RDMA transport is not built into this version; use --rdma auto or off");
-    }
+    RdmaMode rdmaMode = RdmaMode.parse(rdma);
     if (graceSeconds < 0) {
       throw new GpuDirectException("--shutdown-grace-seconds must not be negative: " + graceSeconds);
     }
@@ -62,6 +61,7 @@ final class ServerCommand implements Callable<Integer> {
         .port(port)
         .secret(secret == null ? null : secret.getBytes(StandardCharsets.UTF_8))
         .shutdownGracePeriod(Duration.ofSeconds(graceSeconds))
+        .rdma(rdmaMode)
         .build();
     server.start();
     CountDownLatch stopped = new CountDownLatch(1);
@@ -77,7 +77,7 @@ final class ServerCommand implements Callable<Integer> {
     }, "gpudirect-server-shutdown"));
     System.out.println("gpudirect server listening on " + bind + ":" + server.port());
     System.out.println("serving " + root.toAbsolutePath().normalize() + " read-only over " + server.transports()
-        + (rdma.equals("off") ? " (rdma off)" : " (rdma: not built into this version)")
+        + " (" + server.rdmaStatus() + ")"
         + "; authentication " + (secret == null ? "off" : "on")
         + "; counters: gpudirect server --status gpudirect://" + bind + ":" + server.port()
         + (server.jmxName() == null ? "" : " or JMX " + server.jmxName()));

@@ -83,6 +83,25 @@ class PruningAndPushdownIT {
     assertEquals(String.valueOf(metrics.get("rowGroupsSkipped")), shown.get("rowGroupsSkipped"));
     String plan = filtered.queryExecution().executedPlan().toString();
     assertTrue(plan.contains("PushedFilters: [IsNotNull(id), LessThan(id,1000)]"), plan);
-    assertTrue(plan.contains("transport=tcp (transport=auto chose TCP"), "explain() names the transport and why: " + plan);
+    // No libdisni and no RDMA device on the build machines: auto reads over TCP and says why.
+    assertTrue(plan.contains("transport=tcp (transport=auto chose TCP: libdisni not found")
+        || plan.contains("transport=tcp (transport=auto chose TCP: no RDMA device"),
+        "explain() names the transport and why: " + plan);
+  }
+
+  @Test
+  void transportRdmaWithoutRdmaFailsSayingWhatIsMissingAndHowToInstallIt() {
+    SparkSession spark = LocalSpark.get();
+    Throwable e = org.junit.jupiter.api.Assertions.assertThrows(Exception.class, () -> spark.read()
+        .format("gpudirect").option("transport", "rdma").load(fixture.uri("sorted")).collectAsList());
+    StringBuilder messages = new StringBuilder();
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      messages.append(t.getMessage()).append('\n');
+    }
+    String all = messages.toString();
+    assertTrue(all.contains("transport=rdma requested but RDMA is not available"), all);
+    for (String needed : new String[] {"rdma-core", "libdisni", "nvidia-peermem"}) {
+      assertTrue(all.contains(needed), "says to install " + needed + ": " + all);
+    }
   }
 }

@@ -18,6 +18,11 @@ import io.gpudirect.transport.ServerErrorException;
 import io.gpudirect.transport.Transport;
 import io.gpudirect.transport.TransportException;
 import io.gpudirect.transport.TransportSelector;
+import io.gpudirect.transport.rdma.RdmaConnection;
+import io.gpudirect.transport.rdma.RdmaException;
+import io.gpudirect.transport.rdma.RdmaTransport;
+import io.gpudirect.transport.rdma.RdmaUnavailableException;
+import io.gpudirect.transport.rdma.RegisteredRange;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -58,8 +63,14 @@ public final class BlockClient implements RemoteStore {
   private final InetSocketAddress server;
   private final String serverName;
   private final ClientConfig config;
-  private final Transport transport;
-  private final String transportReason;
+  /** RDMA or TCP; set once in {@link #connect}, before any read (a fallback may replace it there). */
+  private volatile Transport transport;
+  private volatile String transportReason;
+  private final Transport fallback;
+  /** Registered device ranges, reused by later device reads; see {@link #readIntoDevice}. */
+  private final DeviceRegistrations deviceRegistrations = new DeviceRegistrations(64);
+  /** Why device memory cannot take RDMA writes (set once), or null while it can. */
+  private volatile String deviceRegistrationFailure;
   private final Connection[] slots;
   /** Connections taken out of service by {@link #retire}, closed later; guarded by {@code slots}. */
   private final java.util.Set<Connection> retired = new java.util.HashSet<>();
@@ -83,6 +94,7 @@ public final class BlockClient implements RemoteStore {
     this.config = config;
     this.transport = selection.transport();
     this.transportReason = selection.reason();
+    this.fallback = selection.fallback();
     this.slots = new Connection[config.streams()];
     this.window = new Semaphore(config.maxBytesInFlight());
     this.timer = new ScheduledThreadPoolExecutor(1, daemon("gpudirect-client-timer-" + serverName));
@@ -95,10 +107,29 @@ public final class BlockClient implements RemoteStore {
    * it cannot be reached. Authentication errors are not retried.
    */
   public static BlockClient connect(InetSocketAddress server, ClientConfig config) {
-    TransportSelector.Selection selection = TransportSelector.select(config.transport());
+    return connect(server, config, TransportSelector.DEFAULT);
+  }
+
+  /** As {@link #connect(InetSocketAddress, ClientConfig)}, choosing transports with {@code selector}. */
+  public static BlockClient connect(InetSocketAddress server, ClientConfig config,
+      TransportSelector selector) {
+    TransportSelector.Selection selection = selector.choose(config.transport());
     BlockClient client = new BlockClient(server, config, selection);
     try {
-      for (int i = 0; i < client.slots.length; i++) {
+      try {
+        client.slots[0] = client.openWithRetry();
+      } catch (RdmaUnavailableException | RdmaException e) {
+        if (client.fallback == null) {
+          throw e;
+        }
+        // transport=auto: this server cannot do RDMA with us; TCP it is, and we say why.
+        client.transport = client.fallback;
+        client.transportReason = "transport=auto chose TCP: " + (e instanceof RdmaUnavailableException u
+            ? u.reason() : "RDMA to gpudirect server " + client.serverName + " failed: " + e.getMessage());
+        TransportSelector.logOnce(client.transportReason);
+        client.slots[0] = client.openWithRetry();
+      }
+      for (int i = 1; i < client.slots.length; i++) {
         client.slots[i] = client.openWithRetry();
       }
     } catch (RuntimeException e) {
@@ -181,6 +212,96 @@ public final class BlockClient implements RemoteStore {
     }
   }
 
+  /**
+   * With RDMA, reads {@code length} bytes straight into device memory at {@code address}: the
+   * range is registered with the NIC (needs nvidia-peermem; registrations are cached, since RMM
+   * keeps its pool's memory mapped) and the server RDMA-writes into it, chunk by chunk, over
+   * every connection. Returns false, having read nothing, when the transport is TCP or device
+   * memory cannot be registered; the caller then reads into pinned host chunks and copies. The
+   * first registration failure is logged once and added to {@link #transportReason()}.
+   */
+  @Override
+  public boolean readIntoDevice(String path, long offset, long address, long length) {
+    checkOpen();
+    if (!(transport instanceof RdmaTransport) || deviceRegistrationFailure != null || length == 0) {
+      return false;
+    }
+    RegisteredRange range;
+    try {
+      range = deviceRegistrations.acquire(address, length,
+          () -> RegisteredRange.register((RdmaConnection) connection(), address, length));
+    } catch (RdmaException e) {
+      if (e.phase() != RdmaException.Phase.REGISTER) {
+        throw e;
+      }
+      synchronized (this) {
+        if (deviceRegistrationFailure == null) {
+          deviceRegistrationFailure = e.getMessage();
+          transportReason = transportReason + "; GPU memory cannot be registered for RDMA ("
+              + e.getMessage() + "): RDMA into registered pinned host chunks, then a copy to the GPU";
+          TransportSelector.logOnce("Gpudirect server " + serverName + ": " + transportReason);
+        }
+      }
+      return false;
+    }
+    try {
+      readIntoRange(path, offset, range, address, length).join();
+    } catch (CompletionException e) {
+      throw rethrowable(unwrap(e));
+    } finally {
+      deviceRegistrations.release(range);
+    }
+    return true;
+  }
+
+  private CompletableFuture<Void> readIntoRange(String path, long offset, RegisteredRange range,
+      long address, long length) {
+    long start = System.nanoTime();
+    List<CompletableFuture<Void>> parts = new ArrayList<>();
+    AtomicBoolean failed = new AtomicBoolean();
+    int chunk = Math.min(config.chunkSize(), maxReadLength());
+    for (long[] piece : range.pieces(address, length, chunk)) {
+      if (failed.get()) {
+        break;
+      }
+      int len = (int) piece[1];
+      CompletableFuture<Void> part = new CompletableFuture<>();
+      try {
+        window.acquire(len);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        part.completeExceptionally(new GpuDirectException("Interrupted while reading '" + path
+            + "' from gpudirect server " + serverName, e));
+        parts.add(part);
+        break;
+      }
+      part.whenComplete((v, err) -> {
+        window.release(len);
+        if (err != null) {
+          failed.set(true);
+        }
+      });
+      parts.add(part);
+      sendChunk(new Chunk(path, offset + (piece[0] - address), len,
+          new DeviceTarget(range, piece[0]), part, failed), 0);
+    }
+    return CompletableFuture.allOf(parts.toArray(new CompletableFuture<?>[0]))
+        .handle((v, err) -> {
+          reads.incrementAndGet();
+          fetchNanos.addAndGet(System.nanoTime() - start);
+          if (err != null) {
+            for (CompletableFuture<Void> part : parts) {
+              if (part.isCompletedExceptionally()) {
+                throw new CompletionException(unwrap(part.handle((x, e) -> e).join()));
+              }
+            }
+            throw new CompletionException(unwrap(err));
+          }
+          bytesFetched.addAndGet(length);
+          return null;
+        });
+  }
+
   @Override
   public TransferStats stats() {
     return new TransferStats(bytesFetched.get(), reads.get(), fetchNanos.get(), retries.get());
@@ -194,6 +315,7 @@ public final class BlockClient implements RemoteStore {
       }
       closed = true;
     }
+    deviceRegistrations.close();
     synchronized (slots) {
       for (Connection c : slots) {
         if (c != null) {
@@ -258,7 +380,7 @@ public final class BlockClient implements RemoteStore {
         }
       });
       parts.add(part);
-      sendChunk(new Chunk(path, offset + off, target.slice(off, len), part, failed), 0);
+      sendChunk(new Chunk(path, offset + off, len, new HostTarget(target.slice(off, len)), part, failed), 0);
       off += len;
     } while (off < total && !failed.get());
 
@@ -284,8 +406,33 @@ public final class BlockClient implements RemoteStore {
   }
 
   /** One request of a read; {@code readFailed} is set once any chunk of the same read failed. */
-  private record Chunk(String path, long offset, ByteBuffer dst, CompletableFuture<Void> done,
+  private record Chunk(String path, long offset, int length, Target target, CompletableFuture<Void> done,
       AtomicBoolean readFailed) {}
+
+  /** Where a chunk lands, and how a connection puts it there. */
+  private interface Target {
+    CompletableFuture<Void> read(Connection conn, ReadRequest request);
+  }
+
+  /** Host memory: any transport reads into it (again from the start on a retry). */
+  private record HostTarget(ByteBuffer dst) implements Target {
+    @Override
+    public CompletableFuture<Void> read(Connection conn, ReadRequest request) {
+      dst.clear();
+      return conn.read(request, dst);
+    }
+  }
+
+  /** Registered device memory: the server RDMA-writes at {@code address}. */
+  private record DeviceTarget(RegisteredRange range, long address) implements Target {
+    @Override
+    public CompletableFuture<Void> read(Connection conn, ReadRequest request) {
+      if (!(conn instanceof RdmaConnection rdma)) {
+        throw new GpuDirectException("a device read needs an RDMA connection, got " + conn);
+      }
+      return rdma.readInto(request, range.regionFor(address, request.length()), address);
+    }
+  }
 
   private void sendChunk(Chunk c, int attempt) {
     if (closed) {
@@ -299,13 +446,17 @@ public final class BlockClient implements RemoteStore {
       retryOrFail(c, attempt, e);
       return;
     }
-    c.dst.clear();
-    ReadRequest request = new ReadRequest(requestIds.incrementAndGet(), c.path, c.offset,
-        c.dst.remaining());
+    ReadRequest request = new ReadRequest(requestIds.incrementAndGet(), c.path, c.offset, c.length);
     AtomicBoolean timedOut = new AtomicBoolean();
-    CompletableFuture<Void> f = conn.read(request, c.dst);
+    CompletableFuture<Void> f;
+    try {
+      f = c.target.read(conn, request);
+    } catch (RuntimeException e) {
+      f = CompletableFuture.failedFuture(e);
+    }
+    CompletableFuture<Void> pendingRead = f;
     ScheduledFuture<?> timeout = schedule(() -> {
-      if (!f.isDone()) {
+      if (!pendingRead.isDone()) {
         timedOut.set(true);
         conn.abort(new ConnectionLostException("Connection to gpudirect server " + serverName
             + " closed: request " + request.requestId() + " timed out", null));
@@ -350,7 +501,7 @@ public final class BlockClient implements RemoteStore {
       return;
     }
     c.done.completeExceptionally(finalError(err, c.path, "read at offset " + c.offset
-        + " (" + c.dst.capacity() + " bytes)", attempt + 1));
+        + " (" + c.length + " bytes)", attempt + 1));
   }
 
   // ---- control requests (stat, list)
@@ -466,7 +617,11 @@ public final class BlockClient implements RemoteStore {
       try {
         return open();
       } catch (TransportException e) {
-        if (attempt >= config.maxRetries() || closed) {
+        // Under transport=auto an RDMA setup failure is a reason to fall back, not to retry.
+        if (attempt >= config.maxRetries() || closed || (e instanceof RdmaException && fallback != null)) {
+          if (e instanceof RdmaException) {
+            throw e;
+          }
           throw new TransportException("Cannot connect to gpudirect server " + serverName
               + " after " + (attempt + 1) + " attempts: " + e.getMessage(), e);
         }

@@ -52,4 +52,13 @@ public interface RemoteStore extends AutoCloseable {
 
   @Override
   void close();
+
+  /**
+   * Reads {@code length} bytes of {@code path} from {@code offset} straight into device memory
+   * at {@code deviceAddress}, when this store can (RDMA into registered GPU memory); returns
+   * false, having read nothing, when it cannot, and the caller stages through host memory.
+   */
+  default boolean readIntoDevice(String path, long offset, long deviceAddress, long length) {
+    return false;
+  }
 }

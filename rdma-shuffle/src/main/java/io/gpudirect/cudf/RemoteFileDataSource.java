@@ -75,6 +75,11 @@ public final class RemoteFileDataSource extends ai.rapids.cudf.DataSource {
   @Override
   public long deviceRead(long offset, DeviceMemoryBuffer dest, Cuda.Stream stream) {
     long n = clamp(offset, dest.getLength());
+    // GPUDirect RDMA: the NIC writes into dest, no host copy. False when the store cannot
+    // (TCP, or GPU memory not registrable); then socket -> pinned chunk -> GPU below.
+    if (n > 0 && store.readIntoDevice(path, offset, dest.getAddress(), n)) {
+      return n;
+    }
     List<CompletableFuture<Void>> copies = new ArrayList<>();
     RuntimeException failure = null;
     long done = 0;

@@ -52,6 +52,11 @@ public final class Frames {
         case ERROR -> ErrorResponse.decode(frame);
         case STATUS -> StatusRequest.decode(frame);
         case STATUS_RESPONSE -> StatusResponse.decode(frame);
+        case RDMA_SETUP -> RdmaSetup.decode(frame);
+        case RDMA_SETUP_ACK -> RdmaSetupAck.decode(frame);
+        case RDMA_BIND -> RdmaBind.decode(frame);
+        case RDMA_READ -> RdmaRead.decode(frame);
+        case RDMA_READ_DONE -> RdmaReadDone.decode(frame);
       };
     } catch (BufferUnderflowException e) {
       throw new ProtocolException("Truncated " + type + " message", e);

@@ -14,7 +14,14 @@ public enum MessageType {
   READ_DATA(10),
   ERROR(11),
   STATUS(12),
-  STATUS_RESPONSE(13);
+  STATUS_RESPONSE(13),
+  /** Over TCP, after the handshake: the client asks for an RDMA queue pair. */
+  RDMA_SETUP(14),
+  RDMA_SETUP_ACK(15),
+  /** Over the queue pair: its first message, tying it to an authenticated TCP connection. */
+  RDMA_BIND(16),
+  RDMA_READ(17),
+  RDMA_READ_DONE(18);
 
   private final byte id;
 

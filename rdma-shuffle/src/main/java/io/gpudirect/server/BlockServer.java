@@ -5,6 +5,12 @@ import io.gpudirect.protocol.ErrorCode;
 import io.gpudirect.protocol.ErrorResponse;
 import io.gpudirect.protocol.Frames;
 import io.gpudirect.protocol.Protocol;
+import io.gpudirect.memory.BufferAllocator;
+import io.gpudirect.transport.rdma.DisniVerbs;
+import io.gpudirect.transport.rdma.RdmaException;
+import io.gpudirect.transport.rdma.RdmaService;
+import io.gpudirect.transport.rdma.RdmaUnavailableException;
+import io.gpudirect.transport.rdma.Verbs;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -18,6 +24,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -39,7 +46,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class BlockServer implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(BlockServer.class);
-  static final long CAPABILITIES = Protocol.CAP_TCP | Protocol.CAP_CRC32C;
+  static final long TCP_CAPABILITIES = Protocol.CAP_TCP | Protocol.CAP_CRC32C;
   /** Connections turned away at the same time; beyond this they are just closed. */
   private static final int MAX_REJECTING = 8;
   /**
@@ -57,6 +64,9 @@ public final class BlockServer implements AutoCloseable {
   private final int maxConnections;
   private final Duration gracePeriod;
   private final Duration handshakeTimeout;
+  private final RdmaMode rdmaMode;
+  private final Supplier<Verbs> verbs;
+  private final RdmaService.Settings rdmaSettings;
 
   private final Map<ServerConnection, Thread> connections = new ConcurrentHashMap<>();
   private final AtomicInteger rejecting = new AtomicInteger();
@@ -76,6 +86,8 @@ public final class BlockServer implements AutoCloseable {
   private volatile String address;
   private volatile long startedNanos;
   private BlockServerJmx jmx;
+  private RdmaService rdma;
+  private volatile String rdmaStatus = "rdma off";
 
   private BlockServer(Builder b) {
     this.rootPath = b.root;
@@ -86,6 +98,9 @@ public final class BlockServer implements AutoCloseable {
     this.maxConnections = b.maxConnections;
     this.gracePeriod = b.gracePeriod;
     this.handshakeTimeout = b.handshakeTimeout;
+    this.rdmaMode = b.rdmaMode;
+    this.verbs = b.verbs;
+    this.rdmaSettings = b.rdmaSettings;
   }
 
   public static Builder builder() {
@@ -111,6 +126,7 @@ public final class BlockServer implements AutoCloseable {
           + ": " + e.getMessage(), e);
     }
     address = bindAddress + ":" + port();
+    startRdma();
     startedNanos = System.nanoTime();
     jmx = BlockServerJmx.register(this);
     acceptThread = new Thread(this::acceptLoop, "gpudirect-server-accept-" + port());
@@ -120,6 +136,45 @@ public final class BlockServer implements AutoCloseable {
         address, root.path(), transports(), secret == null ? "off" : "on",
         jmx.name() == null ? "not registered" : "as " + jmx.name());
     return this;
+  }
+
+  /**
+   * The RDMA listener, on the TCP bind address, when the mode allows and the host can: with
+   * {@link RdmaMode#ON} a host that cannot fails the start, saying what is missing; with
+   * {@link RdmaMode#AUTO} the reason is logged once and the server serves TCP only.
+   */
+  private void startRdma() {
+    if (rdmaMode == RdmaMode.OFF) {
+      rdmaStatus = "rdma off (--rdma off)";
+      return;
+    }
+    try {
+      rdma = new RdmaService(verbs.get(), new InetSocketAddress(bindAddress, 0), rdmaSettings,
+          BufferAllocator.root());
+      rdmaStatus = rdma.describe();
+    } catch (RdmaUnavailableException | RdmaException e) {
+      if (rdmaMode == RdmaMode.ON) {
+        closeListener();
+        throw new GpuDirectException("Cannot serve RDMA on " + address + " (--rdma on): "
+            + e.getMessage(), e);
+      }
+      rdmaStatus = "no rdma: " + (e instanceof RdmaUnavailableException u ? u.reason() : e.getMessage());
+      LOG.info("BlockServer on {} serves TCP only (--rdma auto): {}", address, e.getMessage());
+    }
+  }
+
+  /** The RDMA side, or null when this server does not serve RDMA. */
+  RdmaService rdma() {
+    return rdma;
+  }
+
+  /** Whether RDMA is served and how, or why not, in words. */
+  public String rdmaStatus() {
+    return rdmaStatus;
+  }
+
+  long capabilities() {
+    return rdma == null ? TCP_CAPABILITIES : TCP_CAPABILITIES | Protocol.CAP_RDMA;
   }
 
   /** The bound port (the real one when built with port 0). */
@@ -143,7 +198,7 @@ public final class BlockServer implements AutoCloseable {
 
   /** The transports this server serves, comma-separated, as logged and shown in JMX. */
   public String transports() {
-    return "tcp";
+    return rdma == null ? "tcp" : "tcp,rdma";
   }
 
   /** The JMX name of this server's counters, or null when not registered (not started, or refused). */
@@ -195,6 +250,9 @@ public final class BlockServer implements AutoCloseable {
     connections.keySet().forEach(ServerConnection::closeNow);
     for (Thread t : connections.values()) {
       join(t, TimeUnit.SECONDS.toNanos(2));
+    }
+    if (rdma != null) {
+      rdma.close();
     }
     if (jmx != null) {
       jmx.unregister();
@@ -373,8 +431,28 @@ public final class BlockServer implements AutoCloseable {
     private int maxConnections = 256;
     private Duration gracePeriod = Duration.ofSeconds(5);
     private Duration handshakeTimeout = Duration.ofSeconds(10);
+    private RdmaMode rdmaMode = RdmaMode.OFF;
+    private Supplier<Verbs> verbs = DisniVerbs::open;
+    private RdmaService.Settings rdmaSettings = RdmaService.Settings.defaults();
 
     private Builder() {}
+
+    /** Whether to serve RDMA too; default {@link RdmaMode#OFF} (the CLI defaults to auto). */
+    public Builder rdma(RdmaMode mode) {
+      this.rdmaMode = mode;
+      return this;
+    }
+
+    /** The verbs RDMA runs on; default DiSNI (libdisni, rdma-core). Tests pass a double. */
+    public Builder verbs(Supplier<Verbs> verbs) {
+      this.verbs = verbs;
+      return this;
+    }
+
+    public Builder rdmaSettings(RdmaService.Settings settings) {
+      this.rdmaSettings = settings;
+      return this;
+    }
 
     /** The directory served, read-only. */
     public Builder root(Path root) {

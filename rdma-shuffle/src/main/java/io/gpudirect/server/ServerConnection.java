@@ -14,12 +14,14 @@ import io.gpudirect.protocol.ListResponse;
 import io.gpudirect.protocol.Message;
 import io.gpudirect.protocol.Protocol;
 import io.gpudirect.protocol.ProtocolException;
+import io.gpudirect.protocol.RdmaSetup;
 import io.gpudirect.protocol.ReadData;
 import io.gpudirect.protocol.ReadRequest;
 import io.gpudirect.protocol.StatRequest;
 import io.gpudirect.protocol.StatResponse;
 import io.gpudirect.protocol.StatusRequest;
 import io.gpudirect.protocol.StatusResponse;
+import io.gpudirect.transport.rdma.RdmaService;
 import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -27,9 +29,7 @@ import java.nio.channels.Channels;
 import java.nio.channels.FileChannel;
 import java.nio.channels.ReadableByteChannel;
 import java.nio.channels.SocketChannel;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Future;
@@ -50,6 +50,11 @@ final class ServerConnection implements Runnable {
   private final String peer;
   private final ReadableByteChannel in;
   private boolean crc;
+  private long caps;
+  /** Queue pairs offered to this connection; they end with it. */
+  private final List<RdmaService.Offer> rdmaOffers = new ArrayList<>();
+  /** What this connection's queue pairs read, for the drain's idle check (other threads read it). */
+  private final List<RdmaServedFiles> rdmaFiles = new java.util.concurrent.CopyOnWriteArrayList<>();
   /** A request is being answered; a draining server leaves such a connection alone. */
   private volatile boolean busy;
   /** When the connection last finished a request (or was accepted). */
@@ -70,7 +75,11 @@ final class ServerConnection implements Runnable {
 
   /** Nanoseconds since the last request was answered; 0 while one is being answered. */
   long idleNanos(long now) {
-    return busy ? 0 : now - idleSinceNanos;
+    long idle = busy ? 0 : now - idleSinceNanos;
+    for (RdmaServedFiles f : rdmaFiles) {
+      idle = Math.min(idle, f.idleNanos(now));
+    }
+    return idle;
   }
 
   /** Lets the request being handled finish, then the next read sees end of stream. */
@@ -117,6 +126,7 @@ final class ServerConnection implements Runnable {
       LOG.warn("Connection from {} failed", peer, e);
     } finally {
       closeNow();
+      rdmaOffers.forEach(RdmaService.Offer::close);
       server.connectionEnded(this);
     }
   }
@@ -140,7 +150,7 @@ final class ServerConnection implements Runnable {
               + "; server " + server.address() + " speaks version " + Protocol.VERSION));
       return false;
     }
-    long caps = hello.capabilities() & BlockServer.CAPABILITIES;
+    caps = hello.capabilities() & server.capabilities();
     crc = (caps & Protocol.CAP_CRC32C) != 0;
     byte[] secret = server.secret();
     byte[] serverNonce = Auth.newNonce();
@@ -189,6 +199,8 @@ final class ServerConnection implements Runnable {
           send(new StatResponse(s.requestId(), server.root().stat(s.path())));
         } else if (m instanceof ListRequest l) {
           list(l);
+        } else if (m instanceof RdmaSetup setup) {
+          setupRdma(setup);
         } else {
           throw new RequestRefusedException(ErrorCode.BAD_REQUEST,
               "Unexpected " + m.type() + " message from a client after the handshake");
@@ -202,6 +214,21 @@ final class ServerConnection implements Runnable {
         busy = false;
       }
     }
+  }
+
+  /** Offers a queue pair to this (authenticated) connection; it lives as long as the connection. */
+  private void setupRdma(RdmaSetup setup) throws IOException {
+    RdmaService rdma = server.rdma();
+    if (rdma == null || (caps & Protocol.CAP_RDMA) == 0) {
+      throw new RequestRefusedException(ErrorCode.BAD_REQUEST, "Server " + server.address()
+          + " does not serve RDMA" + (rdma == null ? ": " + server.rdmaStatus() : " to a client"
+          + " that did not offer it in HELLO"));
+    }
+    RdmaServedFiles files = new RdmaServedFiles(server, peer);
+    rdmaFiles.add(files);
+    RdmaService.Offer offer = rdma.offer(peer, files, crc, setup.credits());
+    rdmaOffers.add(offer);
+    send(offer.ack(setup.requestId()));
   }
 
   private void list(ListRequest l) throws IOException {
@@ -230,27 +257,10 @@ final class ServerConnection implements Runnable {
   }
 
   private void readCounted(ReadRequest r) throws IOException {
-    if (r.length() > server.maxReadLength()) {
-      throw new RequestRefusedException(ErrorCode.LIMIT_EXCEEDED, "READ of " + r.length()
-          + " bytes of " + RootDirectory.show(r.path()) + " exceeds the limit of server "
-          + server.address() + ": " + server.maxReadLength() + " bytes per request");
-    }
+    FileChannel fc = FileRanges.open(server, r.path(), r.offset(), r.length());
     Path file = server.root().regularFile(r.path());
-    FileChannel fc;
-    try {
-      fc = FileChannel.open(file, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS);
-    } catch (IOException e) {
-      throw new RequestRefusedException(ErrorCode.IO_ERROR,
-          "Cannot open " + RootDirectory.show(r.path()) + ": " + e, e);
-    }
     try (fc) {
-      long size = fc.size();
       long end = r.offset() + r.length();
-      if (r.offset() > size || end > size) {
-        throw new RequestRefusedException(ErrorCode.OUT_OF_RANGE, "Read of "
-            + RootDirectory.show(r.path()) + " at offset " + r.offset() + " length "
-            + r.length() + " runs past the end of the file (" + size + " bytes)");
-      }
       send(new ReadData(r.requestId(), r.offset(), r.length()));
       // The checksum is computed on another core while sendfile runs, and trails the payload.
       Future<Integer> checksum = crc ? Checksums.of(fc, r.offset(), r.length()) : null;
@@ -286,6 +296,9 @@ final class ServerConnection implements Runnable {
     }
     if (m instanceof StatusRequest st) {
       return st.requestId();
+    }
+    if (m instanceof RdmaSetup r) {
+      return r.requestId();
     }
     return ErrorResponse.CONNECTION;
   }

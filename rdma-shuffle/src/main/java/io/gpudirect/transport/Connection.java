@@ -22,6 +22,9 @@ public interface Connection extends AutoCloseable {
 
   boolean isOpen();
 
+  /** The capability bits both sides have ({@code Protocol.CAP_*}), from the handshake. */
+  long capabilities();
+
   /** Sends a control request; completes with the server's answer, ERROR included. */
   CompletableFuture<Message> call(long requestId, Message request);
 

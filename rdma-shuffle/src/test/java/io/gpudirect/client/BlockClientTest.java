@@ -387,13 +387,14 @@ class BlockClientTest {
     try (BlockClient client = BlockClient.connect(address(server.port()),
         config().transport("auto").build())) {
       assertEquals("tcp", client.transport());
-      assertTrue(client.transportReason().contains("RDMA transport is not built yet"),
+      // No libdisni on the build machines: TCP, saying so (TransportSelectorTest has the rest).
+      assertTrue(client.transportReason().startsWith("transport=auto chose TCP: "),
           client.transportReason());
     }
     GpuDirectException e = assertThrows(GpuDirectException.class, () -> BlockClient.connect(
         address(server.port()), config().transport("rdma").build()));
-    assertTrue(e.getMessage().startsWith("transport=rdma requested but RDMA is not available"),
-        e.getMessage());
+    assertTrue(e.getMessage().startsWith("transport=rdma requested but RDMA is not available")
+        || e.getMessage().contains("does not serve RDMA"), e.getMessage());
   }
 
   @Test

@@ -31,36 +31,84 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
  * What every {@link Transport} must do, run against a real server. Each transport runs it by
- * overriding {@link #transport()} ({@code TcpTransportConformanceTest}; RDMA's will follow).
+ * overriding {@link #transport()}, and where its server or its faults differ, the hooks below
+ * ({@code TcpTransportConformanceTest}, {@code RdmaOverVerbsDoubleConformanceTest}).
  */
 @Timeout(value = 30, unit = TimeUnit.SECONDS)
 @ExtendWith(NoLeaksExtension.class)
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
 public abstract class TransportConformanceTest {
   @TempDir static Path root;
-  static BlockServer server;
-  static byte[] data;
+  protected BlockServer server;
+  protected static byte[] data;
 
   protected abstract Transport transport();
 
+  /** The server every test reads from; a transport adds what it needs (RDMA, its verbs). */
+  protected BlockServer.Builder configure(BlockServer.Builder builder) {
+    return builder;
+  }
+
+  /**
+   * A way to the server whose data path stalls (reads stay outstanding however long the test
+   * takes) and whose server side can then die. TCP: a proxy that stalls after 1 MiB and is
+   * closed to kill the peer.
+   */
+  protected FaultyPath faultyPath() throws IOException {
+    LoopbackCutter stall = new LoopbackCutter(server.port(), 1 << 20, Integer.MAX_VALUE).stallInsteadOfClose();
+    return new FaultyPath() {
+      @Override
+      public InetSocketAddress address() {
+        return new InetSocketAddress("127.0.0.1", stall.port());
+      }
+
+      @Override
+      public void killPeer() {
+        stall.resetAll();
+      }
+
+      @Override
+      public void close() throws IOException {
+        stall.close();
+      }
+    };
+  }
+
+  /** See {@link #faultyPath()}. */
+  protected interface FaultyPath extends AutoCloseable {
+    InetSocketAddress address();
+
+    /** The server end of every connection on this path dies without a goodbye. */
+    void killPeer();
+
+    @Override
+    void close() throws IOException;
+  }
+
   @BeforeAll
-  static void start() throws IOException {
+  void start() throws IOException {
     data = TestFiles.write(root.resolve("d.bin"), 8 << 20, 17);
-    server = BlockServer.builder().root(root).port(0).maxReadLength(4 << 20).build().start();
+    server = configure(BlockServer.builder().root(root).port(0).maxReadLength(4 << 20)).build().start();
   }
 
   @AfterAll
-  static void stop() {
+  void stop() {
     server.close();
   }
 
-  private Connection connect() {
-    return transport().connect(new InetSocketAddress("127.0.0.1", server.port()),
+  protected Connection connect() {
+    return connect(new InetSocketAddress("127.0.0.1", server.port()));
+  }
+
+  protected Connection connect(InetSocketAddress address) {
+    return transport().connect(address,
         new ConnectionOptions(null, Duration.ofSeconds(5), "gpudirect-client-conformance"));
   }
 
@@ -100,11 +148,9 @@ public abstract class TransportConformanceTest {
 
   @Test
   void abortFailsEverythingOutstandingWithTheCause() throws Exception {
-    // Through a proxy that stalls after the first MiB, so no read can finish before the abort,
-    // however busy the machine is.
-    try (LoopbackCutter stall = new LoopbackCutter(server.port(), 1 << 20, Integer.MAX_VALUE).stallInsteadOfClose()) {
-      Connection c = transport().connect(new InetSocketAddress("127.0.0.1", stall.port()),
-          new ConnectionOptions(null, Duration.ofSeconds(5), "gpudirect-client-conformance"));
+    // Over a path that stalls, so no read can finish before the abort, however busy the machine is.
+    try (FaultyPath stall = faultyPath()) {
+      Connection c = connect(stall.address());
       List<CompletableFuture<Void>> reads = new ArrayList<>();
       for (int i = 0; i < 8; i++) {
         reads.add(c.read(new ReadRequest(i + 1, "d.bin", 0, 4 << 20),
@@ -124,4 +170,61 @@ public abstract class TransportConformanceTest {
     }
   }
 
+  @Test
+  void moreReadsThanAnyQueueDepthAllCompleteInTheirBuffers() throws Exception {
+    try (Connection c = connect()) {
+      int n = 64;
+      int len = 64 << 10;
+      List<ByteBuffer> buffers = new ArrayList<>();
+      List<CompletableFuture<Void>> reads = new ArrayList<>();
+      for (int i = 0; i < n; i++) {
+        ByteBuffer dst = ByteBuffer.allocateDirect(len);
+        buffers.add(dst);
+        reads.add(c.read(new ReadRequest(100 + i, "d.bin", (long) i * 97_000, len), dst));
+      }
+      for (int i = 0; i < n; i++) {
+        reads.get(i).get(10, TimeUnit.SECONDS);
+        byte[] got = new byte[len];
+        buffers.get(i).flip().get(got);
+        int from = i * 97_000;
+        assertArrayEquals(Arrays.copyOfRange(data, from, from + len), got, "read " + i);
+      }
+      assertTrue(c.isOpen());
+    }
+  }
+
+  @Test
+  void peerDyingMidReadFailsEveryOutstandingReadNamingTheServer() throws Exception {
+    try (FaultyPath path = faultyPath()) {
+      Connection c = connect(path.address());
+      List<CompletableFuture<Void>> reads = new ArrayList<>();
+      for (int i = 0; i < 4; i++) {
+        reads.add(c.read(new ReadRequest(i + 1, "d.bin", 0, 4 << 20), ByteBuffer.allocateDirect(4 << 20)));
+      }
+      path.killPeer();
+      for (CompletableFuture<Void> r : reads) {
+        ExecutionException e = assertThrows(ExecutionException.class, () -> r.get(10, TimeUnit.SECONDS));
+        TransportException t = assertInstanceOf(TransportException.class, e.getCause());
+        assertTrue(t.getMessage().contains("127.0.0.1"), "names the server: " + t.getMessage());
+      }
+      assertFalse(c.isOpen());
+      c.close();
+    }
+  }
+
+  @Test
+  void zeroLengthAndOutOfRangeReads() throws Exception {
+    try (Connection c = connect()) {
+      c.read(new ReadRequest(1, "d.bin", 8 << 20, 0), ByteBuffer.allocateDirect(0)).get(5, TimeUnit.SECONDS);
+      ExecutionException e = assertThrows(ExecutionException.class, () -> c.read(
+          new ReadRequest(2, "d.bin", (8 << 20) - 10, 20), ByteBuffer.allocateDirect(20)).get(5, TimeUnit.SECONDS));
+      assertEquals(ErrorCode.OUT_OF_RANGE, assertInstanceOf(ServerErrorException.class, e.getCause(),
+          String.valueOf(e.getCause())).code());
+      ExecutionException big = assertThrows(ExecutionException.class, () -> c.read(
+          new ReadRequest(3, "d.bin", 0, 5 << 20), ByteBuffer.allocateDirect(5 << 20)).get(5, TimeUnit.SECONDS));
+      assertEquals(ErrorCode.LIMIT_EXCEEDED, assertInstanceOf(ServerErrorException.class, big.getCause(),
+          String.valueOf(big.getCause())).code());
+      assertTrue(c.isOpen(), "refusals leave the connection usable");
+    }
+  }
 }

@@ -13,6 +13,7 @@ import io.gpudirect.protocol.ListResponse;
 import io.gpudirect.protocol.Message;
 import io.gpudirect.protocol.Protocol;
 import io.gpudirect.protocol.ProtocolException;
+import io.gpudirect.protocol.RdmaSetupAck;
 import io.gpudirect.protocol.ReadData;
 import io.gpudirect.protocol.ReadRequest;
 import io.gpudirect.protocol.StatResponse;
@@ -51,6 +52,7 @@ final class TcpConnection implements Connection {
   private final String server;
   private final int maxReadLength;
   private final boolean crc;
+  private final long capabilities;
   private final Object writeLock = new Object();
   private final Map<Long, Pending> pending = new ConcurrentHashMap<>();
   private final Thread reader;
@@ -68,6 +70,7 @@ final class TcpConnection implements Connection {
     this.server = describe(peer);
     this.maxReadLength = ack.maxReadLength();
     this.crc = (ack.capabilities() & Protocol.CAP_CRC32C) != 0;
+    this.capabilities = ack.capabilities();
     this.reader = new Thread(this::readLoop, threadName);
     this.reader.setDaemon(true);
   }
@@ -87,7 +90,7 @@ final class TcpConnection implements Connection {
       ch.socket().setTcpNoDelay(true);
       // Handshake reads go through the socket adaptor, whose reads honour SO_TIMEOUT.
       ch.socket().setSoTimeout(timeoutMs);
-      HelloAck ack = handshake(ch, server, options.secret(), options.checksums());
+      HelloAck ack = handshake(ch, server, options.secret(), options.checksums(), options.rdma());
       ch.socket().setSoTimeout(0);
       TcpConnection c = new TcpConnection(ch, peer, ack, options.threadName());
       c.reader.start();
@@ -102,12 +105,13 @@ final class TcpConnection implements Connection {
   }
 
   private static HelloAck handshake(SocketChannel ch, String server, byte[] secret,
-      boolean checksums) throws IOException {
+      boolean checksums, boolean rdma) throws IOException {
     ReadableByteChannel in = Channels.newChannel(ch.socket().getInputStream());
     byte[] clientNonce = Auth.newNonce();
     writeFully(ch, ByteBuffer.wrap(Protocol.MAGIC));
     writeFully(ch, Frames.encode(new Hello(Protocol.VERSION,
-        Protocol.CAP_TCP | (checksums ? Protocol.CAP_CRC32C : 0), clientNonce)));
+        Protocol.CAP_TCP | (checksums ? Protocol.CAP_CRC32C : 0) | (rdma ? Protocol.CAP_RDMA : 0),
+        clientNonce)));
     ByteBuffer magic = ByteBuffer.allocate(Protocol.MAGIC.length);
     Frames.readFully(in, magic, true);
     Protocol.checkMagic(magic.array(), magic.position(), "server " + server);
@@ -173,6 +177,11 @@ final class TcpConnection implements Connection {
   @Override
   public int maxReadLength() {
     return maxReadLength;
+  }
+
+  @Override
+  public long capabilities() {
+    return capabilities;
   }
 
   @Override
@@ -247,6 +256,8 @@ final class TcpConnection implements Connection {
           take(l.requestId(), m).future.complete(m);
         } else if (m instanceof StatusResponse st) {
           take(st.requestId(), m).future.complete(m);
+        } else if (m instanceof RdmaSetupAck a) {
+          take(a.requestId(), m).future.complete(m);
         } else {
           throw new ProtocolException("Unexpected " + m.type() + " from server " + server);
         }

@@ -1,0 +1,42 @@
+package io.gpudirect.protocol;
+
+import java.nio.ByteBuffer;
+
+/**
+ * Client → server over the queue pair: bytes {@code [offset, offset + length)} of a file, to
+ * be RDMA-written to {@code remoteAddress} in the client's memory region {@code rkey}. The
+ * server answers on the queue pair with {@link RdmaReadDone} after the last WRITE (RC ordering
+ * makes the data visible to the client before the answer) or with an {@link ErrorResponse}.
+ */
+public record RdmaRead(long requestId, String path, long offset, int length, long remoteAddress,
+    int rkey) implements Message {
+  @Override
+  public MessageType type() {
+    return MessageType.RDMA_READ;
+  }
+
+  @Override
+  public int encodedLength() {
+    return 8 + Wire.stringLength(path) + 8 + 4 + 8 + 4;
+  }
+
+  @Override
+  public void encode(ByteBuffer buf) {
+    buf.putLong(requestId);
+    Wire.putString(buf, path);
+    buf.putLong(offset);
+    buf.putInt(length);
+    buf.putLong(remoteAddress);
+    buf.putInt(rkey);
+  }
+
+  public static RdmaRead decode(ByteBuffer buf) {
+    long id = buf.getLong();
+    String path = Wire.getString(buf, Protocol.MAX_PATH_BYTES, "RDMA_READ path");
+    long offset = Wire.nonNegative(buf.getLong(), "RDMA_READ offset");
+    int length = (int) Wire.nonNegative(buf.getInt(), "RDMA_READ length");
+    long address = buf.getLong();
+    int rkey = buf.getInt();
+    return new RdmaRead(id, path, offset, length, address, rkey);
+  }
+}

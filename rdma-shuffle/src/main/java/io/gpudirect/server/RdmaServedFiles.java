@@ -1,0 +1,81 @@
+package io.gpudirect.server;
+
+import io.gpudirect.transport.ServerErrorException;
+import io.gpudirect.transport.rdma.ServedFiles;
+import java.io.EOFException;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+
+/**
+ * The files one authenticated TCP connection may read, as its RDMA queue pair reads them:
+ * the same checks as a TCP READ, counted in the same server counters.
+ */
+final class RdmaServedFiles implements ServedFiles {
+  private final BlockServer server;
+  private final String peer;
+  private final java.util.concurrent.atomic.AtomicInteger inFlight = new java.util.concurrent.atomic.AtomicInteger();
+  private volatile long lastEndNanos = System.nanoTime();
+
+  RdmaServedFiles(BlockServer server, String peer) {
+    this.server = server;
+    this.peer = peer;
+  }
+
+  @Override
+  public FileRange open(String path, long offset, int length) {
+    server.countRequest();
+    FileChannel fc;
+    try {
+      fc = FileRanges.open(server, path, offset, length);
+    } catch (RequestRefusedException e) {
+      server.countError();
+      throw new ServerErrorException(e.code(), e.getMessage());
+    }
+    server.readStarted();
+    inFlight.incrementAndGet();
+    return new FileRange() {
+      @Override
+      public void readFully(long position, ByteBuffer dst) throws IOException {
+        long at = offset + position;
+        while (dst.hasRemaining()) {
+          int n = fc.read(dst, at);
+          if (n < 0) {
+            throw new EOFException("File " + path + " shrank while being read for " + peer);
+          }
+          at += n;
+        }
+      }
+
+      @Override
+      public void sent(long n) {
+        server.countBytesSent(n);
+      }
+
+      @Override
+      public void close() {
+        server.readEnded();
+        lastEndNanos = System.nanoTime();
+        inFlight.decrementAndGet();
+        try {
+          fc.close();
+        } catch (IOException ignored) {
+          // read-only: nothing lost
+        }
+      }
+    };
+  }
+
+  /**
+   * Nanoseconds since the last RDMA read ended; 0 while one is being served. A draining
+   * server keeps the TCP connection (and so its queue pair) while its reads go on.
+   */
+  long idleNanos(long now) {
+    return inFlight.get() > 0 ? 0 : now - lastEndNanos;
+  }
+
+  @Override
+  public void failed(String why) {
+    server.countError();
+  }
+}

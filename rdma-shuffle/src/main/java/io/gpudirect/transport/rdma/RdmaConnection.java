@@ -1,0 +1,476 @@
+package io.gpudirect.transport.rdma;
+
+import io.gpudirect.GpuDirectException;
+import io.gpudirect.memory.BufferAllocator;
+import io.gpudirect.memory.HostBuffer;
+import io.gpudirect.protocol.ErrorResponse;
+import io.gpudirect.protocol.Message;
+import io.gpudirect.protocol.ProtocolException;
+import io.gpudirect.protocol.RdmaBind;
+import io.gpudirect.protocol.RdmaRead;
+import io.gpudirect.protocol.RdmaReadDone;
+import io.gpudirect.protocol.RdmaSetupAck;
+import io.gpudirect.protocol.ReadRequest;
+import io.gpudirect.transport.ChecksumMismatchException;
+import io.gpudirect.transport.Connection;
+import io.gpudirect.transport.ConnectionLostException;
+import io.gpudirect.transport.ServerErrorException;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.EnumSet;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.zip.CRC32C;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A client connection whose reads travel over RDMA: the TCP connection it wraps carries the
+ * handshake, authentication and control calls (STAT, LIST, STATUS); a queue pair carries
+ * RDMA_READ requests, the server's RDMA WRITEs into this client's registered memory, and the
+ * RDMA_READ_DONE answers.
+ *
+ * <p>Credits: the server keeps {@code credits} receives posted for this queue pair, so at most
+ * that many reads are outstanding on it; further reads wait here, in order, and go out as
+ * answers come back. Every outstanding read also has a receive posted here for its answer.
+ *
+ * <p>Destinations: a direct buffer is registered for the one read (remote write access) and
+ * deregistered before its future completes, so the server can never write into it afterwards;
+ * a heap buffer is read into a registered bounce buffer and copied. Memory that stays
+ * registered (device buffers) goes through {@link #readInto}.
+ *
+ * <p>Any failed work completion breaks the queue pair (RC semantics): every outstanding and
+ * waiting read fails with an {@link RdmaException} naming the server and what failed.
+ */
+public final class RdmaConnection implements Connection {
+  private static final Logger LOG = LoggerFactory.getLogger(RdmaConnection.class);
+  private static final long RECV = 1L << 56;
+  private static final long SEND = 2L << 56;
+  private static final long SLOT_MASK = (1L << 56) - 1;
+  private static final ExecutorService VERIFY = Executors.newFixedThreadPool(
+      Math.max(2, Runtime.getRuntime().availableProcessors()), r -> {
+        Thread t = new Thread(r, "gpudirect-rdma-crc-verify");
+        t.setDaemon(true);
+        return t;
+      });
+
+  private final Connection control;
+  private final String server;
+  private final boolean crc;
+  private final int credits;
+  private final BufferAllocator allocator;
+  private final Map<Long, Pending> outstanding = new ConcurrentHashMap<>();
+  private final ArrayDeque<Pending> waiting = new ArrayDeque<>();
+  private RdmaEndpoint endpoint;
+  private ControlSlots slots;
+  /** Guarded by {@code this}. */
+  private int freeCredits;
+  private volatile GpuDirectException failure;
+
+  /**
+   * One read. {@code region} is this read's own registration (closed when it ends), null for
+   * {@link #readInto}; {@code bounce} backs a heap destination; {@code verify} is the host view
+   * the CRC32C is checked on, null where the CPU cannot read the memory (a GPU).
+   */
+  private record Pending(RdmaRead request, CompletableFuture<Void> future, MemoryRegion region,
+      HostBuffer bounce, ByteBuffer dst, ByteBuffer verify) {}
+
+  private RdmaConnection(Connection control, RdmaSetupAck ack, boolean crc, BufferAllocator allocator) {
+    this.control = control;
+    this.server = "gpudirect server " + describe(control.peer());
+    this.crc = crc;
+    this.credits = ack.credits();
+    this.freeCredits = ack.credits();
+    this.allocator = allocator;
+  }
+
+  static String describe(InetSocketAddress a) {
+    String host = a.getAddress() != null ? a.getAddress().getHostAddress() : a.getHostString();
+    return host + ":" + a.getPort();
+  }
+
+  /**
+   * Connects the queue pair the server offered in {@code ack} and binds it to {@code control}.
+   * On failure everything made so far is closed, {@code control} included.
+   */
+  static RdmaConnection open(Connection control, RdmaSetupAck ack, boolean crc, Verbs verbs,
+      Duration timeout, BufferAllocator allocator) {
+    RdmaConnection c = new RdmaConnection(control, ack, crc, allocator);
+    InetSocketAddress rdmaAddress = new InetSocketAddress(control.peer().getAddress(), ack.rdmaPort());
+    try {
+      // One send slot per credit plus the BIND; one receive per credit.
+      c.endpoint = verbs.connect(rdmaAddress, timeout, new QueueSizes(ack.credits() + 1, ack.credits()),
+          ep -> {
+            c.slots = new ControlSlots(ep, allocator, ack.credits(), ack.credits() + 1, ack.slotBytes());
+            for (int i = 0; i < ack.credits(); i++) {
+              c.slots.postRecv(ep, i, RECV | i);
+            }
+            return c.new Completions();
+          });
+      c.postSend(new RdmaBind(ack.token()));
+      return c;
+    } catch (RuntimeException e) {
+      c.close();
+      if (e instanceof RdmaException) {
+        throw e;
+      }
+      throw new RdmaException(RdmaException.Phase.CONNECT, c.server + " (RDMA port "
+          + ack.rdmaPort() + ")", e.getMessage(), e);
+    }
+  }
+
+  @Override
+  public InetSocketAddress peer() {
+    return control.peer();
+  }
+
+  @Override
+  public int maxReadLength() {
+    return control.maxReadLength();
+  }
+
+  @Override
+  public long capabilities() {
+    return control.capabilities();
+  }
+
+  @Override
+  public boolean isOpen() {
+    return failure == null && control.isOpen();
+  }
+
+  /** The credits granted by the server: reads outstanding on the queue pair at most. */
+  public int credits() {
+    return credits;
+  }
+
+  @Override
+  public CompletableFuture<Message> call(long requestId, Message request) {
+    return control.call(requestId, request);
+  }
+
+  @Override
+  public CompletableFuture<Void> read(ReadRequest request, ByteBuffer dst) {
+    if (dst.remaining() != request.length()) {
+      throw new IllegalArgumentException("Destination has " + dst.remaining()
+          + " bytes left for a READ of " + request.length());
+    }
+    CompletableFuture<Void> future = new CompletableFuture<>();
+    GpuDirectException f = failure;
+    if (f != null || request.length() == 0) {
+      return f != null ? CompletableFuture.failedFuture(f) : CompletableFuture.completedFuture(null);
+    }
+    MemoryRegion region = null;
+    HostBuffer bounce = null;
+    try {
+      ByteBuffer target;
+      if (dst.isDirect()) {
+        target = dst.slice();
+      } else {
+        bounce = allocator.allocate(request.length());
+        target = bounce.nioBuffer();
+      }
+      region = register(target);
+      RdmaRead r = new RdmaRead(request.requestId(), request.path(), request.offset(),
+          request.length(), region.address(), region.rkey());
+      submit(new Pending(r, future, region, bounce, dst, crc ? target : null));
+    } catch (RuntimeException e) {
+      if (region != null) {
+        region.close();
+      }
+      if (bounce != null) {
+        bounce.close();
+      }
+      future.completeExceptionally(e);
+    }
+    return future;
+  }
+
+  /**
+   * Reads into memory its owner has registered and keeps registered ({@code region}, on this
+   * connection's device), at {@code address}. No checksum is verified here: the CPU may not
+   * be able to read the memory (a GPU); RDMA's link-level CRCs cover the transfer.
+   */
+  public CompletableFuture<Void> readInto(ReadRequest request, MemoryRegion region, long address) {
+    return readInto(request, address, region.rkey(), region.covers(address, request.length()));
+  }
+
+  /** As {@link #readInto(ReadRequest, MemoryRegion, long)}, naming the key directly (tests of bad keys). */
+  CompletableFuture<Void> readInto(ReadRequest request, long address, int rkey, boolean inBounds) {
+    if (!inBounds) {
+      throw new IllegalArgumentException("READ of " + request.length() + " bytes at 0x"
+          + Long.toHexString(address) + " does not fit its registered region");
+    }
+    GpuDirectException f = failure;
+    if (f != null) {
+      return CompletableFuture.failedFuture(f);
+    }
+    CompletableFuture<Void> future = new CompletableFuture<>();
+    submit(new Pending(new RdmaRead(request.requestId(), request.path(), request.offset(),
+        request.length(), address, rkey), future, null, null, null, null));
+    return future;
+  }
+
+  /** Registers memory on this connection's protection domain (caller closes the region). */
+  public MemoryRegion register(long address, long length, boolean remoteWrite) {
+    try {
+      return endpoint.register(address, length, remoteWrite
+          ? EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE) : EnumSet.of(Access.LOCAL_WRITE));
+    } catch (RdmaException e) {
+      throw e;
+    } catch (RuntimeException e) {
+      throw new RdmaException(RdmaException.Phase.REGISTER, server, "cannot register "
+          + length + " bytes at 0x" + Long.toHexString(address) + ": " + e.getMessage(), e);
+    }
+  }
+
+  private MemoryRegion register(ByteBuffer target) {
+    try {
+      // LOCAL_WRITE is required alongside REMOTE_WRITE by ibv_reg_mr.
+      return endpoint.register(target, EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE));
+    } catch (RdmaException e) {
+      throw e;
+    } catch (RuntimeException e) {
+      throw new RdmaException(RdmaException.Phase.REGISTER, server, "cannot register a "
+          + target.capacity() + "-byte destination: " + e.getMessage(), e);
+    }
+  }
+
+  private void submit(Pending p) {
+    synchronized (this) {
+      if (failure == null) {
+        waiting.add(p);
+        p = null;
+      }
+    }
+    if (p != null) {
+      finish(p, failure);
+      return;
+    }
+    pump();
+  }
+
+  /**
+   * Sends waiting reads, in order, while there is a credit and a free send slot. A send slot
+   * frees on its SEND completion, which the completion queue may yield after the answer it
+   * caused, so slots are checked too rather than assumed.
+   */
+  private void pump() {
+    while (true) {
+      Pending p;
+      int slot;
+      synchronized (this) {
+        if (failure != null || waiting.isEmpty() || freeCredits == 0) {
+          return;
+        }
+        slot = slots.takeSendSlot();
+        if (slot < 0) {
+          return;
+        }
+        freeCredits--;
+        p = waiting.poll();
+      }
+      send(p, slot);
+    }
+  }
+
+  private void send(Pending p, int slot) {
+    outstanding.put(p.request.requestId(), p);
+    try {
+      slots.postSend(endpoint, slot, SEND | slot, p.request);
+    } catch (RuntimeException e) {
+      fail(e instanceof RdmaException r ? r : new RdmaException(RdmaException.Phase.POST, server,
+          "cannot post the RDMA_READ of request " + p.request.requestId() + ": " + e.getMessage(), e));
+    }
+    // A failure that raced with the put above may not have seen this read.
+    if (failure != null && outstanding.remove(p.request.requestId()) != null) {
+      finish(p, failure);
+    }
+  }
+
+  private void postSend(Message m) {
+    int slot = slots.takeSendSlot();
+    if (slot < 0) {
+      throw new IllegalStateException("no free send slot (credits " + credits + ")");
+    }
+    slots.postSend(endpoint, slot, SEND | slot, m);
+  }
+
+  /** An answer came: its credit goes to the next waiting read. */
+  private void creditReturned() {
+    synchronized (this) {
+      freeCredits++;
+    }
+    pump();
+  }
+
+  /** Ends {@code p}: its registration and bounce buffer go first, so nothing writes there after. */
+  private void finish(Pending p, Throwable error) {
+    if (p.region != null) {
+      p.region.close();
+    }
+    if (error == null && p.dst != null) {
+      // As over TCP, the destination's position moves past what was read.
+      if (p.bounce != null) {
+        p.dst.put(p.bounce.nioBuffer().limit(p.request.length()));
+      } else {
+        p.dst.position(p.dst.limit());
+      }
+    }
+    if (p.bounce != null) {
+      p.bounce.close();
+    }
+    if (error == null) {
+      p.future.complete(null);
+    } else {
+      p.future.completeExceptionally(error);
+    }
+  }
+
+  private final class Completions implements CompletionHandler {
+    @Override
+    public void onCompletion(WorkCompletion wc) {
+      if (!wc.ok()) {
+        fail(new RdmaException(RdmaException.Phase.COMPLETION, server, describe(wc), null));
+        return;
+      }
+      int slot = (int) (wc.wrId() & SLOT_MASK);
+      if ((wc.wrId() & ~SLOT_MASK) == SEND) {
+        slots.releaseSendSlot(slot);
+        pump();
+        return;
+      }
+      Message m;
+      try {
+        m = slots.received(slot, wc.byteLength());
+        // The slot is decoded: post it again before the credit can bring the next answer.
+        slots.postRecv(endpoint, slot, RECV | slot);
+      } catch (RuntimeException e) {
+        fail(new RdmaException(RdmaException.Phase.COMPLETION, server, "bad answer on the queue pair: "
+            + e.getMessage(), e));
+        return;
+      }
+      if (m instanceof RdmaReadDone done) {
+        Pending p = take(done.requestId(), m);
+        if (p == null) {
+          return;
+        }
+        if (done.length() != p.request.length()) {
+          fail(new RdmaException(RdmaException.Phase.COMPLETION, server, "RDMA_READ_DONE for request "
+              + done.requestId() + " says " + done.length() + " bytes, the request asked for "
+              + p.request.length(), null));
+          finish(p, failure);
+          return;
+        }
+        creditReturned();
+        if (p.verify != null && done.hasCrc()) {
+          VERIFY.execute(() -> verify(p, done.crc32c()));
+        } else {
+          finish(p, null);
+        }
+      } else if (m instanceof ErrorResponse e) {
+        Pending p = take(e.requestId(), m);
+        if (p != null) {
+          creditReturned();
+          finish(p, new ServerErrorException(e.code(), e.message()));
+        }
+      } else {
+        fail(new RdmaException(RdmaException.Phase.COMPLETION, server, "unexpected " + m.type()
+            + " on the queue pair", null));
+      }
+    }
+
+    @Override
+    public void onDisconnected(String reason) {
+      fail(new ConnectionLostException("RDMA connection to " + server + " lost: " + reason, null));
+    }
+  }
+
+  private Pending take(long requestId, Message m) {
+    Pending p = outstanding.remove(requestId);
+    if (p == null && failure == null) {
+      fail(new RdmaException(RdmaException.Phase.COMPLETION, server, m.type()
+          + " for unknown request " + requestId, new ProtocolException(m.type() + " for unknown request")));
+    }
+    return p;
+  }
+
+  private void verify(Pending p, int expected) {
+    CRC32C c = new CRC32C();
+    c.update(p.verify.duplicate().clear().limit(p.request.length()));
+    int actual = (int) c.getValue();
+    if (actual == expected) {
+      finish(p, null);
+    } else {
+      finish(p, new ChecksumMismatchException(String.format("CRC32C mismatch reading '%s' at offset"
+          + " %d length %d over RDMA from %s: expected %08x, got %08x", p.request.path(),
+          p.request.offset(), p.request.length(), server, expected, actual)));
+    }
+  }
+
+  static String describe(WorkCompletion wc) {
+    String what = switch (wc.status()) {
+      case FLUSHED -> "work request flushed: the queue pair broke earlier (a failed RDMA WRITE into"
+          + " this client's memory, or a disconnect), so nothing outstanding on it can finish";
+      case REMOTE_ACCESS_ERROR -> "remote access error: the peer refused the key, bounds or access"
+          + " rights of the memory named";
+      case RETRY_EXCEEDED -> "the server stopped acknowledging (transport retries exceeded): it died"
+          + " or the link is down";
+      case RECEIVER_NOT_READY -> "the peer had no receive posted (RNR retries exceeded)";
+      case LOCAL_PROTECTION_ERROR -> "local protection error: a buffer is not registered (lkey)";
+      case LOCAL_LENGTH_ERROR -> "local length error: a message did not fit its receive buffer";
+      default -> "work completion status " + wc.status();
+    };
+    return (wc.opcode() == WorkCompletion.Opcode.UNKNOWN ? "" : wc.opcode() + ": ") + what + (wc.detail() == null || wc.detail().isEmpty() ? "" : " (" + wc.detail() + ")");
+  }
+
+  private void fail(GpuDirectException cause) {
+    ArrayDeque<Pending> queued;
+    synchronized (this) {
+      if (failure != null) {
+        return;
+      }
+      failure = cause;
+      queued = new ArrayDeque<>(waiting);
+      waiting.clear();
+    }
+    LOG.debug("RDMA connection to {} failed: {}", server, cause.getMessage());
+    if (endpoint != null) {
+      // Disconnecting moves the queue pair to error: the server's WRITEs can no longer land,
+      // and each registration below is closed before its future fails.
+      endpoint.close();
+    }
+    for (Long id : outstanding.keySet()) {
+      Pending p = outstanding.remove(id);
+      if (p != null) {
+        finish(p, cause);
+      }
+    }
+    queued.forEach(p -> finish(p, cause));
+    control.abort(cause);
+  }
+
+  @Override
+  public void abort(GpuDirectException cause) {
+    fail(cause);
+  }
+
+  @Override
+  public void close() {
+    fail(new ConnectionLostException("Connection to " + server + " was closed by the client", null));
+    control.close();
+    if (endpoint != null) {
+      // Again, now from the caller's thread: it returns once the last completion was handled,
+      // so the control slots are no longer read when they are freed.
+      endpoint.close();
+    }
+    if (slots != null) {
+      slots.close();
+    }
+  }
+}

@@ -1,0 +1,93 @@
+package io.gpudirect.transport.rdma;
+
+import io.gpudirect.memory.BufferAllocator;
+import io.gpudirect.protocol.ErrorResponse;
+import io.gpudirect.protocol.Message;
+import io.gpudirect.protocol.Protocol;
+import io.gpudirect.protocol.RdmaSetup;
+import io.gpudirect.protocol.RdmaSetupAck;
+import io.gpudirect.transport.Connection;
+import io.gpudirect.transport.ConnectionOptions;
+import io.gpudirect.transport.ServerErrorException;
+import io.gpudirect.transport.Transport;
+import io.gpudirect.transport.TransportException;
+import io.gpudirect.transport.tcp.TcpTransport;
+import java.net.InetSocketAddress;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * Reads over RDMA: a TCP connection for the handshake and control calls, offering
+ * {@link Protocol#CAP_RDMA}; when the server has it too, an RDMA_SETUP on that connection
+ * and a queue pair to the port the server names (see docs/protocol.md). A server without RDMA
+ * makes {@link #connect} throw {@link RdmaUnavailableException}, which the caller may turn
+ * into a fallback to TCP.
+ */
+public final class RdmaTransport implements Transport {
+  /** Reads outstanding per queue pair the client asks for; the server may grant fewer. */
+  public static final int DEFAULT_CREDITS = 16;
+
+  private final Verbs verbs;
+  private final int credits;
+  private final BufferAllocator allocator;
+  private final TcpTransport tcp = new TcpTransport();
+
+  public RdmaTransport(Verbs verbs) {
+    this(verbs, DEFAULT_CREDITS, BufferAllocator.root());
+  }
+
+  public RdmaTransport(Verbs verbs, int credits, BufferAllocator allocator) {
+    if (credits <= 0) {
+      throw new IllegalArgumentException("RDMA credits must be positive: " + credits);
+    }
+    this.verbs = verbs;
+    this.credits = credits;
+    this.allocator = allocator;
+  }
+
+  @Override
+  public String name() {
+    return "rdma";
+  }
+
+  public Verbs verbs() {
+    return verbs;
+  }
+
+  @Override
+  public RdmaConnection connect(InetSocketAddress server, ConnectionOptions options) {
+    Connection control = tcp.connect(server, options.withRdma(true));
+    String name = "gpudirect server " + RdmaConnection.describe(control.peer());
+    try {
+      if ((control.capabilities() & Protocol.CAP_RDMA) == 0) {
+        throw new RdmaUnavailableException(name + " does not serve RDMA",
+            "start it with --rdma on (needs libdisni and an RDMA device on the server)", null);
+      }
+      Message answer = control.call(1, new RdmaSetup(1, credits))
+          .get(options.connectTimeout().toMillis(), TimeUnit.MILLISECONDS);
+      if (answer instanceof ErrorResponse e) {
+        throw new ServerErrorException(e.code(), name + " refused RDMA_SETUP: " + e.message());
+      }
+      RdmaSetupAck ack = (RdmaSetupAck) answer;
+      boolean crc = (control.capabilities() & Protocol.CAP_CRC32C) != 0;
+      return RdmaConnection.open(control, ack, crc, verbs, options.connectTimeout(), allocator);
+    } catch (TimeoutException e) {
+      control.close();
+      throw new TransportException("RDMA_SETUP to " + name + ": no answer within "
+          + options.connectTimeout(), e);
+    } catch (ExecutionException e) {
+      control.close();
+      throw new TransportException("RDMA_SETUP to " + name + " failed: " + e.getCause().getMessage(),
+          e.getCause());
+    } catch (InterruptedException e) {
+      control.close();
+      Thread.currentThread().interrupt();
+      throw new TransportException("Interrupted during RDMA_SETUP to " + name, e);
+    } catch (RuntimeException e) {
+      // RdmaConnection.open closes control itself; closing twice is harmless.
+      control.close();
+      throw e;
+    }
+  }
+}

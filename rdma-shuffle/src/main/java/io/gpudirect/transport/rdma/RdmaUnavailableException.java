@@ -1,0 +1,30 @@
+package io.gpudirect.transport.rdma;
+
+import io.gpudirect.GpuDirectException;
+
+/**
+ * RDMA cannot be used here, for a reason that does not change by retrying: libdisni is not
+ * installed, there is no RDMA device, or the server does not serve RDMA. With
+ * {@code transport=auto} the client reads over TCP and reports {@link #reason()}; with
+ * {@code transport=rdma} this is the error.
+ */
+public class RdmaUnavailableException extends GpuDirectException {
+  private final String reason;
+  private final String remedy;
+
+  public RdmaUnavailableException(String reason, String remedy, Throwable cause) {
+    super(reason + (remedy == null ? "" : "; " + remedy), cause);
+    this.reason = reason;
+    this.remedy = remedy;
+  }
+
+  /** What is missing, in words (for the scan's metrics and the log). */
+  public String reason() {
+    return reason;
+  }
+
+  /** How to install or enable what is missing; may be null. */
+  public String remedy() {
+    return remedy;
+  }
+}

@@ -1,0 +1,33 @@
+package io.gpudirect.transport.rdma;
+
+import io.gpudirect.transport.ServerErrorException;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+
+/**
+ * What the RDMA side of a server reads from: the server's checks of paths, lengths and ranges,
+ * and its counters, without {@code transport.rdma} knowing the server's classes. One instance
+ * per authenticated TCP connection.
+ */
+public interface ServedFiles {
+  /**
+   * Checks and opens {@code [offset, offset + length)} of {@code path}; throws
+   * {@link ServerErrorException} with the code and a message naming the path when refused.
+   */
+  FileRange open(String path, long offset, int length);
+
+  /** A failure of the RDMA side of this connection, for the server's counters and log. */
+  void failed(String why);
+
+  /** An open range; closing it ends the read for the server's counters. */
+  interface FileRange extends AutoCloseable {
+    /** Fills {@code dst} from {@code position} (relative to the range's file offset). */
+    void readFully(long position, ByteBuffer dst) throws IOException;
+
+    /** {@code n} more bytes went out to the client. */
+    void sent(long n);
+
+    @Override
+    void close();
+  }
+}
