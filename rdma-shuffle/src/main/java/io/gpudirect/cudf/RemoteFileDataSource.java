@@ -13,6 +13,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * A remote file as cuDF's {@link ai.rapids.cudf.DataSource}: cuDF's readers
@@ -81,9 +82,10 @@ public final class RemoteFileDataSource extends ai.rapids.cudf.DataSource {
       return n;
     }
     List<CompletableFuture<Void>> copies = new ArrayList<>();
-    RuntimeException failure = null;
+    // The first failure of any chunk, seen at once instead of by rescanning every future.
+    AtomicReference<Throwable> failed = new AtomicReference<>();
     long done = 0;
-    while (done < n && failure == null) {
+    while (done < n && failed.get() == null) {
       int len = (int) Math.min(pool.chunkSize(), n - done);
       PinnedChunk chunk = pool.acquire();
       long at = done;
@@ -99,10 +101,15 @@ public final class RemoteFileDataSource extends ai.rapids.cudf.DataSource {
             return chunk;
           })
           .thenCompose(c -> engine.copyToDevice(c, len, dest.getAddress() + at));
+      copy.whenComplete((v, err) -> {
+        if (err != null) {
+          failed.compareAndSet(null, err instanceof CompletionException ce && ce.getCause() != null ? ce.getCause() : err);
+        }
+      });
       copies.add(copy);
       done += len;
-      failure = firstFailure(copies);
     }
+    RuntimeException failure = null;
     // Wait for every read and copy, even after a failure: none may write into dest later.
     for (CompletableFuture<Void> c : copies) {
       try {
@@ -119,19 +126,6 @@ public final class RemoteFileDataSource extends ai.rapids.cudf.DataSource {
     // Each copy's future completes only once its event has fired, so every byte has landed.
     // No engine-wide synchronize here: it would make concurrent tasks wait for each other's copies.
     return n;
-  }
-
-  private static RuntimeException firstFailure(List<CompletableFuture<Void>> copies) {
-    for (CompletableFuture<Void> c : copies) {
-      if (c.isCompletedExceptionally()) {
-        try {
-          c.join();
-        } catch (CompletionException e) {
-          return asRuntime(e.getCause());
-        }
-      }
-    }
-    return null;
   }
 
   private static RuntimeException asRuntime(Throwable t) {
