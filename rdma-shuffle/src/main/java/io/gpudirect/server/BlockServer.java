@@ -57,6 +57,7 @@ public final class BlockServer implements AutoCloseable {
   private final int maxConnections;
   private final Duration gracePeriod;
   private final Duration handshakeTimeout;
+  private final javax.net.ssl.SSLContext tls;
 
   private final Map<ServerConnection, Thread> connections = new ConcurrentHashMap<>();
   private final AtomicInteger rejecting = new AtomicInteger();
@@ -86,6 +87,7 @@ public final class BlockServer implements AutoCloseable {
     this.maxConnections = b.maxConnections;
     this.gracePeriod = b.gracePeriod;
     this.handshakeTimeout = b.handshakeTimeout;
+    this.tls = b.tls;
   }
 
   public static Builder builder() {
@@ -116,8 +118,8 @@ public final class BlockServer implements AutoCloseable {
     acceptThread = new Thread(this::acceptLoop, "gpudirect-server-accept-" + port());
     acceptThread.setDaemon(true);
     acceptThread.start();
-    LOG.info("BlockServer on {} serving {} read-only over {}; authentication {}; counters in JMX {}",
-        address, root.path(), transports(), secret == null ? "off" : "on",
+    LOG.info("BlockServer on {} serving {} read-only over {}; TLS {}; authentication {}; counters in JMX {}",
+        address, root.path(), transports(), tls == null ? "off" : "on", secret == null ? "off" : "on",
         jmx.name() == null ? "not registered" : "as " + jmx.name());
     return this;
   }
@@ -305,6 +307,16 @@ public final class BlockServer implements AutoCloseable {
     return secret;
   }
 
+  /** The TLS context connections are wrapped in, or null for plaintext. */
+  javax.net.ssl.SSLContext tls() {
+    return tls;
+  }
+
+  /** Whether connections must use TLS. */
+  public boolean tlsEnabled() {
+    return tls != null;
+  }
+
   int maxReadLength() {
     return maxReadLength;
   }
@@ -373,8 +385,19 @@ public final class BlockServer implements AutoCloseable {
     private int maxConnections = 256;
     private Duration gracePeriod = Duration.ofSeconds(5);
     private Duration handshakeTimeout = Duration.ofSeconds(10);
+    private javax.net.ssl.SSLContext tls;
 
     private Builder() {}
+
+    /**
+     * Serve TLS only, with this context's certificate
+     * ({@link io.gpudirect.transport.tls.TlsContexts#server}); null (the default) for plaintext.
+     * A plaintext client is answered with an error that says TLS is required.
+     */
+    public Builder tls(javax.net.ssl.SSLContext tls) {
+      this.tls = tls;
+      return this;
+    }
 
     /** The directory served, read-only. */
     public Builder root(Path root) {
