@@ -18,11 +18,24 @@ final class ClientOptions {
   @Option(names = "--streams", description = "TCP connections to the server.")
   Integer streams;
 
+  @Option(names = "--tls", description = "Connect with TLS (the server runs with --tls-cert/--tls-key).")
+  boolean tls;
+
+  @Option(names = "--tls-trust-store", paramLabel = "PEM",
+      description = "PEM certificates to trust for --tls (a CA or the server's own); default: the JDK's CAs.")
+  Path tlsTrustStore;
+
   RemoteStore connect(GpuDirectUri uri) {
     Map<String, String> given = new HashMap<>();
     String secret = SecretFile.read(secretFile);
     if (secret != null) {
       given.put(GpuDirectOption.AUTH_SECRET.key(), secret);
+    }
+    if (tls || tlsTrustStore != null) {
+      given.put(GpuDirectOption.TLS.key(), "true");
+    }
+    if (tlsTrustStore != null) {
+      given.put(GpuDirectOption.TLS_TRUST_STORE.key(), tlsTrustStore.toString());
     }
     if (streams != null) {
       given.put(GpuDirectOption.STREAMS.key(), streams.toString());

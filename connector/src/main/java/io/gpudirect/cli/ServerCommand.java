@@ -2,6 +2,7 @@ package io.gpudirect.cli;
 
 import io.gpudirect.GpuDirectException;
 import io.gpudirect.server.BlockServer;
+import io.gpudirect.transport.tls.TlsContexts;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -28,6 +29,15 @@ final class ServerCommand implements Callable<Integer> {
       + " clients must prove they know it. With --status: the secret to prove.")
   Path secretFile;
 
+  @Option(names = "--tls-cert", paramLabel = "PEM",
+      description = "Serve TLS only, with this certificate chain (PEM, server certificate first)."
+          + " With --status: the certificate to trust.")
+  Path tlsCert;
+
+  @Option(names = "--tls-key", paramLabel = "PEM",
+      description = "The certificate's private key: unencrypted PKCS#8 PEM (BEGIN PRIVATE KEY).")
+  Path tlsKey;
+
   @Option(names = "--rdma", defaultValue = "auto",
       description = "auto, on or off. RDMA is not built yet: auto and off serve TCP, on fails.")
   String rdma;
@@ -43,7 +53,8 @@ final class ServerCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     if (status != null) {
-      return ServerStatus.print(status, SecretFile.read(secretFile), System.out);
+      return ServerStatus.print(status, SecretFile.read(secretFile),
+          tlsCert == null ? null : TlsContexts.client(tlsCert), System.out);
     }
     if (root == null) {
       throw new GpuDirectException("server: --root DIR is required (or --status URI to query a running server)");
@@ -55,6 +66,10 @@ final class ServerCommand implements Callable<Integer> {
     if (graceSeconds < 0) {
       throw new GpuDirectException("--shutdown-grace-seconds must not be negative: " + graceSeconds);
     }
+    if ((tlsCert == null) != (tlsKey == null)) {
+      throw new GpuDirectException("server: --tls-cert and --tls-key go together (the certificate"
+          + " chain and its private key, both PEM)");
+    }
     String secret = SecretFile.read(secretFile);
     BlockServer server = BlockServer.builder()
         .root(root)
@@ -62,6 +77,7 @@ final class ServerCommand implements Callable<Integer> {
         .port(port)
         .secret(secret == null ? null : secret.getBytes(StandardCharsets.UTF_8))
         .shutdownGracePeriod(Duration.ofSeconds(graceSeconds))
+        .tls(tlsCert == null ? null : TlsContexts.server(tlsCert, tlsKey))
         .build();
     server.start();
     CountDownLatch stopped = new CountDownLatch(1);
@@ -78,6 +94,7 @@ final class ServerCommand implements Callable<Integer> {
     System.out.println("gpudirect server listening on " + bind + ":" + server.port());
     System.out.println("serving " + root.toAbsolutePath().normalize() + " read-only over " + server.transports()
         + (rdma.equals("off") ? " (rdma off)" : " (rdma: not built into this version)")
+        + "; TLS " + (tlsCert == null ? "off" : "on")
         + "; authentication " + (secret == null ? "off" : "on")
         + "; counters: gpudirect server --status gpudirect://" + bind + ":" + server.port()
         + (server.jmxName() == null ? "" : " or JMX " + server.jmxName()));

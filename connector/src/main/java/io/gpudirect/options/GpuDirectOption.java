@@ -29,6 +29,10 @@ public enum GpuDirectOption {
       "CRC32C on every payload, checked by the client; retried on a mismatch."),
   AUTH_SECRET("auth.secret", "",
       "Shared secret of servers started with --secret-file. Set it in the session conf, not in code."),
+  TLS("tls", "false",
+      "Encrypt every connection with TLS; the server must be started with --tls-cert and --tls-key."),
+  TLS_TRUST_STORE("tls.trustStore", "",
+      "PEM file of the certificates TLS trusts (a CA, or the server's own); empty: the JDK's CAs."),
   FILTER_PUSHDOWN("filterPushdown", "true",
       "Skip Parquet row groups whose statistics rule out the query's filters.");
 
