@@ -15,6 +15,9 @@ final class ClientOptions {
   @Option(names = "--secret-file", description = "File holding the server's shared secret (or $GPUDIRECT_SECRET_FILE).")
   Path secretFile;
 
+  @Option(names = {"--secret", "--auth-secret"}, hidden = true, paramLabel = "REFUSED")
+  String secretOnCommandLine;
+
   @Option(names = "--streams", description = "TCP connections to the server.")
   Integer streams;
 
@@ -26,6 +29,7 @@ final class ClientOptions {
   Path tlsTrustStore;
 
   RemoteStore connect(GpuDirectUri uri) {
+    SecretFile.refuseOnCommandLine(secretOnCommandLine);
     Map<String, String> given = new HashMap<>();
     String secret = SecretFile.read(secretFile);
     if (secret != null) {

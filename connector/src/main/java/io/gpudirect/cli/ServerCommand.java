@@ -29,6 +29,9 @@ final class ServerCommand implements Callable<Integer> {
       + " clients must prove they know it. With --status: the secret to prove.")
   Path secretFile;
 
+  @Option(names = {"--secret", "--auth-secret"}, hidden = true, paramLabel = "REFUSED")
+  String secretOnCommandLine;
+
   @Option(names = "--tls-cert", paramLabel = "PEM",
       description = "Serve TLS only, with this certificate chain (PEM, server certificate first)."
           + " With --status: the certificate to trust.")
@@ -52,6 +55,7 @@ final class ServerCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
+    SecretFile.refuseOnCommandLine(secretOnCommandLine);
     if (status != null) {
       return ServerStatus.print(status, SecretFile.read(secretFile),
           tlsCert == null ? null : TlsContexts.client(tlsCert), System.out);
