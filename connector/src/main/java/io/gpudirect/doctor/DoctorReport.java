@@ -27,7 +27,8 @@ public record DoctorReport(String host, Set<HostChecks.Requirement> required, Li
     int width = findings.stream().mapToInt(f -> f.check().length()).max().orElse(10);
     for (Finding f : findings) {
       out.printf("%-4s  %-" + width + "s  %s%n", f.status(), f.check(), f.summary());
-      if (!f.fix().isEmpty() && f.status() != Finding.Status.OK) {
+      // What is absent and not required needs no fixing here; JSON still carries the command.
+      if (!f.fix().isEmpty() && (f.status() == Finding.Status.WARN || f.status() == Finding.Status.FAIL)) {
         out.printf("      %-" + width + "s  fix: %s%n", "", f.fix());
       }
     }

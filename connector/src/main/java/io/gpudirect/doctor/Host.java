@@ -39,8 +39,9 @@ public record Host(Path root, Function<List<String>, Optional<String>> commands,
 
   /** The file's content, stripped, or empty when it does not exist or cannot be read. */
   Optional<String> read(String absolute) {
-    try {
-      return Optional.of(Files.readString(path(absolute), StandardCharsets.UTF_8).strip());
+    // Not Files.readString: it trusts the file's size, and /proc files report 0 (one byte came back).
+    try (var in = Files.newInputStream(path(absolute))) {
+      return Optional.of(new String(in.readAllBytes(), StandardCharsets.UTF_8).strip());
     } catch (IOException | RuntimeException e) {
       return Optional.empty();
     }

@@ -209,7 +209,7 @@ class HostChecksTest {
   }
 
   @Test
-  void runsOnThisMachineAsItIs() {
+  void runsOnThisMachineAsItIs() throws IOException {
     Host real = Host.real();
     List<Finding> findings = new HostChecks(real, Set.of()).run();
     Map<String, Finding> f = byCheck(findings);
@@ -223,6 +223,14 @@ class HostChecksTest {
     assertEquals(Files.isDirectory(Path.of("/sys/class/infiniband")) && !real.list("/sys/class/infiniband").isEmpty(),
         f.get("rdma-devices").status() != Status.SKIP);
     assertEquals(0, new DoctorReport("here", Set.of(), findings).exitCode());
+    // /proc files report a size of 0: the value must be read whole (as cat reads it).
+    Path rmem = Path.of("/proc/sys/net/core/rmem_max");
+    if (Files.isReadable(rmem)) {
+      Process cat = new ProcessBuilder("cat", rmem.toString()).start();
+      long value = Long.parseLong(new String(cat.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip());
+      assertTrue(f.get("net.core.rmem_max").summary().startsWith(HostChecks.human(value)),
+          value + " vs " + f.get("net.core.rmem_max").summary());
+    }
     // Requiring RDMA where there is none fails.
     if (real.list("/sys/class/infiniband").isEmpty()) {
       assertEquals(Status.FAIL, byCheck(new HostChecks(real, Set.of(Requirement.RDMA)).run()).get("rdma-devices").status());
