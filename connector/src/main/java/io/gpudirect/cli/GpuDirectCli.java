@@ -6,7 +6,8 @@ import picocli.CommandLine.Command;
 /** {@code bin/gpudirect}: the demo, the server, and tools to look at what a server serves. */
 @Command(name = "gpudirect", mixinStandardHelpOptions = true, version = "gpudirect 0.1.0-SNAPSHOT",
     description = "Remote data into GPU memory as fast as the wire allows, for Spark.",
-    subcommands = {DemoCommand.class, ServerCommand.class, LsCommand.class, CatCommand.class})
+    subcommands = {DemoCommand.class, ServerCommand.class, LsCommand.class, CatCommand.class,
+        DoctorCommand.class})
 public final class GpuDirectCli {
   public static void main(String[] args) {
     CommandLine cli = new CommandLine(new GpuDirectCli());

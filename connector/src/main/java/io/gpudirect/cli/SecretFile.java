@@ -15,6 +15,19 @@ final class SecretFile {
 
   private SecretFile() {}
 
+  /**
+   * Refuses a secret given as an argument ({@code --secret}, a hidden option that exists only
+   * to say this): by then it is already in the process list, so the message says to change it.
+   */
+  static void refuseOnCommandLine(String given) {
+    if (given != null) {
+      throw new GpuDirectException("--secret is not accepted: a secret on the command line can be"
+          + " read by every user of this host (ps, /proc/PID/cmdline). Put it in a file only you"
+          + " can read and pass --secret-file FILE (or set $" + ENV + "); and choose a new"
+          + " secret, since this one has been exposed");
+    }
+  }
+
   /** The secret in {@code file}, or in the file named by $GPUDIRECT_SECRET_FILE, or null. */
   static String read(Path file) {
     Path f = file;

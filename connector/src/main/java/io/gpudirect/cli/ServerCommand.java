@@ -3,6 +3,7 @@ package io.gpudirect.cli;
 import io.gpudirect.GpuDirectException;
 import io.gpudirect.server.BlockServer;
 import io.gpudirect.server.RdmaMode;
+import io.gpudirect.transport.tls.TlsContexts;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -29,6 +30,18 @@ final class ServerCommand implements Callable<Integer> {
       + " clients must prove they know it. With --status: the secret to prove.")
   Path secretFile;
 
+  @Option(names = {"--secret", "--auth-secret"}, hidden = true, paramLabel = "REFUSED")
+  String secretOnCommandLine;
+
+  @Option(names = "--tls-cert", paramLabel = "PEM",
+      description = "Serve TLS only, with this certificate chain (PEM, server certificate first)."
+          + " With --status: the certificate to trust.")
+  Path tlsCert;
+
+  @Option(names = "--tls-key", paramLabel = "PEM",
+      description = "The certificate's private key: unencrypted PKCS#8 PEM (BEGIN PRIVATE KEY).")
+  Path tlsKey;
+
   @Option(names = "--rdma", defaultValue = "auto",
       description = "auto, on or off (default ${DEFAULT-VALUE}). auto serves RDMA too when libdisni and an RDMA"
           + " device are there, and says why not otherwise; on fails to start without them; off serves TCP only.")
@@ -44,8 +57,10 @@ final class ServerCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
+    SecretFile.refuseOnCommandLine(secretOnCommandLine);
     if (status != null) {
-      return ServerStatus.print(status, SecretFile.read(secretFile), System.out);
+      return ServerStatus.print(status, SecretFile.read(secretFile),
+          tlsCert == null ? null : TlsContexts.client(tlsCert), System.out);
     }
     if (root == null) {
       throw new GpuDirectException("server: --root DIR is required (or --status URI to query a running server)");
@@ -53,6 +68,10 @@ final class ServerCommand implements Callable<Integer> {
     RdmaMode rdmaMode = RdmaMode.parse(rdma);
     if (graceSeconds < 0) {
       throw new GpuDirectException("--shutdown-grace-seconds must not be negative: " + graceSeconds);
+    }
+    if ((tlsCert == null) != (tlsKey == null)) {
+      throw new GpuDirectException("server: --tls-cert and --tls-key go together (the certificate"
+          + " chain and its private key, both PEM)");
     }
     String secret = SecretFile.read(secretFile);
     BlockServer server = BlockServer.builder()
@@ -62,6 +81,7 @@ final class ServerCommand implements Callable<Integer> {
         .secret(secret == null ? null : secret.getBytes(StandardCharsets.UTF_8))
         .shutdownGracePeriod(Duration.ofSeconds(graceSeconds))
         .rdma(rdmaMode)
+        .tls(tlsCert == null ? null : TlsContexts.server(tlsCert, tlsKey))
         .build();
     server.start();
     CountDownLatch stopped = new CountDownLatch(1);
@@ -78,6 +98,7 @@ final class ServerCommand implements Callable<Integer> {
     System.out.println("gpudirect server listening on " + bind + ":" + server.port());
     System.out.println("serving " + root.toAbsolutePath().normalize() + " read-only over " + server.transports()
         + " (" + server.rdmaStatus() + ")"
+        + "; TLS " + (tlsCert == null ? "off" : "on")
         + "; authentication " + (secret == null ? "off" : "on")
         + "; counters: gpudirect server --status gpudirect://" + bind + ":" + server.port()
         + (server.jmxName() == null ? "" : " or JMX " + server.jmxName()));

@@ -12,6 +12,7 @@ import java.io.PrintStream;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import javax.net.ssl.SSLContext;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -24,10 +25,11 @@ final class ServerStatus {
   private ServerStatus() {}
 
   /** The server's counters, by name, in the server's order. */
-  static Map<String, Long> fetch(GpuDirectUri server, String secret) {
+  static Map<String, Long> fetch(GpuDirectUri server, String secret, SSLContext tls) {
     InetSocketAddress address = new InetSocketAddress(server.host(), server.port());
     try (Connection c = new TcpTransport().connect(address, new ConnectionOptions(
-        secret == null ? null : secret.getBytes(StandardCharsets.UTF_8), TIMEOUT, "gpudirect-status"))) {
+        secret == null ? null : secret.getBytes(StandardCharsets.UTF_8), TIMEOUT, "gpudirect-status",
+        true, tls))) {
       Message answer = c.call(1, new StatusRequest(1)).get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
       return ((StatusResponse) answer).counters();
     } catch (ExecutionException e) {
@@ -43,9 +45,9 @@ final class ServerStatus {
     }
   }
 
-  static int print(String uri, String secret, PrintStream out) {
+  static int print(String uri, String secret, SSLContext tls, PrintStream out) {
     GpuDirectUri server = GpuDirectUri.parse(uri);
-    Map<String, Long> counters = fetch(server, secret);
+    Map<String, Long> counters = fetch(server, secret, tls);
     out.println("gpudirect server " + server.authority());
     counters.forEach((name, value) -> out.printf("  %-22s %d%n", name, value));
     out.flush();

@@ -1,5 +1,6 @@
 package io.gpudirect.remote;
 
+import io.gpudirect.GpuDirectException;
 import io.gpudirect.client.BlockClient;
 import io.gpudirect.client.ClientConfig;
 import io.gpudirect.client.RemoteStore;
@@ -7,6 +8,7 @@ import io.gpudirect.options.GpuDirectOption;
 import io.gpudirect.options.ResolvedOptions;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -47,7 +49,21 @@ public final class RemoteStores {
         .retryBackoff(o.getDuration(GpuDirectOption.RETRY_BACKOFF))
         .transport(o.get(GpuDirectOption.TRANSPORT))
         .checksums(o.getBoolean(GpuDirectOption.CHECKSUMS))
+        .tls(o.getBoolean(GpuDirectOption.TLS))
+        .tlsTrustStore(trustStore(o))
         .build();
+  }
+
+  private static Path trustStore(ResolvedOptions o) {
+    String trust = o.get(GpuDirectOption.TLS_TRUST_STORE);
+    if (trust.isEmpty()) {
+      return null;
+    }
+    if (!o.getBoolean(GpuDirectOption.TLS)) {
+      throw new GpuDirectException("tls.trustStore is set (" + trust + ") but tls is not: set"
+          + " tls=true to encrypt, or drop tls.trustStore");
+    }
+    return Path.of(trust);
   }
 
   /** Closes every store; later calls to {@link #get} connect again. */
@@ -78,7 +94,8 @@ public final class RemoteStores {
   private static final GpuDirectOption[] CLIENT_SETTINGS = {
       GpuDirectOption.TRANSPORT, GpuDirectOption.STREAMS, GpuDirectOption.MAX_BYTES_IN_FLIGHT,
       GpuDirectOption.CHUNK_SIZE, GpuDirectOption.CONNECT_TIMEOUT, GpuDirectOption.REQUEST_TIMEOUT,
-      GpuDirectOption.MAX_RETRIES, GpuDirectOption.RETRY_BACKOFF, GpuDirectOption.CHECKSUMS};
+      GpuDirectOption.MAX_RETRIES, GpuDirectOption.RETRY_BACKOFF, GpuDirectOption.CHECKSUMS,
+      GpuDirectOption.TLS, GpuDirectOption.TLS_TRUST_STORE};
 
   private record Key(String host, int port, String settings) {}
 }

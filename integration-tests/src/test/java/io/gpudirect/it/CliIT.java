@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.gpudirect.testing.NoLeaksExtension;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
@@ -17,9 +18,11 @@ import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /** {@code gpudirect server}, {@code ls} and {@code cat} as separate processes, as a user runs them. */
+@ExtendWith(NoLeaksExtension.class)
 class CliIT {
   private static final Pattern LISTENING = Pattern.compile("gpudirect server listening on (\\S+):(\\d+)");
 
@@ -71,6 +74,68 @@ class CliIT {
       server.destroy();
       assertTrue(server.waitFor(30, TimeUnit.SECONDS), "the server stops on SIGTERM");
     }
+  }
+
+  @Test
+  void theSecretIsNeverTakenFromTheCommandLine() throws Exception {
+    Process help = cli("server", "--help").redirectErrorStream(true).start();
+    String usage = new String(help.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertTrue(help.waitFor(60, TimeUnit.SECONDS));
+    assertTrue(usage.contains("--secret-file"), usage);
+    assertTrue(!Pattern.compile("--secret[ =]").matcher(usage).find()
+        && !usage.contains("--auth-secret"), "no option takes the secret itself: " + usage);
+    for (String[] args : new String[][] {
+        {"server", "--root", tmp.toString(), "--port", "0", "--secret", "hunter2"},
+        {"ls", "--secret=hunter2", "gpudirect://127.0.0.1:1/x"}}) {
+      Process p = cli(args).redirectErrorStream(true).start();
+      String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      assertTrue(p.waitFor(60, TimeUnit.SECONDS));
+      assertEquals(1, p.exitValue(), out);
+      assertTrue(out.contains("--secret is not accepted") && out.contains("--secret-file")
+          && !out.contains("listening"), out);
+      assertTrue(!out.contains("hunter2"), "the refusal does not echo the secret: " + out);
+    }
+  }
+
+  @Test
+  void serverAndLsOverTls() throws Exception {
+    Path root = Files.createDirectories(tmp.resolve("root"));
+    Files.writeString(root.resolve("a.txt"), "over tls\n");
+    io.gpudirect.testing.TestCertificates cert = io.gpudirect.testing.TestCertificates.create(tmp.resolve("keys"), "cli");
+    Process server = cli("server", "--root", root.toString(), "--port", "0",
+        "--tls-cert", cert.certificate().toString(), "--tls-key", cert.privateKey().toString())
+        .redirectErrorStream(true).start();
+    try {
+      String base = "gpudirect://127.0.0.1:" + awaitPort(server);
+      Process ls = cli("ls", "--tls", "--tls-trust-store", cert.certificate().toString(), base + "/").start();
+      String listing = new String(ls.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      assertTrue(ls.waitFor(60, TimeUnit.SECONDS));
+      assertEquals(0, ls.exitValue(), listing);
+      assertTrue(listing.contains("9  " + base + "/a.txt"), listing);
+
+      Process plain = cli("cat", base + "/a.txt").redirectErrorStream(true).start();
+      String error = new String(plain.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      assertTrue(plain.waitFor(60, TimeUnit.SECONDS));
+      assertEquals(1, plain.exitValue(), error);
+      assertTrue(error.contains("requires TLS") && error.contains("--tls"), error);
+    } finally {
+      server.destroy();
+      assertTrue(server.waitFor(30, TimeUnit.SECONDS), "the server stops on SIGTERM");
+    }
+  }
+
+  private static String awaitPort(Process server) throws Exception {
+    BufferedReader out = new BufferedReader(new InputStreamReader(server.getInputStream(), StandardCharsets.UTF_8));
+    String line;
+    StringBuilder seen = new StringBuilder();
+    while ((line = out.readLine()) != null) {
+      seen.append(line).append('\n');
+      Matcher m = LISTENING.matcher(line);
+      if (m.find()) {
+        return m.group(2);
+      }
+    }
+    throw new AssertionError("the server ended without printing its address: " + seen);
   }
 
   /** The CLI in a child JVM with this test's classpath. */

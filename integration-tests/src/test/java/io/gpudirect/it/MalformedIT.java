@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.gpudirect.testing.NoLeaksExtension;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.List;
@@ -13,6 +14,7 @@ import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
@@ -21,6 +23,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * where the file is in fact readable, in exactly the rows a reference reader gives. Either
  * way the server goes on serving.
  */
+@ExtendWith(NoLeaksExtension.class)
 class MalformedIT {
   private static ServerFixture fixture;
 

@@ -2,18 +2,23 @@ package io.gpudirect.it;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.gpudirect.remote.RemoteStores;
+import io.gpudirect.testing.NoLeaksExtension;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import org.apache.spark.sql.SparkSession;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /** What a Spark user sees when a path leaves the root or a secret is wrong: one clear error each. */
+@ExtendWith(NoLeaksExtension.class)
 class SecurityIT {
   @TempDir
   Path tmp;
@@ -40,6 +45,43 @@ class SecurityIT {
           .option("servers", "127.0.0.1:" + fixture.server.port()).load("//etc/passwd").collectAsList());
       assertTrue(absolute.getMessage().contains("etc/passwd"), absolute.getMessage());
     }
+  }
+
+  @Test
+  void encodedUnicodeAndSpecialFilePathsGetOneClearErrorAndNeverHang() throws Exception {
+    Path root = Files.createDirectories(tmp.resolve("root"));
+    Files.writeString(tmp.resolve("secret.parquet"), "outside the root");
+    Path data = LocalSpark.testdata().resolve("parquet/alltypes_plain.parquet");
+    Files.createDirectories(root.resolve("d"));
+    Files.copy(data, root.resolve("d/ok.parquet"));
+    Process mkfifo = new ProcessBuilder("mkfifo", root.resolve("d/pipe.parquet").toString()).start();
+    assertEquals(0, mkfifo.waitFor());
+    Files.createSymbolicLink(root.resolve("zero.parquet"), Path.of("/dev/zero"));
+    SparkSession spark = LocalSpark.get();
+    try (ServerFixture fixture = ServerFixture.serve(root)) {
+      // The URI is decoded once, like any URI: %2e%2e is '..', and the server refuses it.
+      for (String path : new String[] {"%2e%2e/secret.parquet", "d/..%2f..%2fsecret.parquet", "%2E%2E%2Fsecret.parquet"}) {
+        assertRefused(spark, fixture.uri(path), "climbs above the server root");
+      }
+      // Decoded once only: a double-encoded or look-alike '..' is just a name that does not exist.
+      for (String path : new String[] {"%252e%252e/secret.parquet", "\uff0e\uff0e/secret.parquet", "%EF%BC%8E%EF%BC%8E/secret.parquet"}) {
+        assertRefused(spark, fixture.uri(path), "No such file");
+      }
+      assertRefused(spark, fixture.uri("d%00/../../secret.parquet"), "NUL");
+      // Special files: a FIFO (opening it would block) and a device behind a symlink.
+      assertRefused(spark, fixture.uri("d/pipe.parquet"), "not a regular file");
+      assertRefused(spark, fixture.uri("zero.parquet"), "server root");
+      // A directory scan skips the FIFO and reads the rest.
+      assertEquals(8, assertTimeoutPreemptively(Duration.ofSeconds(60),
+          () -> spark.read().format("gpudirect").load(fixture.uri("d")).count()));
+    }
+  }
+
+  private static void assertRefused(SparkSession spark, String uri, String words) {
+    Exception e = assertTimeoutPreemptively(Duration.ofSeconds(60), () -> assertThrows(Exception.class,
+        () -> spark.read().format("gpudirect").load(uri).collectAsList()), uri + " hung");
+    assertTrue(e.getMessage().contains(words), uri + ": " + e.getMessage());
+    assertTrue(!e.getMessage().contains("outside the root"), "never the secret file's content");
   }
 
   @Test

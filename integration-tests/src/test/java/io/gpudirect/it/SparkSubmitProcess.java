@@ -35,6 +35,12 @@ final class SparkSubmitProcess {
    * shaded jar, and returns its output once it exited with {@code expectedExit}.
    */
   static String submit(Path tmp, Class<?> app, List<String> conf, int expectedExit, String... args) throws Exception {
+    return submit(tmp, app, "local[1]", conf, expectedExit, args);
+  }
+
+  /** The same, with Spark's {@code --master} (e.g. {@code local[1,3]}: one thread, three attempts per task). */
+  static String submit(Path tmp, Class<?> app, String master, List<String> conf, int expectedExit, String... args)
+      throws Exception {
     List<String> command = new ArrayList<>();
     command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     command.addAll(Arrays.asList(JvmFlags.FLAGS));
@@ -42,7 +48,7 @@ final class SparkSubmitProcess {
     command.add("-cp");
     command.add(sparkOnlyClasspath());
     command.add("org.apache.spark.deploy.SparkSubmit");
-    command.addAll(List.of("--master", "local[1]", "--conf", "spark.ui.enabled=false"));
+    command.addAll(List.of("--master", master, "--conf", "spark.ui.enabled=false"));
     command.addAll(conf);
     command.addAll(List.of("--class", app.getName(), "--jars", shadedJar().toString(), appJar(tmp, app).toString()));
     command.addAll(List.of(args));

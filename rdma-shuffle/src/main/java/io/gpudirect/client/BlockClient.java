@@ -71,6 +71,8 @@ public final class BlockClient implements RemoteStore {
   private final DeviceRegistrations deviceRegistrations = new DeviceRegistrations(64);
   /** Why device memory cannot take RDMA writes (set once), or null while it can. */
   private volatile String deviceRegistrationFailure;
+  /** Built once per client: loading the trusted certificates is not free. */
+  private final javax.net.ssl.SSLContext tls;
   private final Connection[] slots;
   /** Connections taken out of service by {@link #retire}, closed later; guarded by {@code slots}. */
   private final java.util.Set<Connection> retired = new java.util.HashSet<>();
@@ -95,6 +97,7 @@ public final class BlockClient implements RemoteStore {
     this.transport = selection.transport();
     this.transportReason = selection.reason();
     this.fallback = selection.fallback();
+    this.tls = config.tls() ? io.gpudirect.transport.tls.TlsContexts.client(config.tlsTrustStore()) : null;
     this.slots = new Connection[config.streams()];
     this.window = new Semaphore(config.maxBytesInFlight());
     this.timer = new ScheduledThreadPoolExecutor(1, daemon("gpudirect-client-timer-" + serverName));
@@ -136,8 +139,9 @@ public final class BlockClient implements RemoteStore {
       client.close();
       throw e;
     }
-    LOG.info("Connected to gpudirect server {} over {} ({} streams): {}", client.serverName,
-        client.transport.name(), config.streams(), client.transportReason);
+    LOG.info("Connected to gpudirect server {} over {}{} ({} streams): {}", client.serverName,
+        client.transport.name(), config.tls() ? " with TLS" : "", config.streams(),
+        client.transportReason);
     return client;
   }
 
@@ -609,7 +613,7 @@ public final class BlockClient implements RemoteStore {
     String name = "gpudirect-client-reader-" + serverName + "-"
         + connectionSerial.incrementAndGet();
     return transport.connect(server, new ConnectionOptions(config.secret(),
-        config.connectTimeout(), name, config.checksums()));
+        config.connectTimeout(), name, config.checksums(), tls));
   }
 
   private Connection openWithRetry() {

@@ -1,5 +1,6 @@
 package io.gpudirect.client;
 
+import java.nio.file.Path;
 import java.time.Duration;
 
 /** Immutable settings of a {@link BlockClient}; build with {@link #builder()}. */
@@ -14,6 +15,8 @@ public final class ClientConfig {
   private final Duration retryBackoff;
   private final String transport;
   private final boolean checksums;
+  private final boolean tls;
+  private final Path tlsTrustStore;
 
   private ClientConfig(Builder b) {
     this.secret = b.secret == null ? null : b.secret.clone();
@@ -26,6 +29,8 @@ public final class ClientConfig {
     this.retryBackoff = b.retryBackoff;
     this.transport = b.transport;
     this.checksums = b.checksums;
+    this.tls = b.tls;
+    this.tlsTrustStore = b.tlsTrustStore;
   }
 
   public static Builder builder() {
@@ -83,11 +88,21 @@ public final class ClientConfig {
     return checksums;
   }
 
+  /** Whether connections use TLS (TCP only). */
+  public boolean tls() {
+    return tls;
+  }
+
+  /** PEM file of the certificates trusted for TLS; null for the JDK's default CAs. */
+  public Path tlsTrustStore() {
+    return tlsTrustStore;
+  }
+
   public Builder toBuilder() {
     return new Builder().secret(secret).streams(streams).maxBytesInFlight(maxBytesInFlight)
         .chunkSize(chunkSize).connectTimeout(connectTimeout).requestTimeout(requestTimeout)
         .maxRetries(maxRetries).retryBackoff(retryBackoff).transport(transport)
-        .checksums(checksums);
+        .checksums(checksums).tls(tls).tlsTrustStore(tlsTrustStore);
   }
 
   @Override
@@ -96,7 +111,8 @@ public final class ClientConfig {
         + ", maxBytesInFlight=" + maxBytesInFlight + ", chunkSize=" + chunkSize
         + ", connectTimeout=" + connectTimeout + ", requestTimeout=" + requestTimeout
         + ", maxRetries=" + maxRetries + ", retryBackoff=" + retryBackoff + ", transport="
-        + transport + ", checksums=" + checksums + "]";
+        + transport + ", checksums=" + checksums + ", tls=" + tls
+        + (tlsTrustStore == null ? "" : ", tlsTrustStore=" + tlsTrustStore) + "]";
   }
 
   /** Defaults: 4 streams, 64 MiB in flight, 4 MiB chunks, 10 s connect, 30 s request,
@@ -112,8 +128,22 @@ public final class ClientConfig {
     private Duration retryBackoff = Duration.ofMillis(100);
     private String transport = "auto";
     private boolean checksums = true;
+    private boolean tls;
+    private Path tlsTrustStore;
 
     private Builder() {}
+
+    /** Encrypt every connection with TLS; the server must run with a TLS certificate. */
+    public Builder tls(boolean tls) {
+      this.tls = tls;
+      return this;
+    }
+
+    /** PEM certificates (a CA or the server's own) that TLS trusts; null for the JDK's CAs. */
+    public Builder tlsTrustStore(Path tlsTrustStore) {
+      this.tlsTrustStore = tlsTrustStore;
+      return this;
+    }
 
     public Builder secret(byte[] secret) {
       this.secret = secret == null ? null : secret.clone();
@@ -181,6 +211,7 @@ public final class ClientConfig {
       check(retryBackoff != null && !retryBackoff.isNegative(),
           "retryBackoff must not be negative");
       check(transport != null, "transport must be auto, tcp or rdma");
+      check(tls || tlsTrustStore == null, "tlsTrustStore is set but tls is off");
       return new ClientConfig(this);
     }
 

@@ -67,6 +67,7 @@ public final class BlockServer implements AutoCloseable {
   private final RdmaMode rdmaMode;
   private final Supplier<Verbs> verbs;
   private final RdmaService.Settings rdmaSettings;
+  private final javax.net.ssl.SSLContext tls;
 
   private final Map<ServerConnection, Thread> connections = new ConcurrentHashMap<>();
   private final AtomicInteger rejecting = new AtomicInteger();
@@ -101,6 +102,7 @@ public final class BlockServer implements AutoCloseable {
     this.rdmaMode = b.rdmaMode;
     this.verbs = b.verbs;
     this.rdmaSettings = b.rdmaSettings;
+    this.tls = b.tls;
   }
 
   public static Builder builder() {
@@ -132,8 +134,8 @@ public final class BlockServer implements AutoCloseable {
     acceptThread = new Thread(this::acceptLoop, "gpudirect-server-accept-" + port());
     acceptThread.setDaemon(true);
     acceptThread.start();
-    LOG.info("BlockServer on {} serving {} read-only over {}; authentication {}; counters in JMX {}",
-        address, root.path(), transports(), secret == null ? "off" : "on",
+    LOG.info("BlockServer on {} serving {} read-only over {}; TLS {}; authentication {}; counters in JMX {}",
+        address, root.path(), transports(), tls == null ? "off" : "on", secret == null ? "off" : "on",
         jmx.name() == null ? "not registered" : "as " + jmx.name());
     return this;
   }
@@ -363,6 +365,16 @@ public final class BlockServer implements AutoCloseable {
     return secret;
   }
 
+  /** The TLS context connections are wrapped in, or null for plaintext. */
+  javax.net.ssl.SSLContext tls() {
+    return tls;
+  }
+
+  /** Whether connections must use TLS. */
+  public boolean tlsEnabled() {
+    return tls != null;
+  }
+
   int maxReadLength() {
     return maxReadLength;
   }
@@ -434,6 +446,7 @@ public final class BlockServer implements AutoCloseable {
     private RdmaMode rdmaMode = RdmaMode.OFF;
     private Supplier<Verbs> verbs = DisniVerbs::open;
     private RdmaService.Settings rdmaSettings = RdmaService.Settings.defaults();
+    private javax.net.ssl.SSLContext tls;
 
     private Builder() {}
 
@@ -451,6 +464,16 @@ public final class BlockServer implements AutoCloseable {
 
     public Builder rdmaSettings(RdmaService.Settings settings) {
       this.rdmaSettings = settings;
+      return this;
+    }
+
+    /**
+     * Serve TLS only, with this context's certificate
+     * ({@link io.gpudirect.transport.tls.TlsContexts#server}); null (the default) for plaintext.
+     * A plaintext client is answered with an error that says TLS is required.
+     */
+    public Builder tls(javax.net.ssl.SSLContext tls) {
+      this.tls = tls;
       return this;
     }
 

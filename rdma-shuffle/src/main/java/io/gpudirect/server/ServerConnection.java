@@ -25,6 +25,9 @@ import io.gpudirect.transport.rdma.RdmaService;
 import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import io.gpudirect.transport.tls.NotTlsException;
+import io.gpudirect.transport.tls.TlsChannel;
+import java.nio.channels.ByteChannel;
 import java.nio.channels.Channels;
 import java.nio.channels.FileChannel;
 import java.nio.channels.ReadableByteChannel;
@@ -48,7 +51,11 @@ final class ServerConnection implements Runnable {
   private final BlockServer server;
   private final SocketChannel channel;
   private final String peer;
-  private final ReadableByteChannel in;
+  private ReadableByteChannel in;
+  /** Where answers go: the socket, or TLS over it. */
+  private ByteChannel wire;
+  /** Non-null once TLS is up; payloads then go through it instead of sendfile. */
+  private TlsChannel tls;
   private boolean crc;
   private long caps;
   /** Queue pairs offered to this connection; they end with it. */
@@ -67,6 +74,7 @@ final class ServerConnection implements Runnable {
     // Reads go through the socket adaptor so SO_TIMEOUT bounds the handshake; writes and
     // sendfile use the channel itself.
     this.in = Channels.newChannel(channel.socket().getInputStream());
+    this.wire = channel;
   }
 
   String peer() {
@@ -133,6 +141,9 @@ final class ServerConnection implements Runnable {
 
   private boolean handshake() throws IOException {
     channel.socket().setSoTimeout((int) server.handshakeTimeout().toMillis());
+    if (server.tls() != null && !startTls()) {
+      return false;
+    }
     writeFully(ByteBuffer.wrap(Protocol.MAGIC));
     ByteBuffer magic = ByteBuffer.allocate(Protocol.MAGIC.length);
     if (!Frames.readFully(in, magic, true)) {
@@ -178,6 +189,49 @@ final class ServerConnection implements Runnable {
     }
     channel.socket().setSoTimeout(0);
     return true;
+  }
+
+  /** TLS before anything else; a plaintext gpudirect client is told, in plaintext, why not. */
+  private boolean startTls() throws IOException {
+    TlsChannel t = TlsChannel.server(channel, server.tls());
+    try {
+      t.handshake();
+    } catch (NotTlsException e) {
+      server.countError();
+      LOG.warn("Client {} did not start TLS: {}", peer, e.getMessage());
+      if (e.isPlaintextGpudirect()) {
+        sendQuietly(ByteBuffer.wrap(Protocol.MAGIC));
+        sendQuietly(Frames.encode(new ErrorResponse(ErrorResponse.CONNECTION,
+            ErrorCode.BAD_REQUEST, "Server " + server.address() + " requires TLS: set the"
+                + " option tls=true (CLI: --tls), with tls.trustStore naming its certificate")));
+        drainBeforeClose();
+      }
+      return false;
+    } catch (javax.net.ssl.SSLException e) {
+      server.countError();
+      LOG.warn("TLS handshake with {} failed: {}", peer, e.getMessage());
+      return false;
+    }
+    tls = t;
+    in = t;
+    wire = t;
+    return true;
+  }
+
+  /** So that closing does not reset the connection before the client has read the error. */
+  private void drainBeforeClose() {
+    try {
+      channel.shutdownOutput();
+      channel.socket().setSoTimeout(500);
+      byte[] sink = new byte[4096];
+      var raw = channel.socket().getInputStream();
+      long deadline = System.nanoTime() + 1_000_000_000L;
+      while (System.nanoTime() < deadline && raw.read(sink) >= 0) {
+        // discard
+      }
+    } catch (IOException ignored) {
+      // the client is gone already
+    }
   }
 
   private void serveRequests() throws IOException {
@@ -266,7 +320,8 @@ final class ServerConnection implements Runnable {
       Future<Integer> checksum = crc ? Checksums.of(fc, r.offset(), r.length()) : null;
       long pos = r.offset();
       while (pos < end) {
-        long n = fc.transferTo(pos, end - pos, channel);
+        long n = tls != null ? tls.transferFrom(fc, pos, end - pos)
+            : fc.transferTo(pos, end - pos, channel);
         if (n <= 0 && fc.size() < end) {
           // The header promised bytes the file no longer has: the stream cannot be resynced.
           throw new IOException("File " + file + " shrank while being sent to " + peer);
@@ -276,9 +331,7 @@ final class ServerConnection implements Runnable {
       if (checksum != null) {
         ByteBuffer trailer = ByteBuffer.allocate(ReadData.TRAILER_BYTES).putInt(Checksums.await(checksum, file));
         trailer.flip();
-        while (trailer.hasRemaining()) {
-          channel.write(trailer);
-        }
+        writeFully(trailer);
       }
       server.countBytesSent(r.length());
     }
@@ -315,9 +368,19 @@ final class ServerConnection implements Runnable {
     }
   }
 
+  private void sendQuietly(ByteBuffer plain) {
+    try {
+      while (plain.hasRemaining()) {
+        channel.write(plain);
+      }
+    } catch (IOException | RuntimeException ignored) {
+      // the peer is gone or broken; closing is all that is left
+    }
+  }
+
   private void writeFully(ByteBuffer buf) throws IOException {
     while (buf.hasRemaining()) {
-      channel.write(buf);
+      wire.write(buf);
     }
   }
 }

@@ -1,18 +1,24 @@
 package io.gpudirect.testing;
 
 import io.gpudirect.memory.BufferAllocator;
+import java.util.List;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
- * After a test class: no bytes outstanding in {@link BufferAllocator#root()} and no
- * {@code gpudirect-client-*} thread still alive (a client left open, or one whose close did
- * not stop its threads). Use with {@code @ExtendWith(NoLeaksExtension.class)}; the class's own
+ * After a test class: no bytes outstanding in {@link BufferAllocator#root()} (direct and pinned
+ * host buffers both come from it) and no per-client or per-server thread still alive
+ * ({@code gpudirect-client-*}, {@code gpudirect-server-accept-*}, {@code gpudirect-server-conn-*}:
+ * a client or server left open, or one whose close did not stop its threads). The shared
+ * checksum pools ({@code gpudirect-crc-verify}, {@code gpudirect-server-checksum}) live as long
+ * as the JVM and are not counted. Use with {@code @ExtendWith(NoLeaksExtension.class)}; the class's own
  * {@code @AfterAll} methods run first, so it may close its servers and clients there.
  */
 public final class NoLeaksExtension implements AfterAllCallback {
   static final String CLIENT_THREADS = "gpudirect-client-";
+  private static final List<String> OWNED_THREADS = List.of(CLIENT_THREADS,
+      "gpudirect-server-accept-", "gpudirect-server-conn-", "gpudirect-server-reject");
 
   @Override
   public void afterAll(ExtensionContext context) throws Exception {
@@ -22,11 +28,13 @@ public final class NoLeaksExtension implements AfterAllCallback {
       throw new AssertionError(test + " left " + root.outstandingBytes() + " bytes in "
           + root.outstandingBuffers() + " buffers outstanding in " + root);
     }
-    if (TestFiles.settledThreads(CLIENT_THREADS, 0) != 0) {
-      String names = Thread.getAllStackTraces().keySet().stream()
-          .filter(t -> t.isAlive() && t.getName().startsWith(CLIENT_THREADS))
-          .map(Thread::getName).sorted().collect(Collectors.joining(", "));
-      throw new AssertionError(test + " left client threads running: " + names);
+    for (String prefix : OWNED_THREADS) {
+      if (TestFiles.settledThreads(prefix, 0) != 0) {
+        String names = Thread.getAllStackTraces().keySet().stream()
+            .filter(t -> t.isAlive() && t.getName().startsWith(prefix))
+            .map(Thread::getName).sorted().collect(Collectors.joining(", "));
+        throw new AssertionError(test + " left threads running: " + names);
+      }
     }
   }
 }

@@ -28,9 +28,15 @@ import io.gpudirect.transport.TransportException;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import io.gpudirect.transport.tls.NotTlsException;
+import io.gpudirect.transport.tls.TlsChannel;
+import java.nio.channels.ByteChannel;
 import java.nio.channels.Channels;
 import java.nio.channels.ReadableByteChannel;
 import java.nio.channels.SocketChannel;
+import java.nio.channels.WritableByteChannel;
+import javax.net.ssl.SSLException;
+import javax.net.ssl.SSLHandshakeException;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -41,13 +47,16 @@ import org.slf4j.LoggerFactory;
 /**
  * A blocking TCP connection with one reader thread. Callers write requests (under a lock);
  * the reader takes answers in order and, for READ_DATA, reads the payload straight from the
- * socket into the caller's buffer, then checks its CRC32C.
+ * socket into the caller's buffer, then checks its CRC32C. With TLS, everything goes through a
+ * {@link TlsChannel} ({@code wire}) instead, which decrypts payloads into the caller's buffer.
  */
 final class TcpConnection implements Connection {
   private static final Logger LOG = LoggerFactory.getLogger(TcpConnection.class);
   private static final int HEAP_READ_SLICE = 256 * 1024;
 
   private final SocketChannel channel;
+  /** What requests are written to and answers read from: the socket, or TLS over it. */
+  private final ByteChannel wire;
   private final InetSocketAddress peer;
   private final String server;
   private final int maxReadLength;
@@ -63,9 +72,10 @@ final class TcpConnection implements Connection {
   private record Pending(long requestId, ReadRequest read, ByteBuffer dst,
       CompletableFuture<Object> future) {}
 
-  private TcpConnection(SocketChannel channel, InetSocketAddress peer, HelloAck ack,
-      String threadName) {
+  private TcpConnection(SocketChannel channel, ByteChannel wire, InetSocketAddress peer,
+      HelloAck ack, String threadName) {
     this.channel = channel;
+    this.wire = wire;
     this.peer = peer;
     this.server = describe(peer);
     this.maxReadLength = ack.maxReadLength();
@@ -90,9 +100,16 @@ final class TcpConnection implements Connection {
       ch.socket().setTcpNoDelay(true);
       // Handshake reads go through the socket adaptor, whose reads honour SO_TIMEOUT.
       ch.socket().setSoTimeout(timeoutMs);
-      HelloAck ack = handshake(ch, server, options.secret(), options.checksums(), options.rdma());
+      ByteChannel wire = ch;
+      ReadableByteChannel in = Channels.newChannel(ch.socket().getInputStream());
+      if (options.tls() != null) {
+        TlsChannel tls = startTls(ch, peer, server, options);
+        wire = tls;
+        in = tls;
+      }
+      HelloAck ack = handshake(in, wire, server, options.secret(), options.checksums(), options.rdma());
       ch.socket().setSoTimeout(0);
-      TcpConnection c = new TcpConnection(ch, peer, ack, options.threadName());
+      TcpConnection c = new TcpConnection(ch, wire, peer, ack, options.threadName());
       c.reader.start();
       return c;
     } catch (IOException e) {
@@ -104,9 +121,31 @@ final class TcpConnection implements Connection {
     }
   }
 
-  private static HelloAck handshake(SocketChannel ch, String server, byte[] secret,
-      boolean checksums, boolean rdma) throws IOException {
-    ReadableByteChannel in = Channels.newChannel(ch.socket().getInputStream());
+  /** TLS first, so that the gpudirect handshake and everything after it is encrypted. */
+  private static TlsChannel startTls(SocketChannel ch, InetSocketAddress peer, String server,
+      ConnectionOptions options) throws IOException {
+    TlsChannel tls = TlsChannel.client(ch, options.tls(), peer.getHostString(), peer.getPort());
+    try {
+      tls.handshake();
+      return tls;
+    } catch (NotTlsException e) {
+      throw new TransportException("Cannot connect to gpudirect server " + server
+          + " over TLS: it answered in plaintext (" + e.getMessage() + "). Either it was started"
+          + " without --tls-cert/--tls-key (then connect without tls=true), or it turned the"
+          + " connection away before TLS (too many connections)", e);
+    } catch (SSLHandshakeException e) {
+      throw new AuthenticationException("TLS handshake with gpudirect server " + server
+          + " failed: " + e.getMessage() + ". Check that tls.trustStore holds the certificate"
+          + " (or its CA) the server was started with, and that the certificate names '"
+          + peer.getHostString() + "'");
+    } catch (SSLException e) {
+      throw new TransportException("TLS with gpudirect server " + server + " failed: "
+          + e.getMessage(), e);
+    }
+  }
+
+  private static HelloAck handshake(ReadableByteChannel in, WritableByteChannel ch, String server,
+      byte[] secret, boolean checksums, boolean rdma) throws IOException {
     byte[] clientNonce = Auth.newNonce();
     writeFully(ch, ByteBuffer.wrap(Protocol.MAGIC));
     writeFully(ch, Frames.encode(new Hello(Protocol.VERSION,
@@ -218,7 +257,7 @@ final class TcpConnection implements Connection {
     ByteBuffer frame = Frames.encode(request);
     try {
       synchronized (writeLock) {
-        writeFully(channel, frame);
+        writeFully(wire, frame);
       }
     } catch (IOException e) {
       abort(new ConnectionLostException("Connection to gpudirect server " + server
@@ -233,13 +272,13 @@ final class TcpConnection implements Connection {
     try {
       while (true) {
         length.clear();
-        if (!Frames.readFully(channel, length, true)) {
+        if (!Frames.readFully(wire, length, true)) {
           throw new ConnectionLostException("Gpudirect server " + server
               + " closed the connection", null);
         }
         int n = Frames.checkLength(length.flip().getInt());
         ByteBuffer frame = n <= small.capacity() ? small.clear().limit(n) : ByteBuffer.allocate(n);
-        Frames.readFully(channel, frame, false);
+        Frames.readFully(wire, frame, false);
         Message m = Frames.decode(frame.flip());
         if (m instanceof ReadData d) {
           receivePayload(d);
@@ -285,7 +324,7 @@ final class TcpConnection implements Connection {
     }
     receiving = p;
     if (p.dst.isDirect()) {
-      Frames.readFully(channel, p.dst, false);
+      Frames.readFully(wire, p.dst, false);
     } else {
       readIntoHeap(p.dst);
     }
@@ -295,7 +334,7 @@ final class TcpConnection implements Connection {
       return;
     }
     trailer.clear();
-    Frames.readFully(channel, trailer, false);
+    Frames.readFully(wire, trailer, false);
     // Still "receiving" until the trailer is in: a connection lost before then fails this read too.
     receiving = null;
     int expected = trailer.flip().getInt();
@@ -336,7 +375,7 @@ final class TcpConnection implements Connection {
     try {
       while (dst.position() < limit) {
         dst.limit(Math.min(limit, dst.position() + HEAP_READ_SLICE));
-        Frames.readFully(channel, dst, false);
+        Frames.readFully(wire, dst, false);
       }
     } finally {
       dst.limit(limit);
@@ -401,7 +440,7 @@ final class TcpConnection implements Connection {
     }
   }
 
-  private static void writeFully(SocketChannel ch, ByteBuffer buf) throws IOException {
+  private static void writeFully(WritableByteChannel ch, ByteBuffer buf) throws IOException {
     while (buf.hasRemaining()) {
       ch.write(buf);
     }
