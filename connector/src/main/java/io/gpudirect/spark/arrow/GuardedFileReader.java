@@ -6,12 +6,15 @@ import org.apache.arrow.vector.ipc.ArrowFileReader;
 import org.apache.arrow.vector.ipc.message.ArrowDictionaryBatch;
 import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
 
-/** Arrow's file reader with {@link LoadedBatchCheck} around every batch and dictionary it loads. */
+/**
+ * Arrow's file reader with {@link LoadedBatchCheck} around every batch and dictionary it loads,
+ * decompressing LZ4/ZSTD bodies through {@link BoundedCodecs}.
+ */
 final class GuardedFileReader extends ArrowFileReader {
   private final String displayName;
 
   GuardedFileReader(SeekableByteChannel channel, BufferAllocator allocator, String displayName) {
-    super(channel, allocator);
+    super(channel, allocator, new BoundedCodecs(displayName));
     this.displayName = displayName;
   }
 

@@ -9,7 +9,8 @@ import org.apache.arrow.vector.types.pojo.Schema;
 
 /**
  * Arrow's stream reader over a {@link BoundedMessageReader}, with {@link LoadedBatchCheck}
- * around every batch and dictionary it loads. It keeps the schema as written (Arrow's root
+ * around every batch and dictionary it loads, decompressing LZ4/ZSTD bodies through
+ * {@link BoundedCodecs}. It keeps the schema as written (Arrow's root
  * holds dictionary-encoded columns as their index type).
  */
 final class GuardedStreamReader extends ArrowStreamReader {
@@ -17,7 +18,7 @@ final class GuardedStreamReader extends ArrowStreamReader {
   private Schema writtenSchema;
 
   GuardedStreamReader(BoundedMessageReader messages, BufferAllocator allocator, String displayName) {
-    super(messages, allocator);
+    super(messages, allocator, new BoundedCodecs(displayName));
     this.displayName = displayName;
   }
 

@@ -44,9 +44,9 @@ final class LoadedBatchCheck {
     if (batch.getLength() < 0) {
       throw new ArrowFormatException(displayName, what + " has a negative row count " + batch.getLength());
     }
-    if (batch.getBodyCompression().getCodec() != CompressionUtil.CodecType.NO_COMPRESSION.getType()) {
-      throw new ArrowFormatException(displayName, what + " is compressed (codec "
-          + batch.getBodyCompression().getCodec() + "); compressed Arrow IPC bodies are not supported yet");
+    byte codec = batch.getBodyCompression().getCodec();
+    if (codec != CompressionUtil.CodecType.NO_COMPRESSION.getType()) {
+      BufferDecompression.checkCodec(codec, what, displayName);
     }
     for (ArrowFieldNode node : batch.getNodes()) {
       if (node.getLength() < 0 || node.getNullCount() < 0 || node.getNullCount() > node.getLength()) {
