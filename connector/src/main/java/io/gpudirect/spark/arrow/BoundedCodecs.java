@@ -1,6 +1,8 @@
 package io.gpudirect.spark.arrow;
 
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.compression.CompressionCodec;
@@ -16,9 +18,30 @@ import org.apache.arrow.vector.compression.NoCompressionCodec;
  */
 final class BoundedCodecs implements CompressionCodec.Factory {
   private final String displayName;
+  /**
+   * What decompression made during the load in progress. Arrow's loader drops the buffers it
+   * already decompressed for a field when a later buffer of that field fails, so after a failed
+   * load the reader clears its vectors and {@link #releaseUntaken} frees what is left.
+   */
+  private final List<ArrowBuf> made = new ArrayList<>();
 
   BoundedCodecs(String displayName) {
     this.displayName = displayName;
+  }
+
+  /** Forgets the buffers of the previous load; call before each load. */
+  void startLoad() {
+    made.clear();
+  }
+
+  /** After a failed load whose vectors were cleared: frees the decompressed buffers no vector holds. */
+  void releaseUntaken() {
+    for (ArrowBuf b : made) {
+      while (b.refCnt() > 0) {
+        b.close();
+      }
+    }
+    made.clear();
   }
 
   @Override
@@ -47,27 +70,32 @@ final class BoundedCodecs implements CompressionCodec.Factory {
       this.type = type;
     }
 
-    /** Takes over {@code compressed} (released when this returns), as Arrow's codecs do. */
+    /**
+     * Takes over {@code compressed} when it returns (as Arrow's codecs do: the loader retains
+     * it again after a successful call); on failure the loader still owns it.
+     */
     @Override
     public ArrowBuf decompress(BufferAllocator allocator, ArrowBuf compressed) {
-      try (compressed) {
-        long stored = compressed.writerIndex();
-        if (stored > BufferDecompression.MAX_BUFFER) {
-          throw new ArrowFormatException(displayName, "a " + stored + "-byte compressed buffer is larger than "
-              + BufferDecompression.MAX_BUFFER + " bytes, which this reader cannot hold");
-        }
-        ByteBuffer in = compressed.nioBuffer(0, (int) stored);
-        long declared = BufferDecompression.declaredLength(in, allocator.getHeadroom(), "a buffer", displayName);
-        if (declared == 0) {
-          return allocator.getEmpty();
-        }
+      long stored = compressed.writerIndex();
+      if (stored > BufferDecompression.MAX_BUFFER) {
+        throw new ArrowFormatException(displayName, "a " + stored + "-byte compressed buffer is larger than "
+            + BufferDecompression.MAX_BUFFER + " bytes, which this reader cannot hold");
+      }
+      ByteBuffer in = compressed.nioBuffer(0, (int) stored);
+      long declared = BufferDecompression.declaredLength(in, allocator.getHeadroom(), "a buffer", displayName);
+      ArrowBuf result;
+      if (declared == 0) {
+        result = allocator.getEmpty();
+      } else {
         byte[] out = new byte[(int) declared];
         BufferDecompression.decompress(type.getType(), in, allocator.getHeadroom(), out, 0, "a buffer", displayName);
-        ArrowBuf result = allocator.buffer(declared);
+        result = allocator.buffer(declared);
         result.setBytes(0, out);
         result.writerIndex(declared);
-        return result;
+        made.add(result);
       }
+      compressed.close();
+      return result;
     }
 
     @Override

@@ -87,7 +87,12 @@ final class BufferDecompression {
     }
     checkCodec(codec, what, displayName);
     if (codec == CompressionType.ZSTD) {
-      long n = Zstd.decompressByteArray(out, outOffset, length, in, 0, in.length);
+      long n;
+      try {
+        n = Zstd.decompressByteArray(out, outOffset, length, in, 0, in.length);
+      } catch (RuntimeException e) { // ZstdException, in the versions that throw instead of returning a code.
+        throw new ArrowFormatException(displayName, what + " is not a valid ZSTD frame: " + e.getMessage(), e);
+      }
       if (Zstd.isError(n)) {
         throw new ArrowFormatException(displayName, what + " is not a valid ZSTD frame: " + Zstd.getErrorName(n));
       }

@@ -12,20 +12,27 @@ import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
  */
 final class GuardedFileReader extends ArrowFileReader {
   private final String displayName;
+  private final BoundedCodecs codecs;
 
   GuardedFileReader(SeekableByteChannel channel, BufferAllocator allocator, String displayName) {
-    super(channel, allocator, new BoundedCodecs(displayName));
+    this(channel, allocator, displayName, new BoundedCodecs(displayName));
+  }
+
+  private GuardedFileReader(SeekableByteChannel channel, BufferAllocator allocator, String displayName,
+      BoundedCodecs codecs) {
+    super(channel, allocator, codecs);
     this.displayName = displayName;
+    this.codecs = codecs;
   }
 
   @Override
   protected void loadRecordBatch(ArrowRecordBatch batch) {
-    GuardedLoads.recordBatch(this, batch, super::loadRecordBatch, displayName);
+    GuardedLoads.recordBatch(this, codecs, batch, super::loadRecordBatch, displayName);
   }
 
   @Override
   protected void loadDictionary(ArrowDictionaryBatch batch) {
-    GuardedLoads.dictionary(dictionaries, batch, super::loadDictionary, displayName);
+    GuardedLoads.dictionary(dictionaries, codecs, batch, super::loadDictionary, displayName);
   }
 
 }

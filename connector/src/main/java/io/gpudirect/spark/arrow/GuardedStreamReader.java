@@ -17,9 +17,17 @@ final class GuardedStreamReader extends ArrowStreamReader {
   private final String displayName;
   private Schema writtenSchema;
 
+  private final BoundedCodecs codecs;
+
   GuardedStreamReader(BoundedMessageReader messages, BufferAllocator allocator, String displayName) {
-    super(messages, allocator, new BoundedCodecs(displayName));
+    this(messages, allocator, displayName, new BoundedCodecs(displayName));
+  }
+
+  private GuardedStreamReader(BoundedMessageReader messages, BufferAllocator allocator, String displayName,
+      BoundedCodecs codecs) {
+    super(messages, allocator, codecs);
     this.displayName = displayName;
+    this.codecs = codecs;
   }
 
   @Override
@@ -37,12 +45,12 @@ final class GuardedStreamReader extends ArrowStreamReader {
 
   @Override
   protected void loadRecordBatch(ArrowRecordBatch batch) {
-    GuardedLoads.recordBatch(this, batch, super::loadRecordBatch, displayName);
+    GuardedLoads.recordBatch(this, codecs, batch, super::loadRecordBatch, displayName);
   }
 
   @Override
   protected void loadDictionary(ArrowDictionaryBatch batch) {
-    GuardedLoads.dictionary(dictionaries, batch, super::loadDictionary, displayName);
+    GuardedLoads.dictionary(dictionaries, codecs, batch, super::loadDictionary, displayName);
   }
 
 }
