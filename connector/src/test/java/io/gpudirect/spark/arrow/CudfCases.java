@@ -37,8 +37,9 @@ final class CudfCases {
     List<String> cases = new ArrayList<>();
     for (String n : names) {
       cases.add(n);
-      // The decimal case is the corpus's largest (250 KB); its file form covers compressed decimals.
-      if (!n.equals("generated_decimal.stream")) {
+      // The decimal case is the corpus's largest (250 KB in 36 batches of 36 columns); compressing
+      // it costs CI many seconds and checks nothing the other compressed cases do not.
+      if (!n.startsWith("generated_decimal")) {
         cases.add(n + "+" + CodecType.LZ4_FRAME);
         cases.add(n + "+" + CodecType.ZSTD);
       }
