@@ -17,7 +17,6 @@ import org.apache.arrow.vector.dictionary.DictionaryProvider;
 import org.apache.arrow.vector.ipc.message.ArrowFieldNode;
 import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
 import org.apache.arrow.vector.types.pojo.DictionaryEncoding;
-import org.apache.arrow.vector.util.ValueVectorUtility;
 
 /**
  * The checks between Arrow's parsing of a record batch and Spark reading it. Arrow Java
@@ -74,7 +73,7 @@ final class LoadedBatchCheck {
 
   static void validate(ValueVector vector, String what, String displayName) {
     try {
-      ValueVectorUtility.validate(vector);
+      StructuralValidation.validate(vector);
       vector.accept(new FullDataValidation(), null);
     } catch (RuntimeException e) {
       throw new ArrowFormatException(displayName,

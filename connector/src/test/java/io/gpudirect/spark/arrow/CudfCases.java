@@ -51,6 +51,28 @@ final class CudfCases {
     return name.contains(".stream") || name.endsWith(".arrows");
   }
 
+  private static Path shared;
+
+  /**
+   * The case's file, written once per test JVM into a folder all test classes share (Arrow
+   * Java's LZ4 writer is slow enough that writing each case once matters) and removed at exit.
+   */
+  static synchronized Path file(String name, BufferAllocator allocator) throws IOException {
+    if (shared == null) {
+      Path dir = Files.createTempDirectory("gpudirect-arrow-cases");
+      Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+        try (Stream<Path> files = Files.list(dir)) {
+          files.forEach(p -> p.toFile().delete());
+        } catch (IOException ignored) {
+          // A temp folder left behind is harmless.
+        }
+        dir.toFile().delete();
+      }));
+      shared = dir;
+    }
+    return file(name, shared, allocator);
+  }
+
   /** The case's file, written into {@code dir} if it is not a corpus file. */
   static Path file(String name, Path dir, BufferAllocator allocator) throws IOException {
     String base = name.contains("+") ? name.substring(0, name.indexOf('+')) : name;

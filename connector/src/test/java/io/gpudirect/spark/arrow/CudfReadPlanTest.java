@@ -63,7 +63,7 @@ class CudfReadPlanTest {
   @ParameterizedTest
   @MethodSource("cases")
   void plannedSlicesHoldWhatArrowJavaReads(String name) throws IOException {
-    Path file = CudfCases.file(name, temp, allocator);
+    Path file = CudfCases.file(name, allocator);
     boolean stream = CudfCases.isStream(name);
     List<String> supported = new ArrayList<>();
     List<List<Object>> expected = new ArrayList<>();
@@ -158,7 +158,7 @@ class CudfReadPlanTest {
 
   /** A column of the case whose buffer 1 (values or offsets) in batch 0 is stored compressed, not raw. */
   private static String compressedBuffer(String name) throws IOException {
-    try (FileChannel channel = FileChannel.open(CudfCases.file(name, temp, allocator))) {
+    try (FileChannel channel = FileChannel.open(CudfCases.file(name, allocator))) {
       for (Field f : FileFooter.read(channel, channel.size(), name).getSchema().getFields()) {
         ByteBuffer b = FileFooter.readAt(channel, bufferStart(channel, f.getName(), 1), 8, name)
             .order(ByteOrder.LITTLE_ENDIAN);
@@ -200,7 +200,7 @@ class CudfReadPlanTest {
 
   @Test
   void unselectedColumnsOfRefusedTypesAndTheirDictionariesAreNeverRead() throws IOException {
-    Path file = CudfCases.file("extra_types.stream", temp, allocator);
+    Path file = CudfCases.file("extra_types.stream", allocator);
     try (FileChannel channel = FileChannel.open(file)) {
       CudfReadPlan plan = CudfReadPlan.of(channel, channel.size(), "x", true, "struct");
       assertFalse(plan.steps().stream().anyMatch(CudfReadPlan.Step::isDictionary));
@@ -236,7 +236,7 @@ class CudfReadPlanTest {
   private static int patches;
 
   private static Path patch(String name, String column, int buffer, long at, ByteBuffer bytes) throws IOException {
-    Path source = CudfCases.file(name, temp, allocator);
+    Path source = CudfCases.file(name, allocator);
     Path copy = temp.resolve("patched-" + (patches++) + "-" + source.getFileName());
     Files.copy(source, copy);
     try (FileChannel channel = FileChannel.open(copy, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
@@ -246,7 +246,7 @@ class CudfReadPlanTest {
   }
 
   private static ByteBuffer bufferBytes(String name, String column, int buffer) throws IOException {
-    try (FileChannel channel = FileChannel.open(CudfCases.file(name, temp, allocator))) {
+    try (FileChannel channel = FileChannel.open(CudfCases.file(name, allocator))) {
       long start = bufferStart(channel, column, buffer);
       return FileFooter.readAt(channel, start, 64, name).order(ByteOrder.LITTLE_ENDIAN);
     }
