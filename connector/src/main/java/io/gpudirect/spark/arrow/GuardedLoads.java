@@ -16,10 +16,21 @@ import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
 final class GuardedLoads {
   private GuardedLoads() {}
 
-  static void recordBatch(ArrowReader reader, ArrowRecordBatch batch, Consumer<ArrowRecordBatch> load,
-      String displayName) {
+  static void recordBatch(ArrowReader reader, BoundedCodecs codecs, ArrowRecordBatch batch,
+      Consumer<ArrowRecordBatch> load, String displayName) {
     LoadedBatchCheck.beforeLoad(batch, "a record batch", displayName);
-    load.accept(batch);
+    codecs.startLoad();
+    try {
+      load.accept(batch);
+    } catch (RuntimeException e) {
+      try {
+        reader.getVectorSchemaRoot().clear();
+      } catch (IOException | RuntimeException suppressed) {
+        e.addSuppressed(suppressed);
+      }
+      codecs.releaseUntaken();
+      throw e;
+    }
     try {
       LoadedBatchCheck.afterLoad(reader.getVectorSchemaRoot(), reader, "a record batch", displayName);
     } catch (IOException e) {
@@ -31,7 +42,7 @@ final class GuardedLoads {
    * @param dictionaries the reader's protected map, not {@code lookup()}: the file reader loads
    *     dictionaries while it initializes, when {@code lookup()} refuses to answer
    */
-  static void dictionary(Map<Long, Dictionary> dictionaries, ArrowDictionaryBatch batch,
+  static void dictionary(Map<Long, Dictionary> dictionaries, BoundedCodecs codecs, ArrowDictionaryBatch batch,
       Consumer<ArrowDictionaryBatch> load, String displayName) {
     String what = "dictionary " + batch.getDictionaryId();
     Dictionary dictionary = dictionaries.get(batch.getDictionaryId());
@@ -40,7 +51,14 @@ final class GuardedLoads {
       throw new ArrowFormatException(displayName, what + " is not declared by any column of the schema");
     }
     LoadedBatchCheck.beforeLoad(batch.getDictionary(), what, displayName);
-    load.accept(batch);
+    codecs.startLoad();
+    try {
+      load.accept(batch);
+    } catch (RuntimeException e) {
+      dictionary.getVector().clear();
+      codecs.releaseUntaken();
+      throw e;
+    }
     LoadedBatchCheck.validate(dictionary.getVector(), what, displayName);
   }
 }

@@ -9,16 +9,25 @@ import org.apache.arrow.vector.types.pojo.Schema;
 
 /**
  * Arrow's stream reader over a {@link BoundedMessageReader}, with {@link LoadedBatchCheck}
- * around every batch and dictionary it loads. It keeps the schema as written (Arrow's root
+ * around every batch and dictionary it loads, decompressing LZ4/ZSTD bodies through
+ * {@link BoundedCodecs}. It keeps the schema as written (Arrow's root
  * holds dictionary-encoded columns as their index type).
  */
 final class GuardedStreamReader extends ArrowStreamReader {
   private final String displayName;
   private Schema writtenSchema;
 
+  private final BoundedCodecs codecs;
+
   GuardedStreamReader(BoundedMessageReader messages, BufferAllocator allocator, String displayName) {
-    super(messages, allocator);
+    this(messages, allocator, displayName, new BoundedCodecs(displayName));
+  }
+
+  private GuardedStreamReader(BoundedMessageReader messages, BufferAllocator allocator, String displayName,
+      BoundedCodecs codecs) {
+    super(messages, allocator, codecs);
     this.displayName = displayName;
+    this.codecs = codecs;
   }
 
   @Override
@@ -36,12 +45,12 @@ final class GuardedStreamReader extends ArrowStreamReader {
 
   @Override
   protected void loadRecordBatch(ArrowRecordBatch batch) {
-    GuardedLoads.recordBatch(this, batch, super::loadRecordBatch, displayName);
+    GuardedLoads.recordBatch(this, codecs, batch, super::loadRecordBatch, displayName);
   }
 
   @Override
   protected void loadDictionary(ArrowDictionaryBatch batch) {
-    GuardedLoads.dictionary(dictionaries, batch, super::loadDictionary, displayName);
+    GuardedLoads.dictionary(dictionaries, codecs, batch, super::loadDictionary, displayName);
   }
 
 }

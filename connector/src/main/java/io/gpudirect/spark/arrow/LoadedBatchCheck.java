@@ -17,7 +17,6 @@ import org.apache.arrow.vector.dictionary.DictionaryProvider;
 import org.apache.arrow.vector.ipc.message.ArrowFieldNode;
 import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
 import org.apache.arrow.vector.types.pojo.DictionaryEncoding;
-import org.apache.arrow.vector.util.ValueVectorUtility;
 
 /**
  * The checks between Arrow's parsing of a record batch and Spark reading it. Arrow Java
@@ -44,9 +43,9 @@ final class LoadedBatchCheck {
     if (batch.getLength() < 0) {
       throw new ArrowFormatException(displayName, what + " has a negative row count " + batch.getLength());
     }
-    if (batch.getBodyCompression().getCodec() != CompressionUtil.CodecType.NO_COMPRESSION.getType()) {
-      throw new ArrowFormatException(displayName, what + " is compressed (codec "
-          + batch.getBodyCompression().getCodec() + "); compressed Arrow IPC bodies are not supported yet");
+    byte codec = batch.getBodyCompression().getCodec();
+    if (codec != CompressionUtil.CodecType.NO_COMPRESSION.getType()) {
+      BufferDecompression.checkCodec(codec, what, displayName);
     }
     for (ArrowFieldNode node : batch.getNodes()) {
       if (node.getLength() < 0 || node.getNullCount() < 0 || node.getNullCount() > node.getLength()) {
@@ -74,7 +73,7 @@ final class LoadedBatchCheck {
 
   static void validate(ValueVector vector, String what, String displayName) {
     try {
-      ValueVectorUtility.validate(vector);
+      StructuralValidation.validate(vector);
       vector.accept(new FullDataValidation(), null);
     } catch (RuntimeException e) {
       throw new ArrowFormatException(displayName,

@@ -14,10 +14,17 @@ import org.apache.arrow.vector.types.pojo.Schema;
 
 /**
  * Where the messages of an Arrow IPC stream lie, found by reading only their metadata: a
- * stream has no footer, so the schema comes first and each record batch is told apart by its
- * header, whose body length says where the next one starts. Bodies are never read here.
+ * stream has no footer, so the schema comes first and each record or dictionary batch is told
+ * apart by its header, whose body length says where the next one starts. Bodies are never
+ * read here.
+ *
+ * @param batches the record and dictionary batches in stream order: a dictionary batch applies
+ *     to the record batches after it, until another one with its id replaces it
  */
-record StreamLayout(Schema schema, List<ArrowBlock> recordBatches) {
+record StreamLayout(Schema schema, List<ArrowBlock> recordBatches, List<Batch> batches) {
+  /** A record or dictionary batch of the stream. */
+  record Batch(ArrowBlock block, boolean dictionary) {}
+
   /** {@code 0xFFFFFFFF} before a message's length since Arrow 0.15; older streams lack it. */
   private static final int CONTINUATION = -1;
 
@@ -36,7 +43,8 @@ record StreamLayout(Schema schema, List<ArrowBlock> recordBatches) {
       throws IOException {
     long at = 0;
     Schema schema = null;
-    List<ArrowBlock> batches = new ArrayList<>();
+    List<ArrowBlock> records = new ArrayList<>();
+    List<Batch> batches = new ArrayList<>();
     while (at + 4 <= size) {
       ByteBuffer head = FileFooter.readAt(channel, at, (int) Math.min(8, size - at), displayName)
           .order(ByteOrder.LITTLE_ENDIAN);
@@ -65,9 +73,10 @@ record StreamLayout(Schema schema, List<ArrowBlock> recordBatches) {
         MessageCheck.checkSchemaMessage(message, body, where, displayName);
         schema = MessageSerializer.deserializeSchema(message);
       } else if (message.headerType() == MessageHeader.RecordBatch) {
-        batches.add(new ArrowBlock(at, prefix + length, body));
+        records.add(new ArrowBlock(at, prefix + length, body));
+        batches.add(new Batch(records.get(records.size() - 1), false));
       } else if (message.headerType() == MessageHeader.DictionaryBatch) {
-        throw new ArrowFormatException(displayName, "it has dictionary batches, which are not read into cuDF yet");
+        batches.add(new Batch(new ArrowBlock(at, prefix + length, body), true));
       } else {
         throw new ArrowFormatException(displayName, where + " is of type " + message.headerType()
             + " where a record batch belongs");
@@ -77,6 +86,6 @@ record StreamLayout(Schema schema, List<ArrowBlock> recordBatches) {
     if (schema == null) {
       throw new ArrowFormatException(displayName, "it holds no schema message, so it is not an Arrow IPC stream");
     }
-    return new StreamLayout(schema, batches);
+    return new StreamLayout(schema, records, batches);
   }
 }

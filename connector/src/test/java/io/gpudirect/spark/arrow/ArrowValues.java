@@ -119,10 +119,17 @@ final class ArrowValues {
             value(entries.getChildByOrdinal(1), j, dictionaries));
       }
       return values;
-    } else if (v instanceof ListVector || v instanceof LargeListVector || v instanceof FixedSizeListVector) {
+    } else if (v instanceof LargeListVector) {
+      // Not a BaseListVector in Arrow 12: its offsets are read directly.
+      LargeListVector list = (LargeListVector) v;
+      List<Object> values = new ArrayList<>();
+      for (long j = list.getOffsetBuffer().getLong(i * 8L); j < list.getOffsetBuffer().getLong((i + 1) * 8L); j++) {
+        values.add(value(list.getDataVector(), (int) j, dictionaries));
+      }
+      return values;
+    } else if (v instanceof ListVector || v instanceof FixedSizeListVector) {
       BaseListVector list = (BaseListVector) v;
       ValueVector elements = v instanceof ListVector ? ((ListVector) v).getDataVector()
-          : v instanceof LargeListVector ? ((LargeListVector) v).getDataVector()
           : ((FixedSizeListVector) v).getDataVector();
       List<Object> values = new ArrayList<>();
       for (int j = list.getElementStartIndex(i); j < list.getElementEndIndex(i); j++) {
