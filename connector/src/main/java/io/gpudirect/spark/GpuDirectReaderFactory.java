@@ -53,7 +53,10 @@ final class GpuDirectReaderFactory implements PartitionReaderFactory {
     Configuration hadoop = conf.value().value();
     Output output = Output.of(options);
     GpuDirectPartitionReader.Opener<ColumnarBatch> opener;
-    if (parquet == null) {
+    if (parquet == null && output.gpuDecodes(DataFormat.ARROW_FILE, GpuEnvironment.get())
+        && readSchema.fields().length > 0) {
+      opener = slice -> new GpuArrowSliceReader((ArrowSlice) slice, options, readSchema);
+    } else if (parquet == null) {
       opener = slice -> new ArrowSliceReader((ArrowSlice) slice, options, readSchema);
     } else if (!output.gpuDecodes(DataFormat.PARQUET, GpuEnvironment.get())) {
       opener = slice -> ParquetSliceReaders.columnar((ParquetSlice) slice, hadoop, parquet);

@@ -55,6 +55,16 @@ public final class CudfArrowIpcReader {
 
   /** Every record batch of the file, with only the named top-level columns (all when none). */
   public Table read(String... columns) {
+    return read(0, Integer.MAX_VALUE, columns);
+  }
+
+  /**
+   * Record batches [firstBatch, firstBatch + batchCount) only, as one table (a Spark slice of
+   * the file); the dictionaries that come before them are loaded too, since they may use them.
+   */
+  public Table read(int firstBatch, int batchCount, String... columns) {
+    long end = (long) firstBatch + batchCount;
+    int batch = 0;
     CudfReadPlan plan = CudfReadPlan.of(channel, size, displayName, stream, columns);
     Map<Long, ColumnVector> dictionaries = new HashMap<>();
     List<Table> batches = new ArrayList<>();
@@ -70,8 +80,16 @@ public final class CudfArrowIpcReader {
             replaced.close();
           }
         } else {
-          batches.add(table(step, plan.fields(), dictionaries));
+          if (batch >= firstBatch) {
+            batches.add(table(step, plan.fields(), dictionaries));
+          }
+          if (++batch >= end) {
+            break;
+          }
         }
+      }
+      if (batches.isEmpty()) {
+        return emptyTable(plan.fields());
       }
       return batches.size() == 1 ? batches.remove(0) : Table.concatenate(batches.toArray(new Table[0]));
     } finally {
