@@ -117,6 +117,14 @@ public final class CudfArrowIpcReader {
   }
 
   /** The batch's stored body (when a column reads it) and staged bytes, on the device. */
+  /**
+   * Bytes allocated past the end of every device buffer whose slices cuDF may take as null
+   * masks: cuDF copies and reads a mask in whole 64-byte units, so a mask that ends a buffer
+   * (Arrow pads it to 8 bytes only) would otherwise be read past the allocation, which CUDA
+   * refuses as an invalid argument.
+   */
+  private static final long MASK_SLACK = 64;
+
   private DeviceBody upload(CudfReadPlan.Step step) {
     CudfBatchPlan plan = step.plan();
     ArrowBlock block = step.block();
@@ -124,11 +132,13 @@ public final class CudfArrowIpcReader {
     DeviceMemoryBuffer staged = null;
     try {
       if (plan.needsBody()) {
-        body = DeviceMemoryBuffer.allocate(block.getBodyLength());
-        fetcher.fetch(block.getOffset() + block.getMetadataLength(), body);
+        body = DeviceMemoryBuffer.allocate(block.getBodyLength() + MASK_SLACK);
+        try (DeviceMemoryBuffer fill = body.slice(0, block.getBodyLength())) {
+          fetcher.fetch(block.getOffset() + block.getMetadataLength(), fill);
+        }
       }
       if (plan.stagedLength() > 0) {
-        staged = DeviceMemoryBuffer.allocate(plan.stagedLength());
+        staged = DeviceMemoryBuffer.allocate(plan.stagedLength() + MASK_SLACK);
         try (HostMemoryBuffer host = HostMemoryBuffer.allocate(plan.stagedLength())) {
           host.setBytes(0, plan.staged(), 0, plan.stagedLength());
           staged.copyFromHostBuffer(host, Cuda.DEFAULT_STREAM);
@@ -257,7 +267,7 @@ public final class CudfArrowIpcReader {
 
   /** A copy of a misaligned slice into its own (256-byte aligned) buffer. */
   private static DeviceMemoryBuffer aligned(DeviceMemoryBuffer from, Slice s) {
-    DeviceMemoryBuffer copy = DeviceMemoryBuffer.allocate(s.length());
+    DeviceMemoryBuffer copy = DeviceMemoryBuffer.allocate(s.length() + MASK_SLACK);
     copy.copyFromDeviceBufferAsync(0, from, s.offset(), s.length(), Cuda.DEFAULT_STREAM);
     Cuda.DEFAULT_STREAM.sync();
     return copy;
