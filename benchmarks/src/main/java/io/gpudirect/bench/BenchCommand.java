@@ -2,7 +2,6 @@ package io.gpudirect.bench;
 
 import io.gpudirect.server.BlockServer;
 import java.io.IOException;
-import java.io.PrintStream;
 import java.io.RandomAccessFile;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -86,7 +85,7 @@ public final class BenchCommand implements Callable<Integer> {
     long fileBytes = Sizes.parse(size);
     boolean iperf = !forceRaw && Iperf3.available();
     String refName = iperf ? "iperf3" : "raw socket";
-    PrintStream out = System.out;
+    java.io.PrintWriter out = spec.commandLine().getOut();
     BenchReport report = new BenchReport();
     report.context("date", Instant.now().truncatedTo(ChronoUnit.SECONDS).toString());
     report.context("machine", Machine.describe());
