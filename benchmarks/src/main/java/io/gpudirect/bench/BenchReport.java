@@ -28,7 +28,7 @@ final class BenchReport {
     for (Map.Entry<String, String> e : context.entrySet()) {
       sb.append("# ").append(e.getKey()).append(": ").append(e.getValue()).append('\n');
     }
-    String fmt = "%-34s %8s %9s %8s %8s  %-24s %6s %6s  %-26s %s%n";
+    String fmt = "%-46s %8s %9s %8s %8s  %-24s %6s %6s  %-26s %s%n";
     sb.append(String.format(Locale.ROOT, fmt, "measurement", "Gbit/s", "CPU s/GB", "p50 us",
         "p99 us", "reference", "ratio", "x CPU", "target", "met"));
     for (Row r : rows) {
@@ -60,7 +60,7 @@ final class BenchReport {
           .append(",\"p50_us\":").append(jnum(r.p50Micros()))
           .append(",\"p99_us\":").append(jnum(r.p99Micros()))
           .append(",\"reference\":").append(str(r.reference()))
-          .append(",\"throughput_ratio\":").append(jnum(r.ratio()))
+          .append(",\"ratio\":").append(jnum(r.ratio()))
           .append(",\"cpu_ratio\":").append(jnum(r.cpuRatio()))
           .append(",\"target\":").append(str(r.target()))
           .append(",\"met\":").append(r.met() == null ? "null" : r.met().toString())

@@ -71,7 +71,6 @@ public final class ThroughputPlot {
         "Gbit/s", collection(byChunk1, byChunk4), PlotOrientation.VERTICAL, true, false, false);
     LogAxis log = new LogAxis("chunk size (KiB)");
     log.setBase(2);
-    log.setStandardTickUnits(LogAxis.createLogTickUnits(Locale.ROOT));
     ((XYPlot) byChunk.getPlot()).setDomainAxis(log);
     for (JFreeChart chart : List.of(byStreams, byChunk)) {
       chart.setBackgroundPaint(Color.WHITE);
