@@ -10,7 +10,8 @@ import java.nio.file.Path;
  * reading one file for a while, nothing else in the process. Prints bytes and rate.
  *
  * <p>Arguments: streams chunkBytes checksums(true|false) seconds fileSize [latency].
- * With "latency" as the sixth argument it runs 4 KiB reads at random offsets instead.
+ * With "latency" as the sixth argument it runs 4 KiB reads at random offsets instead; with
+ * "raw", the raw socket baseline reading into buffers of chunkBytes.
  */
 public final class FetchProfile {
   private FetchProfile() {}
@@ -22,6 +23,7 @@ public final class FetchProfile {
     double seconds = Double.parseDouble(args[3]);
     long size = Sizes.parse(args[4]);
     boolean latency = args.length > 5 && args[5].equals("latency");
+    boolean raw = args.length > 5 && args[5].equals("raw");
     Path dir = Files.createTempDirectory("gpudirect-profile");
     Path file = dir.resolve("fetch.bin");
     try {
@@ -29,12 +31,17 @@ public final class FetchProfile {
       try (BlockServer server = BlockServer.builder().root(dir).bindAddress("127.0.0.1").port(0).build()) {
         server.start();
         InetSocketAddress address = new InetSocketAddress("127.0.0.1", server.port());
-        if (latency) {
+        if (raw) {
+          Measurement m = RawSocketBaseline.stream(file, streams, seconds, chunk);
+          System.out.printf("raw bytes=%d seconds=%.2f gbit=%.2f cpuPerGB=%.3f%n", m.bytes(), m.seconds(), m.gbitPerSecond(), m.cpuSecondsPerGb());
+        } else if (latency) {
           Latencies l = OurLatency.run(address, "fetch.bin", size, 4096, crc, seconds, 1);
           System.out.printf("reads=%d p50=%.1fus p99=%.1fus%n", l.count(), l.percentileMicros(50), l.percentileMicros(99));
         } else {
+          ThreadCpu roles = new ThreadCpu();
           Measurement m = OurFetch.run(address, "fetch.bin", size, OurFetch.config(streams, chunk, crc), seconds);
           System.out.printf("bytes=%d seconds=%.2f gbit=%.2f cpuPerGB=%.3f%n", m.bytes(), m.seconds(), m.gbitPerSecond(), m.cpuSecondsPerGb());
+          roles.secondsByRole().forEach((role, cpu) -> System.out.printf("  cpu %-40s %6.3f s/GB%n", role, cpu / (m.bytes() / 1e9)));
         }
       }
     } finally {

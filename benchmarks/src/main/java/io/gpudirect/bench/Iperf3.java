@@ -22,6 +22,7 @@ final class Iperf3 {
   private static final Pattern SECONDS = Pattern.compile(
       "\"sum_received\"\\s*:\\s*\\{[^}]*?\"seconds\"\\s*:\\s*([0-9.eE+]+)");
   private static final Pattern HOST_CPU = Pattern.compile("\"host_total\"\\s*:\\s*([0-9.eE+]+)");
+  private static final Pattern ERROR = Pattern.compile("\"error\"\\s*:");
   private static final Pattern REMOTE_CPU = Pattern.compile("\"remote_total\"\\s*:\\s*([0-9.eE+]+)");
 
   private Iperf3() {}
@@ -54,14 +55,15 @@ final class Iperf3 {
           Integer.toString(port), "-t", Integer.toString(t), "-J", "-P", Integer.toString(streams)));
       String json = null;
       // The server needs a moment to listen; the client is retried until it connects.
-      for (int attempt = 0; attempt < 50; attempt++) {
+      for (int attempt = 0; attempt < 100; attempt++) {
         Process client = new ProcessBuilder(cmd).redirectErrorStream(true).start();
         String out = new String(client.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         if (!client.waitFor(t + 30L, TimeUnit.SECONDS)) {
           client.destroyForcibly();
           throw new IOException("iperf3 client did not finish within " + (t + 30) + " s");
         }
-        if (client.exitValue() == 0) {
+        // iperf3 3.12 with -J may exit 0 with an "error" member instead of results.
+        if (client.exitValue() == 0 && !ERROR.matcher(out).find()) {
           json = out;
           break;
         }

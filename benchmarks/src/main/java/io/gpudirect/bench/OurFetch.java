@@ -26,7 +26,7 @@ final class OurFetch {
   /** Reads {@code path} (of {@code fileBytes}) from {@code server} for about {@code seconds}. */
   static Measurement run(InetSocketAddress server, String path, long fileBytes, ClientConfig config,
       double seconds) throws Exception {
-    int piece = (int) Math.min(fileBytes, 32L << 20);
+    int piece = (int) Math.min(fileBytes, Long.getLong("gpudirect.bench.piece", 32L << 20));
     try (BlockClient client = BlockClient.connect(server, config);
          BufferAllocator allocator = BufferAllocator.root().newChildAllocator("bench-fetch", 2L * piece);
          HostBuffer a = allocator.allocate(piece);

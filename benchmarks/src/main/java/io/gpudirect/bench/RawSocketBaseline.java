@@ -25,6 +25,11 @@ final class RawSocketBaseline {
   private RawSocketBaseline() {}
 
   static Measurement stream(Path file, int streams, double seconds) throws Exception {
+    return stream(file, streams, seconds, READ_BUFFER);
+  }
+
+  /** As {@link #stream(Path, int, double)}, each reader discarding into {@code readBuffer} bytes. */
+  static Measurement stream(Path file, int streams, double seconds, int readBuffer) throws Exception {
     try (ServerSocketChannel listener = ServerSocketChannel.open()) {
       listener.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
       List<Thread> senders = new ArrayList<>();
@@ -43,7 +48,7 @@ final class RawSocketBaseline {
         return Measurement.of(() -> {
           List<Thread> readers = new ArrayList<>();
           for (SocketChannel c : clients) {
-            Thread t = new Thread(() -> received.addAndGet(drain(c, deadline)), "raw-reader");
+            Thread t = new Thread(() -> received.addAndGet(drain(c, deadline, readBuffer)), "raw-reader");
             t.start();
             readers.add(t);
           }
@@ -77,8 +82,8 @@ final class RawSocketBaseline {
     }
   }
 
-  private static long drain(SocketChannel in, long deadline) {
-    ByteBuffer buf = ByteBuffer.allocateDirect(READ_BUFFER);
+  private static long drain(SocketChannel in, long deadline, int readBuffer) {
+    ByteBuffer buf = ByteBuffer.allocateDirect(readBuffer);
     long total = 0;
     try {
       while (System.nanoTime() < deadline) {
