@@ -42,6 +42,8 @@ public final class FetchProfile {
           Measurement m = OurFetch.run(address, "fetch.bin", size, OurFetch.config(streams, chunk, crc), seconds);
           System.out.printf("bytes=%d seconds=%.2f gbit=%.2f cpuPerGB=%.3f%n", m.bytes(), m.seconds(), m.gbitPerSecond(), m.cpuSecondsPerGb());
           roles.secondsByRole().forEach((role, cpu) -> System.out.printf("  cpu %-40s %6.3f s/GB%n", role, cpu / (m.bytes() / 1e9)));
+          double chunks = Math.ceil((double) m.bytes() / chunk);
+          roles.allocatedByRole().forEach((role, bytes) -> System.out.printf("  heap %-39s %8.0f bytes per chunk%n", role, bytes / chunks));
         }
       }
     } finally {

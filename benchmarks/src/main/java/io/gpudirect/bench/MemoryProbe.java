@@ -51,15 +51,16 @@ public final class MemoryProbe {
          HostBuffer a = allocator.allocate(piece);
          HostBuffer b = allocator.allocate(piece)) {
       ByteBuffer[] views = {a.nioBuffer(), b.nioBuffer()};
-      long offset = 0;
-      int i = 0;
-      CompletableFuture<Void> pending = start(client, path, fileBytes, offset, views[i]);
-      while (pending != null) {
-        pending.join();
+      // Both pieces in flight, like the fetch benchmark: the window, not the caller, paces it.
+      long[] offset = {0};
+      CompletableFuture<?>[] pending = new CompletableFuture<?>[views.length];
+      for (int k = 0; k < views.length; k++) {
+        pending[k] = start(client, path, fileBytes, offset, views[k]);
+      }
+      for (int i = 0; pending[i] != null; i = (i + 1) % views.length) {
+        pending[i].join();
         moved += views[i].position();
-        offset += views[i].position();
-        i ^= 1;
-        pending = start(client, path, fileBytes, offset, views[i]);
+        pending[i] = start(client, path, fileBytes, offset, views[i]);
       }
     }
     double seconds = (System.nanoTime() - start) / 1e9;
@@ -79,12 +80,16 @@ public final class MemoryProbe {
     System.out.printf("bytes=%d seconds=%.3f peakHeap=%d peakDirect=%d%n", moved, seconds, peakHeap, peakDirect);
   }
 
+  /** The next piece into {@code view}, or null once the whole file has been asked for. */
   private static CompletableFuture<Void> start(BlockClient client, String path, long fileBytes,
-      long offset, ByteBuffer view) {
-    if (offset >= fileBytes) {
+      long[] offset, ByteBuffer view) {
+    if (offset[0] >= fileBytes) {
       return null;
     }
-    view.clear().limit((int) Math.min(view.capacity(), fileBytes - offset));
-    return client.readAsync(path, offset, view);
+    int length = (int) Math.min(view.capacity(), fileBytes - offset[0]);
+    view.clear().limit(length);
+    CompletableFuture<Void> f = client.readAsync(path, offset[0], view);
+    offset[0] += length;
+    return f;
   }
 }

@@ -36,33 +36,40 @@ final class OurFetch {
       ByteBuffer[] views = {a.nioBuffer(), b.nioBuffer()};
       long deadline = System.nanoTime() + (long) (seconds * 1e9);
       return Measurement.of(() -> {
+        // Both pieces in flight from the start; each one that lands is asked for again at
+        // once, so the streams never drain between pieces.
         long moved = 0;
-        long offset = 0;
-        int i = 0;
-        CompletableFuture<Void> pending = start(client, path, fileBytes, offset, views[i]);
-        offset = next(offset, views[i].remaining(), fileBytes);
-        while (true) {
-          pending.join();
+        long[] offset = {0};
+        CompletableFuture<?>[] pending = new CompletableFuture<?>[views.length];
+        for (int k = 0; k < views.length; k++) {
+          pending[k] = start(client, path, fileBytes, offset, views[k]);
+        }
+        for (int i = 0; ; i = (i + 1) % views.length) {
+          pending[i].join();
           moved += views[i].position();
           if (System.nanoTime() >= deadline) {
+            // The other piece is already under way: wait for it and count it.
+            for (int k = 0; k < views.length; k++) {
+              if (k != i) {
+                pending[k].join();
+                moved += views[k].position();
+              }
+            }
             return moved;
           }
-          i ^= 1;
-          pending = start(client, path, fileBytes, offset, views[i]);
-          offset = next(offset, views[i].remaining(), fileBytes);
+          pending[i] = start(client, path, fileBytes, offset, views[i]);
         }
       });
     }
   }
 
+  /** Asks for the next piece of the file (wrapping round at its end) into {@code view}. */
   private static CompletableFuture<Void> start(BlockClient client, String path, long fileBytes,
-      long offset, ByteBuffer view) {
-    view.clear().limit((int) Math.min(view.capacity(), fileBytes - offset));
-    return client.readAsync(path, offset, view);
-  }
-
-  private static long next(long offset, int length, long fileBytes) {
-    long n = offset + length;
-    return n >= fileBytes ? 0 : n;
+      long[] offset, ByteBuffer view) {
+    int length = (int) Math.min(view.capacity(), fileBytes - offset[0]);
+    view.clear().limit(length);
+    CompletableFuture<Void> f = client.readAsync(path, offset[0], view);
+    offset[0] = offset[0] + length >= fileBytes ? 0 : offset[0] + length;
+    return f;
   }
 }

@@ -16,6 +16,8 @@ import java.util.concurrent.ConcurrentHashMap;
 final class ThreadCpu implements AutoCloseable {
   private final ThreadMXBean threads = ManagementFactory.getThreadMXBean();
   private final Map<Long, Long> cpuById = new ConcurrentHashMap<>();
+  private final Map<Long, Long> allocatedById = new ConcurrentHashMap<>();
+  private final Map<Long, Long> allocatedStartById = new ConcurrentHashMap<>();
   private final Map<Long, String> nameById = new ConcurrentHashMap<>();
   private final Map<Long, Long> startById = new ConcurrentHashMap<>();
   private final long processStart = Cpu.processNanos();
@@ -27,6 +29,7 @@ final class ThreadCpu implements AutoCloseable {
     for (Map.Entry<Long, Long> e : cpuById.entrySet()) {
       startById.put(e.getKey(), e.getValue());
     }
+    allocatedStartById.putAll(allocatedById);
     sampler.setDaemon(true);
     sampler.start();
   }
@@ -47,10 +50,14 @@ final class ThreadCpu implements AutoCloseable {
       if (info == null) {
         continue;
       }
+      nameById.putIfAbsent(info.getThreadId(), info.getThreadName());
       long cpu = threads.getThreadCpuTime(info.getThreadId());
+      long allocated = ((com.sun.management.ThreadMXBean) threads).getThreadAllocatedBytes(info.getThreadId());
+      if (allocated > 0) {
+        allocatedById.merge(info.getThreadId(), allocated, Math::max);
+      }
       if (cpu > 0) {
         cpuById.merge(info.getThreadId(), cpu, Math::max);
-        nameById.putIfAbsent(info.getThreadId(), info.getThreadName());
       }
     }
   }
@@ -69,6 +76,16 @@ final class ThreadCpu implements AutoCloseable {
       javaThreads += s;
     }
     out.put("JVM (JIT, GC)", (Cpu.processNanos() - processStart) / 1e9 - javaThreads);
+    return out;
+  }
+
+  /** Heap bytes allocated by thread role since this started. */
+  Map<String, Long> allocatedByRole() {
+    Map<String, Long> out = new TreeMap<>();
+    for (Map.Entry<Long, Long> e : allocatedById.entrySet()) {
+      String role = nameById.getOrDefault(e.getKey(), "?").replaceAll("[-#]?[0-9.:]+", "").replaceAll("-+$", "");
+      out.merge(role, e.getValue() - allocatedStartById.getOrDefault(e.getKey(), 0L), Long::sum);
+    }
     return out;
   }
 
