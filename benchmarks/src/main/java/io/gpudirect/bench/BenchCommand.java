@@ -301,7 +301,7 @@ public final class BenchCommand implements Callable<Integer> {
     boolean ok = r.peakHeap() < Sizes.parse(MemoryBound.MAX_HEAP) && r.peakDirect() <= limitDirect;
     report.add(Row.of("memory", "ours, " + Sizes.show(bytes) + " file, -Xmx" + MemoryBound.MAX_HEAP, r.fetch())
         .against("its limits", Double.NaN, Double.NaN, "reads whole, peaks < limits", ok)
-        .withNote(String.format("peak heap %.0f MiB of %s, peak direct %.0f MiB of %s (two 32 MiB buffers + 64 MiB window)",
+        .withNote(String.format("peak heap %.0f MiB of %s, peak direct %.0f MiB of %s (its two 32 MiB destination buffers; the 64 MiB window bounds what is requested, the buffers what is held)",
             r.peakHeap() / 1048576.0, MemoryBound.MAX_HEAP, r.peakDirect() / 1048576.0, MemoryBound.MAX_DIRECT)));
   }
 
