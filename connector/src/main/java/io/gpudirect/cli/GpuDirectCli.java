@@ -11,6 +11,7 @@ import picocli.CommandLine.Command;
 public final class GpuDirectCli {
   public static void main(String[] args) {
     CommandLine cli = new CommandLine(new GpuDirectCli());
+    addBenchWhenPresent(cli);
     // A GpuDirectException already says what went wrong and what to do: print it, not a stack.
     cli.setExecutionExceptionHandler((e, cmd, parsed) -> {
       cmd.getErr().println("gpudirect: " + e.getMessage());
@@ -21,5 +22,18 @@ public final class GpuDirectCli {
     });
     int code = cli.execute(args);
     System.exit(code);
+  }
+
+  /**
+   * {@code bench} lives in the benchmarks module (it needs Arrow Flight and JMH, which stay out
+   * of the connector's jars); {@code bin/gpudirect bench} puts that module on the classpath.
+   */
+  private static void addBenchWhenPresent(CommandLine cli) {
+    try {
+      Object bench = Class.forName("io.gpudirect.bench.BenchCommand").getDeclaredConstructor().newInstance();
+      cli.addSubcommand("bench", bench);
+    } catch (ReflectiveOperationException | LinkageError e) {
+      // not on the classpath: the other commands work without it
+    }
   }
 }

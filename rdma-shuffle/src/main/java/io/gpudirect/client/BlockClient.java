@@ -102,6 +102,13 @@ public final class BlockClient implements RemoteStore {
     this.window = new Semaphore(config.maxBytesInFlight());
     this.timer = new ScheduledThreadPoolExecutor(1, daemon("gpudirect-client-timer-" + serverName));
     this.timer.setRemoveOnCancelPolicy(true);
+    // Every chunk schedules its timeout here. Whenever the new timeout is the earliest in the
+    // queue, the timer thread is woken to wait for it instead: a context switch per chunk,
+    // which cost a 4 KiB read 15-50% of its latency (docs/benchmarks.md). A no-op that always
+    // comes due sooner than any timeout keeps the head of the queue, so the thread wakes for
+    // it alone, at most once a second.
+    long tick = Math.min(TimeUnit.SECONDS.toNanos(1), config.requestTimeout().toNanos());
+    this.timer.scheduleAtFixedRate(() -> { }, tick, tick, TimeUnit.NANOSECONDS);
     this.workers = Executors.newCachedThreadPool(daemon("gpudirect-client-worker-" + serverName));
   }
 

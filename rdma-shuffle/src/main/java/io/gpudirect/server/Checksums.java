@@ -1,83 +1,77 @@
 package io.gpudirect.server;
 
 import java.io.IOException;
-import java.lang.invoke.MethodHandle;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.MethodType;
 import java.nio.ByteBuffer;
-import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.zip.CRC32C;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
- * CRC32C of file ranges, computed on a pool of the server's cores while the connection's own
- * thread sends the same range with sendfile. The range is read through a read-only mapping:
- * the page cache in place, with no copy into user space.
+ * CRC32C of file ranges, computed while the connection's own thread sends the same range with
+ * sendfile: on a pool of the server's cores for large ranges, at once for small ones. The range
+ * is read from the page cache in slices of {@link #SLICE_BYTES} into one small direct buffer
+ * per thread, which stays in the core's cache for the checksum; the payload itself never
+ * passes through user space.
+ *
+ * <p>Why not a read-only mapping (which this class used before): every range then cost an
+ * {@code mmap}, page faults on first touch and an {@code munmap} whose TLB shootdown interrupts
+ * every core running the process. On the 2-core build VM that made each 1 MiB chunk cost about
+ * 0.9 ms of server CPU, and the mappings had to be unmapped by hand so as not to pile up
+ * (docs/benchmarks.md, "Profile").
  */
 final class Checksums {
-  private static final Logger LOG = LoggerFactory.getLogger(Checksums.class);
+  /** Slice size, and the largest range checksummed on the caller's thread (no hand-off). */
+  static final int SLICE_BYTES = 64 * 1024;
   private static final ExecutorService POOL = Executors.newFixedThreadPool(
       Math.max(2, Runtime.getRuntime().availableProcessors()), r -> {
         Thread t = new Thread(r, "gpudirect-server-checksum");
         t.setDaemon(true);
         return t;
       });
+  private static final ThreadLocal<ByteBuffer> SLICE = ThreadLocal.withInitial(
+      () -> ByteBuffer.allocateDirect(SLICE_BYTES));
 
   private Checksums() {}
 
-  /** Maps the range now (while the channel is open) and checksums it on the pool. */
-  static Future<Integer> of(FileChannel fc, long offset, int length) throws IOException {
-    MappedByteBuffer mapped = fc.map(FileChannel.MapMode.READ_ONLY, offset, length);
-    return POOL.submit(() -> {
-      try {
-        CRC32C c = new CRC32C();
-        c.update(mapped);
-        return (int) c.getValue();
-      } finally {
-        unmap(mapped);
-      }
-    });
-  }
-
   /**
-   * Unmaps now rather than when the buffer is collected: under load, ranges are mapped far
-   * faster than the GC frees them (BlockServerLoadTest saw 10 GB of live mappings within 15 s
-   * on a 2 GB heap), and each is a kernel mapping counted against {@code vm.max_map_count}
-   * (65530 by default), past which every further map fails. Nothing else holds the buffer:
-   * sendfile reads the file through the channel.
+   * Checksums {@code length} bytes of {@code fc} from {@code offset}; the channel must stay
+   * open until the result is in. A range of at most {@link #SLICE_BYTES} is done at once: the
+   * hand-off to the pool and back costs more than hardware CRC32C of 64 KiB.
    */
-  private static void unmap(MappedByteBuffer mapped) {
-    if (INVOKE_CLEANER != null) {
+  static Future<Integer> of(FileChannel fc, long offset, int length) {
+    if (length <= SLICE_BYTES) {
       try {
-        INVOKE_CLEANER.invokeExact((ByteBuffer) mapped);
-      } catch (Throwable e) {
-        LOG.debug("Cannot unmap a checksummed range; it is freed when collected", e);
+        return CompletableFuture.completedFuture(crc(fc, offset, length));
+      } catch (IOException e) {
+        return CompletableFuture.failedFuture(e);
       }
     }
+    return POOL.submit(() -> crc(fc, offset, length));
   }
 
-  /** {@code sun.misc.Unsafe.invokeCleaner(ByteBuffer)} (module jdk.unsupported), or null. */
-  private static final MethodHandle INVOKE_CLEANER = invokeCleaner();
-
-  private static MethodHandle invokeCleaner() {
-    try {
-      Class<?> unsafeClass = Class.forName("sun.misc.Unsafe");
-      java.lang.reflect.Field f = unsafeClass.getDeclaredField("theUnsafe");
-      f.setAccessible(true);
-      return MethodHandles.lookup()
-          .findVirtual(unsafeClass, "invokeCleaner", MethodType.methodType(void.class, ByteBuffer.class))
-          .bindTo(f.get(null));
-    } catch (ReflectiveOperationException | RuntimeException e) {
-      LOG.warn("Mapped ranges are freed only when collected: {}", e.toString());
-      return null;
+  private static int crc(FileChannel fc, long offset, int length) throws IOException {
+    ByteBuffer buf = SLICE.get();
+    CRC32C c = new CRC32C();
+    long pos = offset;
+    long end = offset + length;
+    while (pos < end) {
+      buf.clear().limit((int) Math.min(buf.capacity(), end - pos));
+      while (buf.hasRemaining()) {
+        if (fc.read(buf, pos + buf.position()) < 0) {
+          // Shrunk under us: the connection closes, as when sendfile finds the file short.
+          throw new IOException("File ended at offset " + (pos + buf.position())
+              + " while checksumming " + length + " bytes from offset " + offset);
+        }
+      }
+      c.update(buf.flip());
+      pos += buf.limit();
     }
+    return (int) c.getValue();
   }
 
   static int await(Future<Integer> checksum, Path file) throws IOException {
@@ -87,7 +81,7 @@ final class Checksums {
       Thread.currentThread().interrupt();
       throw new IOException("Interrupted while checksumming " + file, e);
     } catch (ExecutionException e) {
-      // A file truncated under its mapping faults here (an InternalError), not in the sender.
+      // A file truncated under the checksum's reads fails here, not in the sender.
       throw new IOException("Cannot checksum " + file + ": " + e.getCause(), e.getCause());
     }
   }

@@ -71,6 +71,10 @@ final class ServerConnection implements Runnable {
     this.server = server;
     this.channel = channel;
     this.peer = peer;
+    // A READ answer is three writes (header, sendfile, CRC trailer); with Nagle on, the last
+    // two of a small read wait for the client's delayed ACK (p50 of a 4 KiB read: 754 us with
+    // it, see docs/benchmarks.md). The client's side has it off already.
+    channel.socket().setTcpNoDelay(true);
     // Reads go through the socket adaptor so SO_TIMEOUT bounds the handshake; writes and
     // sendfile use the channel itself.
     this.in = Channels.newChannel(channel.socket().getInputStream());

@@ -53,6 +53,8 @@ import org.slf4j.LoggerFactory;
 final class TcpConnection implements Connection {
   private static final Logger LOG = LoggerFactory.getLogger(TcpConnection.class);
   private static final int HEAP_READ_SLICE = 256 * 1024;
+  /** Payloads up to this size are checked on the reader thread (see receivePayload). */
+  private static final int INLINE_VERIFY_BYTES = 64 * 1024;
 
   private final SocketChannel channel;
   /** What requests are written to and answers read from: the socket, or TLS over it. */
@@ -338,8 +340,13 @@ final class TcpConnection implements Connection {
     // Still "receiving" until the trailer is in: a connection lost before then fails this read too.
     receiving = null;
     int expected = trailer.flip().getInt();
-    // Checked on another core, so that this thread goes on reading the next payload.
-    Verifier.POOL.execute(() -> verify(p, expected));
+    // A large payload is checked on another core, so that this thread goes on reading the
+    // next one; a small one here, where checking costs less than the hand-off to the pool.
+    if (p.read.length() <= INLINE_VERIFY_BYTES) {
+      verify(p, expected);
+    } else {
+      Verifier.POOL.execute(() -> verify(p, expected));
+    }
   }
 
   private void verify(Pending p, int expected) {

@@ -1,0 +1,369 @@
+package io.gpudirect.bench;
+
+import io.gpudirect.server.BlockServer;
+import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.Comparator;
+import java.util.EnumSet;
+import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.Callable;
+import java.util.stream.Stream;
+import org.apache.arrow.memory.RootAllocator;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code gpudirect bench}: our transport against its references on loopback, each pair run
+ * interleaved (ours, reference, ours, reference) in the same process so that a busy machine
+ * slows both alike, reported as ratios against the targets of issue 5.
+ */
+@Command(name = "bench", mixinStandardHelpOptions = true,
+    description = {"Measure gpudirect against iperf3 (or a raw socket), Arrow Flight and Spark's own reader, on loopback.",
+        "Prints one table (or --json); every run is bounded by --duration."})
+public final class BenchCommand implements Callable<Integer> {
+  /** The parts of the bench, in the order they run. */
+  enum Section { fetch, latency, flight, spark, memory }
+
+  @Option(names = "--duration", defaultValue = "3", description = "Seconds per timed run (default ${DEFAULT-VALUE}).")
+  double duration;
+
+  @Option(names = "--rounds", defaultValue = "2", description = "Times each pair runs, interleaved (default ${DEFAULT-VALUE}).")
+  int rounds;
+
+  @Option(names = "--size", defaultValue = "512m", description = "Size of the file fetched (default ${DEFAULT-VALUE}).")
+  String size;
+
+  @Option(names = "--arrow-size", defaultValue = "128m", description = "Size of the Arrow IPC file for Flight (default ${DEFAULT-VALUE}).")
+  String arrowSize;
+
+  @Option(names = "--spark-rows", defaultValue = "8000000", description = "Rows of the Parquet dataset for Spark (default ${DEFAULT-VALUE}).")
+  long sparkRows;
+
+  @Option(names = "--memory-size", defaultValue = "4g", description = "File read by the -Xmx512m child JVM (default ${DEFAULT-VALUE}; sparse, no disk).")
+  String memorySize;
+
+  @Option(names = "--sections", split = ",", description = "Parts to run (default all): ${COMPLETION-CANDIDATES}.")
+  Set<Section> sections;
+
+  @Option(names = "--raw", description = "Use the raw socket baseline as the reference even when iperf3 is installed.")
+  boolean forceRaw;
+
+  @Option(names = "--json", description = "Print JSON instead of the table.")
+  boolean json;
+
+  @Option(names = "--no-progress", description = "No progress bar on stderr.")
+  boolean noProgress;
+
+  @Option(names = "--dir", description = "Where to write the test files (default: a temporary directory, removed after).")
+  Path dir;
+
+  @Spec
+  CommandLine.Model.CommandSpec spec;
+
+  public static void main(String[] args) {
+    System.exit(new CommandLine(new BenchCommand()).execute(args));
+  }
+
+  @Override
+  public Integer call() throws Exception {
+    if (duration <= 0 || duration > 600 || rounds < 1 || rounds > 20) {
+      throw new CommandLine.ParameterException(spec.commandLine(),
+          "--duration must be in (0, 600] seconds and --rounds in 1..20");
+    }
+    Set<Section> run = sections == null || sections.isEmpty() ? EnumSet.allOf(Section.class) : EnumSet.copyOf(sections);
+    long fileBytes = Sizes.parse(size);
+    boolean iperf = !forceRaw && Iperf3.available();
+    java.io.PrintWriter out = spec.commandLine().getOut();
+    BenchReport report = new BenchReport();
+    report.context("date", Instant.now().truncatedTo(ChronoUnit.SECONDS).toString());
+    report.context("machine", Machine.describe());
+    report.context("method", String.format("loopback, client and server in this JVM; %d round(s) of %.1f s per run,"
+        + " interleaved with the reference; wire reference: %s", rounds, duration,
+        iperf ? "iperf3 (-P for streams)" : "raw socket with sendfile (iperf3 not installed, or --raw)"));
+    Path work = dir != null ? Files.createDirectories(dir) : Files.createTempDirectory("gpudirect-bench");
+    int steps = plannedSteps(run, iperf);
+    try (Progress progress = new Progress(System.err, steps, !noProgress)) {
+      progress.step("writing test files");
+      Path data = work.resolve("fetch.bin");
+      writeRandom(data, fileBytes);
+      try (BlockServer server = BlockServer.builder().root(work).bindAddress("127.0.0.1").port(0).build()) {
+        server.start();
+        InetSocketAddress address = new InetSocketAddress("127.0.0.1", server.port());
+        if (run.contains(Section.fetch)) {
+          fetch(report, progress, address, data, fileBytes, iperf);
+        }
+        if (run.contains(Section.latency)) {
+          latency(report, progress, address, data, fileBytes);
+        }
+        Path arrow = work.resolve("flight.arrow");
+        if (run.contains(Section.flight) || run.contains(Section.spark)) {
+          progress.step("writing the Arrow IPC file");
+          try (RootAllocator allocator = new RootAllocator()) {
+            ArrowData.write(arrow, Sizes.parse(arrowSize), allocator);
+          }
+        }
+        if (run.contains(Section.flight)) {
+          flight(report, progress, address, arrow);
+        }
+        if (run.contains(Section.spark)) {
+          spark(report, progress, work, server.port(), arrow);
+        }
+        if (run.contains(Section.memory)) {
+          memory(report, progress, address, work);
+        }
+      }
+    } finally {
+      if (dir == null) {
+        deleteRecursively(work);
+      }
+    }
+    out.print(json ? report.json() + "\n" : report.table());
+    out.flush();
+    return 0;
+  }
+
+  private int plannedSteps(Set<Section> run, boolean iperf) {
+    int perRound = 0;
+    int once = 0;
+    if (run.contains(Section.fetch)) {
+      perRound += 3 + 2 + (iperf ? 2 : 0);
+      once++;
+    }
+    if (run.contains(Section.latency)) {
+      perRound += 2;
+    }
+    if (run.contains(Section.flight)) {
+      perRound += 2;
+      once++;
+    }
+    if (run.contains(Section.spark)) {
+      perRound += 3;
+    }
+    return perRound * rounds + once + (run.contains(Section.memory) ? 1 : 0) + 1;
+  }
+
+  // ---- target 1: fetch against the wire
+
+  private void fetch(BenchReport report, Progress progress, InetSocketAddress server, Path data,
+      long fileBytes, boolean iperfAvailable) throws Exception {
+    boolean iperf = iperfAvailable;
+    int chunk = 4 << 20;
+    Measurement ours1 = Measurement.NONE;
+    Measurement ours4 = Measurement.NONE;
+    Measurement oursNoCrc = Measurement.NONE;
+    Measurement ref1 = Measurement.NONE;
+    Measurement ref4 = Measurement.NONE;
+    Measurement raw1 = Measurement.NONE;
+    Measurement raw4 = Measurement.NONE;
+    String path = data.getFileName().toString();
+    // Untimed: the JIT compiles our data path (and the JDK's socket code) before any clock
+    // starts; iperf3, in C, has nothing to warm up.
+    timed(progress, "fetch: warming up", () -> OurFetch.run(server, path, fileBytes, OurFetch.config(4, chunk, true), warmup()));
+    for (int r = 0; r < rounds; r++) {
+      ours1 = ours1.plus(timed(progress, "fetch: ours, 1 stream", () -> OurFetch.run(server, path, fileBytes, OurFetch.config(1, chunk, true), duration)));
+      if (iperf) {
+        Measurement m = iperf3(progress, "fetch: iperf3, 1 stream", 1);
+        iperf = m != null;
+        ref1 = iperf ? ref1.plus(m) : ref1;
+      }
+      raw1 = raw1.plus(timed(progress, "fetch: raw socket, 1 stream", () -> RawSocketBaseline.stream(data, 1, duration)));
+      ours4 = ours4.plus(timed(progress, "fetch: ours, 4 streams", () -> OurFetch.run(server, path, fileBytes, OurFetch.config(4, chunk, true), duration)));
+      if (iperf) {
+        Measurement m = iperf3(progress, "fetch: iperf3 -P 4", 4);
+        iperf = m != null;
+        ref4 = iperf ? ref4.plus(m) : ref4;
+      }
+      raw4 = raw4.plus(timed(progress, "fetch: raw socket, 4 streams", () -> RawSocketBaseline.stream(data, 4, duration)));
+      oursNoCrc = oursNoCrc.plus(timed(progress, "fetch: ours, 1 stream, no CRC32C", () -> OurFetch.run(server, path, fileBytes, OurFetch.config(1, chunk, false), duration)));
+    }
+    String refName = iperf ? "iperf3" : "raw socket";
+    if (!iperf) {
+      ref1 = raw1;
+      ref4 = raw4;
+    }
+    report.add(against(Row.of("fetch", "ours, 1 stream", ours1), refName + ", 1 stream", ours1, ref1));
+    report.add(against(Row.of("fetch", "ours, 4 streams", ours4), refName + ", 4 streams", ours4, ref4));
+    report.add(Row.of("fetch", "ours, 1 stream, CRC32C off", oursNoCrc)
+        .withNote("for the profile: what the checksum costs; not a target"));
+    if (iperf) {
+      report.add(Row.of("fetch", "iperf3, 1 stream", ref1));
+      report.add(Row.of("fetch", "iperf3 -P 4", ref4));
+    }
+    report.add(Row.of("fetch", "raw socket (sendfile), 1 stream", raw1));
+    report.add(Row.of("fetch", "raw socket (sendfile), 4 streams", raw4));
+  }
+
+  /** One iperf3 run, or null (and a warning) when it fails: the raw socket then stands in. */
+  private Measurement iperf3(Progress progress, String what, int streams) {
+    try {
+      return timed(progress, what, () -> Iperf3.run(streams, duration));
+    } catch (Exception e) {
+      System.err.println("\ngpudirect bench: iperf3 failed, so the raw socket baseline is the"
+          + " wire reference: " + e.getMessage());
+      return null;
+    }
+  }
+
+  private static Row against(Row row, String ref, Measurement ours, Measurement reference) {
+    double t = ratio(ours.gbitPerSecond(), reference.gbitPerSecond());
+    double c = ratio(ours.cpuSecondsPerGb(), reference.cpuSecondsPerGb());
+    return row.against(ref, t, c, "tput >= 0.95x, CPU <= 1.2x", t >= 0.95 && c <= 1.2);
+  }
+
+  // ---- target 3: 4 KiB latency
+
+  private void latency(BenchReport report, Progress progress, InetSocketAddress server, Path data,
+      long fileBytes) throws Exception {
+    Latencies ours = new Latencies();
+    Latencies raw = new Latencies();
+    String path = data.getFileName().toString();
+    for (int r = 0; r < rounds; r++) {
+      long seed = r;
+      progress.step("latency: ours, 4 KiB reads");
+      ours.addAll(OurLatency.run(server, path, fileBytes, 4096, true, duration, seed));
+      progress.stepDone();
+      progress.step("latency: raw socket ping-pong");
+      raw.addAll(RawSocketBaseline.pingPong(data, fileBytes, 4096, duration, seed));
+      progress.stepDone();
+    }
+    double p50 = ratio(ours.percentileMicros(50), raw.percentileMicros(50));
+    report.add(Row.latency("latency", "ours, 4 KiB at random offsets", ours)
+        .against("raw socket ping-pong", p50, Double.NaN, "p50 <= 1.3x", p50 <= 1.3)
+        .withNote(ours.count() + " reads, CRC32C on; ratio = p50 / reference p50"));
+    report.add(Row.latency("latency", "raw socket ping-pong, 4 KiB", raw)
+        .withNote(raw.count() + " round trips, answer read with pread from the same file"));
+  }
+
+  // ---- target 2: Arrow Flight
+
+  private void flight(BenchReport report, Progress progress, InetSocketAddress server, Path arrow)
+      throws Exception {
+    long bytes = Files.size(arrow);
+    Measurement ours = Measurement.NONE;
+    Measurement flight = Measurement.NONE;
+    progress.step("flight: starting the DoGet server");
+    try (FlightReference ref = new FlightReference(arrow)) {
+      timed(progress, "flight: warming up", () -> ref.run(warmup()));
+      for (int r = 0; r < rounds; r++) {
+        ours = ours.plus(timed(progress, "flight: ours, the Arrow IPC file", () -> OurFetch.run(server,
+            arrow.getFileName().toString(), bytes, OurFetch.config(4, 4 << 20, true), duration)));
+        flight = flight.plus(timed(progress, "flight: Arrow Flight DoGet", () -> ref.run(duration)));
+      }
+    }
+    double t = ratio(ours.gbitPerSecond(), flight.gbitPerSecond());
+    double c = ratio(ours.cpuSecondsPerGb(), flight.cpuSecondsPerGb());
+    report.add(Row.of("flight", "ours, Arrow IPC file, 4 streams", ours)
+        .against("Arrow Flight DoGet", t, c, "tput >= 2x, CPU <= 0.5x", t >= 2 && c <= 0.5));
+    report.add(Row.of("flight", "Arrow Flight DoGet, same data", flight)
+        .withNote("batches held in the Flight server's memory; bytes = Arrow buffers received"));
+  }
+
+  // ---- target 4: Spark end to end
+
+  private void spark(BenchReport report, Progress progress, Path work, int port, Path arrow)
+      throws Exception {
+    progress.step("spark: starting Spark, writing " + sparkRows + " rows");
+    String base = "gpudirect://127.0.0.1:" + port;
+    Measurement local = Measurement.NONE;
+    Measurement remote = Measurement.NONE;
+    Measurement ipc = Measurement.NONE;
+    long arrowBytes = Files.size(arrow);
+    try (SparkScan spark = new SparkScan(work, sparkRows)) {
+      // One untimed pass of each: Spark's and the JIT's warm-up is nobody's cost.
+      spark.local();
+      spark.gpudirect(base);
+      spark.gpudirectArrow(base + "/" + arrow.getFileName(), arrowBytes);
+      for (int r = 0; r < rounds; r++) {
+        local = local.plus(timed(progress, "spark: spark.read.parquet", spark::local));
+        remote = remote.plus(timed(progress, "spark: gpudirect Parquet scan", () -> spark.gpudirect(base)));
+        ipc = ipc.plus(timed(progress, "spark: gpudirect Arrow IPC scan", () -> spark.gpudirectArrow(base + "/" + arrow.getFileName(), arrowBytes)));
+      }
+      double time = ratio(remote.seconds(), local.seconds());
+      report.add(Row.of("spark", "gpudirect scan, Parquet", remote)
+          .against("spark.read.parquet", time, ratio(remote.cpuSecondsPerGb(), local.cpuSecondsPerGb()),
+              "time <= 1.1x", time <= 1.1)
+          .withNote(String.format("%,d rows, %s of Parquet; %.2f s per query vs %.2f s; ratio = time / reference time",
+              sparkRows, Sizes.show(spark.parquetBytes()), remote.seconds() / rounds, local.seconds() / rounds)));
+      report.add(Row.of("spark", "spark.read.parquet, local files", local));
+      report.add(Row.of("spark", "gpudirect scan, Arrow IPC", ipc)
+          .withNote(String.format("%s Arrow IPC file, %.2f s per query", Sizes.show(arrowBytes), ipc.seconds() / rounds)));
+    }
+  }
+
+  // ---- target 5: memory bounded by the window
+
+  private void memory(BenchReport report, Progress progress, InetSocketAddress server, Path work)
+      throws Exception {
+    long bytes = Sizes.parse(memorySize);
+    progress.step("memory: " + Sizes.show(bytes) + " with -Xmx" + MemoryBound.MAX_HEAP + " in a child JVM");
+    Path sparse = work.resolve("memory.bin");
+    try (RandomAccessFile f = new RandomAccessFile(sparse.toFile(), "rw")) {
+      f.setLength(bytes);
+    }
+    MemoryBound.Result r = MemoryBound.run(server, sparse.getFileName().toString(), bytes, work);
+    progress.stepDone();
+    long limitDirect = Sizes.parse(MemoryBound.MAX_DIRECT);
+    boolean ok = r.peakHeap() < Sizes.parse(MemoryBound.MAX_HEAP) && r.peakDirect() <= limitDirect;
+    report.add(Row.of("memory", "ours, " + Sizes.show(bytes) + " file, -Xmx" + MemoryBound.MAX_HEAP, r.fetch())
+        .against("its limits", Double.NaN, Double.NaN, "reads whole, peaks < limits", ok)
+        .withNote(String.format("peak heap %.0f MiB of %s, peak direct %.0f MiB of %s (its two 32 MiB destination buffers; the 64 MiB window bounds what is requested, the buffers what is held)",
+            r.peakHeap() / 1048576.0, MemoryBound.MAX_HEAP, r.peakDirect() / 1048576.0, MemoryBound.MAX_DIRECT)));
+  }
+
+  // ---- helpers
+
+  private static Measurement timed(Progress progress, String what, Callable<Measurement> run) throws Exception {
+    progress.step(what);
+    try {
+      return run.call();
+    } finally {
+      progress.stepDone();
+    }
+  }
+
+  /** Seconds of untimed warm-up before a part's first timed run. */
+  private double warmup() {
+    return Math.min(2, duration);
+  }
+
+  private static double ratio(double a, double b) {
+    return b > 0 ? a / b : Double.NaN;
+  }
+
+  static void writeRandom(Path file, long bytes) throws IOException {
+    ByteBuffer block = ByteBuffer.allocateDirect(8 << 20);
+    byte[] random = new byte[8 << 20];
+    new Random(42).nextBytes(random);
+    block.put(random).flip();
+    try (FileChannel out = FileChannel.open(file, StandardOpenOption.CREATE,
+        StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.WRITE)) {
+      long written = 0;
+      while (written < bytes) {
+        ByteBuffer b = block.duplicate();
+        b.limit((int) Math.min(b.capacity(), bytes - written));
+        while (b.hasRemaining()) {
+          written += out.write(b);
+        }
+      }
+    }
+  }
+
+  private static void deleteRecursively(Path dir) throws IOException {
+    try (Stream<Path> walk = Files.walk(dir)) {
+      for (Path p : walk.sorted(Comparator.reverseOrder()).toList()) {
+        Files.deleteIfExists(p);
+      }
+    }
+  }
+}

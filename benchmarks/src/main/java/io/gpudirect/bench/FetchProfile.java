@@ -1,0 +1,54 @@
+package io.gpudirect.bench;
+
+import io.gpudirect.server.BlockServer;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/**
+ * Only our fetch, for profilers and {@code strace -c -f}: an embedded server and a client
+ * reading one file for a while, nothing else in the process. Prints bytes and rate.
+ *
+ * <p>Arguments: streams chunkBytes checksums(true|false) seconds fileSize [latency].
+ * With "latency" as the sixth argument it runs 4 KiB reads at random offsets instead; with
+ * "raw", the raw socket baseline reading into buffers of chunkBytes.
+ */
+public final class FetchProfile {
+  private FetchProfile() {}
+
+  public static void main(String[] args) throws Exception {
+    int streams = Integer.parseInt(args[0]);
+    int chunk = (int) Sizes.parse(args[1]);
+    boolean crc = Boolean.parseBoolean(args[2]);
+    double seconds = Double.parseDouble(args[3]);
+    long size = Sizes.parse(args[4]);
+    boolean latency = args.length > 5 && args[5].equals("latency");
+    boolean raw = args.length > 5 && args[5].equals("raw");
+    Path dir = Files.createTempDirectory("gpudirect-profile");
+    Path file = dir.resolve("fetch.bin");
+    try {
+      BenchCommand.writeRandom(file, size);
+      try (BlockServer server = BlockServer.builder().root(dir).bindAddress("127.0.0.1").port(0).build()) {
+        server.start();
+        InetSocketAddress address = new InetSocketAddress("127.0.0.1", server.port());
+        if (raw) {
+          Measurement m = RawSocketBaseline.stream(file, streams, seconds, chunk);
+          System.out.printf("raw bytes=%d seconds=%.2f gbit=%.2f cpuPerGB=%.3f%n", m.bytes(), m.seconds(), m.gbitPerSecond(), m.cpuSecondsPerGb());
+        } else if (latency) {
+          Latencies l = OurLatency.run(address, "fetch.bin", size, 4096, crc, seconds, 1);
+          System.out.printf("reads=%d p50=%.1fus p99=%.1fus%n", l.count(), l.percentileMicros(50), l.percentileMicros(99));
+        } else {
+          ThreadCpu roles = new ThreadCpu();
+          Measurement m = OurFetch.run(address, "fetch.bin", size, OurFetch.config(streams, chunk, crc), seconds);
+          System.out.printf("bytes=%d seconds=%.2f gbit=%.2f cpuPerGB=%.3f%n", m.bytes(), m.seconds(), m.gbitPerSecond(), m.cpuSecondsPerGb());
+          roles.secondsByRole().forEach((role, cpu) -> System.out.printf("  cpu %-40s %6.3f s/GB%n", role, cpu / (m.bytes() / 1e9)));
+          double chunks = Math.ceil((double) m.bytes() / chunk);
+          roles.allocatedByRole().forEach((role, bytes) -> System.out.printf("  heap %-39s %8.0f bytes per chunk%n", role, bytes / chunks));
+        }
+      }
+    } finally {
+      Files.deleteIfExists(file);
+      Files.deleteIfExists(dir);
+    }
+  }
+}

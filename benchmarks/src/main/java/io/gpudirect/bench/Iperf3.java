@@ -1,0 +1,102 @@
+package io.gpudirect.bench;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * iperf3 over loopback, the wire reference of issue 5: a one-off server ({@code -s -1}) and a
+ * client with {@code -J}, whose JSON gives the received rate and both ends' CPU use
+ * ({@code cpu_utilization_percent}: host_total for the client, remote_total for the server,
+ * each in percent of one core over the test).
+ */
+final class Iperf3 {
+  private static final Pattern RECEIVED = Pattern.compile(
+      "\"sum_received\"\\s*:\\s*\\{[^}]*?\"bytes\"\\s*:\\s*([0-9.eE+]+)[^}]*?\"bits_per_second\"\\s*:\\s*([0-9.eE+]+)");
+  private static final Pattern SECONDS = Pattern.compile(
+      "\"sum_received\"\\s*:\\s*\\{[^}]*?\"seconds\"\\s*:\\s*([0-9.eE+]+)");
+  private static final Pattern HOST_CPU = Pattern.compile("\"host_total\"\\s*:\\s*([0-9.eE+]+)");
+  private static final Pattern ERROR = Pattern.compile("\"error\"\\s*:");
+  private static final Pattern REMOTE_CPU = Pattern.compile("\"remote_total\"\\s*:\\s*([0-9.eE+]+)");
+
+  private Iperf3() {}
+
+  /** Whether an {@code iperf3} binary runs here. */
+  static boolean available() {
+    try {
+      Process p = new ProcessBuilder("iperf3", "--version").redirectErrorStream(true).start();
+      p.getInputStream().readAllBytes();
+      return p.waitFor(10, TimeUnit.SECONDS) && p.exitValue() == 0;
+    } catch (IOException e) {
+      return false;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    }
+  }
+
+  static Measurement run(int streams, double seconds) throws Exception {
+    int port;
+    try (ServerSocket probe = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      port = probe.getLocalPort();
+    }
+    Process server = new ProcessBuilder("iperf3", "-s", "-1", "-B", "127.0.0.1", "-p",
+        Integer.toString(port)).redirectErrorStream(true)
+        .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+    try {
+      int t = (int) Math.max(1, Math.round(seconds));
+      List<String> cmd = new ArrayList<>(List.of("iperf3", "-c", "127.0.0.1", "-p",
+          Integer.toString(port), "-t", Integer.toString(t), "-J", "-P", Integer.toString(streams)));
+      String json = null;
+      // The server needs a moment to listen; the client is retried until it connects.
+      for (int attempt = 0; attempt < 100; attempt++) {
+        Process client = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        String out = new String(client.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        if (!client.waitFor(t + 30L, TimeUnit.SECONDS)) {
+          client.destroyForcibly();
+          throw new IOException("iperf3 client did not finish within " + (t + 30) + " s");
+        }
+        // iperf3 3.12 with -J may exit 0 with an "error" member instead of results.
+        if (client.exitValue() == 0 && !ERROR.matcher(out).find()) {
+          json = out;
+          break;
+        }
+        if (!out.contains("Connection refused")) {
+          throw new IOException("iperf3 client failed: " + out.strip());
+        }
+        Thread.sleep(100);
+      }
+      if (json == null) {
+        throw new IOException("iperf3 server on port " + port + " did not start listening");
+      }
+      return parse(json);
+    } finally {
+      server.destroy();
+      if (!server.waitFor(5, TimeUnit.SECONDS)) {
+        server.destroyForcibly();
+      }
+    }
+  }
+
+  /** Bytes, seconds and CPU seconds (client plus server) from iperf3's {@code -J} output. */
+  static Measurement parse(String json) {
+    Matcher r = RECEIVED.matcher(json);
+    Matcher s = SECONDS.matcher(json);
+    Matcher h = HOST_CPU.matcher(json);
+    Matcher m = REMOTE_CPU.matcher(json);
+    if (!r.find() || !s.find() || !h.find() || !m.find()) {
+      throw new IllegalStateException("Cannot read iperf3's JSON: no sum_received or"
+          + " cpu_utilization_percent in " + json.substring(0, Math.min(400, json.length())));
+    }
+    double bytes = Double.parseDouble(r.group(1));
+    double seconds = Double.parseDouble(s.group(1));
+    double cpu = (Double.parseDouble(h.group(1)) + Double.parseDouble(m.group(1))) / 100 * seconds;
+    return new Measurement((long) bytes, seconds, cpu);
+  }
+}

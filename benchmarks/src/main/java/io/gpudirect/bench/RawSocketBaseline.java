@@ -1,0 +1,173 @@
+package io.gpudirect.bench;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The wire without a protocol, for when iperf3 is not installed and as a second reference
+ * beside it: plain loopback sockets, the sender using sendfile ({@code transferTo}) on the same
+ * file over and over, each reader discarding into one 4 MiB direct buffer. No framing, no
+ * checksum, no request: what the kernel can do with these bytes on this machine.
+ */
+final class RawSocketBaseline {
+  private static final int READ_BUFFER = 4 << 20;
+
+  private RawSocketBaseline() {}
+
+  static Measurement stream(Path file, int streams, double seconds) throws Exception {
+    return stream(file, streams, seconds, READ_BUFFER);
+  }
+
+  /** As {@link #stream(Path, int, double)}, each reader discarding into {@code readBuffer} bytes. */
+  static Measurement stream(Path file, int streams, double seconds, int readBuffer) throws Exception {
+    try (ServerSocketChannel listener = ServerSocketChannel.open()) {
+      listener.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+      List<Thread> senders = new ArrayList<>();
+      List<SocketChannel> clients = new ArrayList<>();
+      for (int i = 0; i < streams; i++) {
+        clients.add(SocketChannel.open(listener.getLocalAddress()));
+        SocketChannel accepted = listener.accept();
+        Thread t = new Thread(() -> sendForever(file, accepted), "raw-sender-" + i);
+        t.setDaemon(true);
+        t.start();
+        senders.add(t);
+      }
+      AtomicLong received = new AtomicLong();
+      long deadline = System.nanoTime() + (long) (seconds * 1e9);
+      try {
+        return Measurement.of(() -> {
+          List<Thread> readers = new ArrayList<>();
+          for (SocketChannel c : clients) {
+            Thread t = new Thread(() -> received.addAndGet(drain(c, deadline, readBuffer)), "raw-reader");
+            t.start();
+            readers.add(t);
+          }
+          for (Thread t : readers) {
+            t.join();
+          }
+          return received.get();
+        });
+      } finally {
+        for (SocketChannel c : clients) {
+          c.close();
+        }
+        for (Thread t : senders) {
+          t.join(5000);
+        }
+      }
+    }
+  }
+
+  private static void sendForever(Path file, SocketChannel out) {
+    try (out; FileChannel fc = FileChannel.open(file, StandardOpenOption.READ)) {
+      long size = fc.size();
+      while (true) {
+        long pos = 0;
+        while (pos < size) {
+          pos += fc.transferTo(pos, size - pos, out);
+        }
+      }
+    } catch (IOException e) {
+      // the reader closed its end: the run is over
+    }
+  }
+
+  private static long drain(SocketChannel in, long deadline, int readBuffer) {
+    ByteBuffer buf = ByteBuffer.allocateDirect(readBuffer);
+    long total = 0;
+    try {
+      while (System.nanoTime() < deadline) {
+        int n = in.read(buf.clear());
+        if (n < 0) {
+          break;
+        }
+        total += n;
+      }
+    } catch (IOException e) {
+      throw new IllegalStateException("Raw socket baseline failed: " + e, e);
+    }
+    return total;
+  }
+
+  /**
+   * Ping-pong: a 32-byte request, a 4 KiB answer read from the same file with pread, one at a
+   * time, for {@code seconds}. The floor a remote 4 KiB read can reach on this loopback.
+   */
+  static Latencies pingPong(Path file, long fileBytes, int answerBytes, double seconds, long seed)
+      throws Exception {
+    try (ServerSocketChannel listener = ServerSocketChannel.open()) {
+      listener.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+      try (SocketChannel client = SocketChannel.open(listener.getLocalAddress());
+           SocketChannel server = listener.accept()) {
+        client.socket().setTcpNoDelay(true);
+        server.socket().setTcpNoDelay(true);
+        Thread answerer = new Thread(() -> answer(file, server, answerBytes), "raw-pong");
+        answerer.setDaemon(true);
+        answerer.start();
+        java.util.Random random = new java.util.Random(seed);
+        ByteBuffer request = ByteBuffer.allocateDirect(32);
+        ByteBuffer reply = ByteBuffer.allocateDirect(answerBytes);
+        Latencies lat = new Latencies();
+        long deadline = System.nanoTime() + (long) (seconds * 1e9);
+        int warmup = 200;
+        while (System.nanoTime() < deadline || warmup > 0) {
+          long offset = (long) (random.nextDouble() * (fileBytes - answerBytes));
+          request.clear().putLong(offset).position(32).flip();
+          long t0 = System.nanoTime();
+          while (request.hasRemaining()) {
+            client.write(request);
+          }
+          reply.clear();
+          while (reply.hasRemaining()) {
+            if (client.read(reply) < 0) {
+              throw new IOException("raw ping-pong server closed");
+            }
+          }
+          long t = System.nanoTime() - t0;
+          if (warmup > 0) {
+            warmup--;
+          } else {
+            lat.add(t);
+          }
+        }
+        return lat;
+      }
+    }
+  }
+
+  private static void answer(Path file, SocketChannel ch, int answerBytes) {
+    ByteBuffer request = ByteBuffer.allocateDirect(32);
+    ByteBuffer reply = ByteBuffer.allocateDirect(answerBytes);
+    try (FileChannel fc = FileChannel.open(file, StandardOpenOption.READ)) {
+      while (true) {
+        request.clear();
+        while (request.hasRemaining()) {
+          if (ch.read(request) < 0) {
+            return;
+          }
+        }
+        long offset = request.flip().getLong();
+        reply.clear();
+        while (reply.hasRemaining()) {
+          fc.read(reply, offset + reply.position());
+        }
+        reply.flip();
+        while (reply.hasRemaining()) {
+          ch.write(reply);
+        }
+      }
+    } catch (IOException e) {
+      // the client closed: done
+    }
+  }
+}

@@ -1,0 +1,107 @@
+package io.gpudirect.bench;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import picocli.CommandLine;
+
+/**
+ * {@code gpudirect bench} with tiny sizes: every part really runs (real server on loopback,
+ * real sockets, Flight, the child JVM, local Spark) and every figure it reports must be a
+ * positive number. Not a performance check: on a shared CI machine only the shape is stable.
+ */
+class BenchSmokeTest {
+  private static final String[] TINY = {"--duration", "0.3", "--rounds", "1", "--size", "8m",
+      "--arrow-size", "2m", "--memory-size", "96m", "--spark-rows", "20000", "--no-progress"};
+
+  private static String run(String... extra) {
+    List<String> args = new ArrayList<>(List.of(TINY));
+    args.addAll(List.of(extra));
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+    CommandLine cli = new CommandLine(new BenchCommand());
+    cli.setOut(new PrintWriter(out, true));
+    cli.setErr(new PrintWriter(err, true));
+    int code = cli.execute(args.toArray(new String[0]));
+    assertEquals(0, code, () -> "bench failed: " + err);
+    return out.toString();
+  }
+
+  @Test
+  @Timeout(value = 120, unit = TimeUnit.SECONDS)
+  void jsonHasEveryPartWithPositiveFigures() throws Exception {
+    JsonNode report = new ObjectMapper().readTree(run("--json", "--raw"));
+    assertTrue(report.get("machine").asText().contains("cores"), report.toString());
+    List<String> sections = new ArrayList<>();
+    for (JsonNode row : report.get("rows")) {
+      String name = row.get("section").asText() + ": " + row.get("name").asText();
+      sections.add(row.get("section").asText());
+      boolean latency = row.get("section").asText().equals("latency");
+      if (latency) {
+        assertPositive(row, "p50_us", name);
+        assertPositive(row, "p99_us", name);
+        assertTrue(row.get("p99_us").asDouble() >= row.get("p50_us").asDouble(), name);
+      } else {
+        assertPositive(row, "gbit_per_s", name);
+        if (!row.get("section").asText().equals("memory")) {
+          assertPositive(row, "cpu_s_per_gb", name);
+        }
+      }
+      if (!row.get("target").isNull()) {
+        assertNotNull(row.get("met").isBoolean() ? row.get("met") : null, name + " has a target but no verdict");
+        if (!row.get("section").asText().equals("memory")) {
+          assertPositive(row, "ratio", name);
+        }
+      }
+    }
+    for (String s : List.of("fetch", "latency", "flight", "spark", "memory")) {
+      assertTrue(sections.contains(s), "no " + s + " rows in " + report);
+    }
+    // The raw-socket fallback is the wire reference when asked for (and when iperf3 is absent).
+    assertTrue(report.get("rows").get(0).get("reference").asText().startsWith("raw socket"), report.toString());
+    // The memory part read the whole file in the -Xmx512m child and stayed inside its limits.
+    for (JsonNode row : report.get("rows")) {
+      if (row.get("section").asText().equals("memory")) {
+        assertTrue(row.get("met").asBoolean(), row.toString());
+      }
+    }
+  }
+
+  @Test
+  @Timeout(value = 60, unit = TimeUnit.SECONDS)
+  void tableHasOneHeaderAndALinePerMeasurement() {
+    String table = run("--sections", "fetch,latency");
+    List<String> lines = table.lines().filter(l -> !l.startsWith("#") && !l.startsWith("    ")).toList();
+    assertTrue(lines.get(0).startsWith("measurement") && lines.get(0).contains("CPU s/GB")
+        && lines.get(0).contains("p99 us") && lines.get(0).contains("ratio"), table);
+    assertTrue(lines.stream().anyMatch(l -> l.startsWith("fetch: ours, 1 stream ")), table);
+    assertTrue(lines.stream().anyMatch(l -> l.startsWith("fetch: ours, 4 streams ")), table);
+    assertTrue(lines.stream().anyMatch(l -> l.startsWith("latency: ours, 4 KiB")), table);
+    assertTrue(table.contains("# date: ") && table.contains("# method: "), table);
+  }
+
+  @Test
+  void badArgumentsSayWhatWasWrong() {
+    StringWriter err = new StringWriter();
+    CommandLine cli = new CommandLine(new BenchCommand());
+    cli.setErr(new PrintWriter(err, true));
+    cli.setOut(new PrintWriter(new StringWriter(), true));
+    assertEquals(2, cli.execute("--duration", "0"));
+    assertTrue(err.toString().contains("--duration"), err.toString());
+  }
+
+  private static void assertPositive(JsonNode row, String field, String name) {
+    JsonNode v = row.get(field);
+    assertTrue(v != null && v.isNumber() && v.asDouble() > 0, name + ": " + field + " = " + v);
+  }
+}
