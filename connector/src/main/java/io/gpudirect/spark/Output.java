@@ -25,8 +25,10 @@ enum Output {
   /**
    * Whether this executor decodes {@code format} on the GPU. CPU Spark operators gain nothing
    * from a round trip through the GPU, and the RAPIDS plugin copies third-party batches value
-   * by value through host getters, so {@code auto} gives host batches, except where decoding
-   * on the GPU and copying the decoded columns back measured faster than Spark's CPU decoder.
+   * by value through host getters, so {@code auto} gives host batches, except for Parquet on
+   * an executor with a GPU: decoding there, copying the decoded batch to pinned host memory
+   * and reading every value through Spark's getters measured 2.0 to 3.2 times as fast as
+   * Spark's CPU decoder on the H200 (docs/benchmarks.md, "Parquet: GPU decode or CPU decode").
    */
   boolean gpuDecodes(DataFormat format, GpuEnvironment env) {
     return switch (this) {
@@ -38,10 +40,7 @@ enum Output {
         }
         yield true;
       }
-      case AUTO -> format == DataFormat.PARQUET && env.gpu() && env.cudf() && PARQUET_GPU_DECODE_WINS;
+      case AUTO -> format == DataFormat.PARQUET && env.gpu() && env.cudf();
     };
   }
-
-  /** From the H200 measurement in docs/benchmarks.md ("Parquet: GPU decode or CPU decode"). */
-  static final boolean PARQUET_GPU_DECODE_WINS = false;
 }

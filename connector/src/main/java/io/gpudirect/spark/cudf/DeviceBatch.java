@@ -1,6 +1,7 @@
 package io.gpudirect.spark.cudf;
 
 import ai.rapids.cudf.HostColumnVector;
+import ai.rapids.cudf.PinnedMemoryPool;
 import ai.rapids.cudf.Table;
 import io.gpudirect.GpuDirectException;
 import org.apache.spark.sql.types.StructType;
@@ -73,12 +74,27 @@ public final class DeviceBatch {
     return table.getColumn(ordinal);
   }
 
+  /**
+   * Pinned host memory for the copies, set aside once per JVM unless cuDF's pool already
+   * exists (the RAPIDS plugin makes its own). Measured on the H200 (docs/benchmarks.md): into
+   * freshly malloc'ed pageable memory the device-to-host copy, not cuDF's decode, was what
+   * held output=gpu back. A copy that does not fit in the pool falls back to pageable memory.
+   */
+  static final long PINNED_POOL_BYTES = Long.getLong("gpudirect.hostCopyPinnedPoolBytes", 1L << 30);
+
+  private static synchronized void ensurePinnedPool() {
+    if (PINNED_POOL_BYTES > 0 && !PinnedMemoryPool.isInitialized()) {
+      PinnedMemoryPool.initialize(PINNED_POOL_BYTES);
+    }
+  }
+
   /** The host view of one column, copying the whole batch to the host on first use. */
   synchronized CudfHostColumn host(int ordinal) {
     if (hostViews == null) {
       if (references == 0) {
         throw new IllegalStateException("batch already closed");
       }
+      ensurePinnedPool();
       HostColumnVector[] copies = new HostColumnVector[table.getNumberOfColumns()];
       try {
         for (int i = 0; i < copies.length; i++) {
