@@ -79,7 +79,7 @@ class ParquetFooterFuzzIT {
     }
   }
 
-  @Property(tries = 40, seed = "1885434481", edgeCases = EdgeCasesMode.NONE)
+  @Property(tries = 80, seed = "1885434481", edgeCases = EdgeCasesMode.NONE)
   void mutatedFootersFailClearlyOrReadAsSparkDoes(@ForAll("footerMutations") FooterMutation mutation)
       throws IOException {
     SparkSession spark = LocalSpark.get();
