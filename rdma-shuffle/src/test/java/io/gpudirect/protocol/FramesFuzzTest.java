@@ -51,12 +51,24 @@ class FramesFuzzTest {
 
   @Property(tries = 100_000, seed = "7453586457424455011")
   void randomBytesDecodeOrFailClearly(@ForAll @Size(max = 63) byte[] bytes) throws IOException {
-    Statistics.label("outcome").collect(readFrame(bytes) ? "decoded" : "refused");
+    String outcome = "failed";
+    try {
+      outcome = readFrame(bytes) ? "decoded" : "refused";
+    } finally {
+      // Collected even when the try fails: were none collected, jqwik would report its empty
+      // statistics instead of the failure.
+      Statistics.label("outcome").collect(outcome);
+    }
   }
 
   @Property(tries = 100_000, seed = "7453586457424455012")
   void mutatedFramesDecodeOrFailClearly(@ForAll("mutatedFrames") MutatedFrame frame) throws IOException {
-    Statistics.label("outcome").collect(readFrame(frame.bytes()) ? "decoded" : "refused");
+    String outcome = "failed";
+    try {
+      outcome = readFrame(frame.bytes()) ? "decoded" : "refused";
+    } finally {
+      Statistics.label("outcome").collect(outcome);
+    }
     // Mutations that leave a valid frame and ones that break it should both be common, or the
     // generator has drifted away from the decoder's interesting inputs.
     Statistics.label("outcome").coverage(c -> {
@@ -69,7 +81,7 @@ class FramesFuzzTest {
   void boundaryValuesAreRefusedBeforeAllocation(@ForAll("boundaryMutations") BoundaryMutation mutation) {
     byte[] content = mutation.content();
     long start = System.nanoTime();
-    String outcome;
+    String outcome = "failed";
     try {
       Message m = Frames.decode(ByteBuffer.wrap(content));
       byte[] encoded = Frames.encode(m).array();
@@ -78,9 +90,10 @@ class FramesFuzzTest {
       outcome = "decoded";
     } catch (ProtocolException expected) {
       outcome = "refused"; // the only acceptable failure
+    } finally {
+      Statistics.label("outcome").collect(outcome);
     }
     assertInBound(start, mutation::toString);
-    Statistics.label("outcome").collect(outcome);
     Statistics.label("outcome").coverage(c -> {
       c.check("decoded").percentage(p -> p >= 1);
       c.check("refused").percentage(p -> p >= 1);
