@@ -13,7 +13,9 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * a client or server left open, or one whose close did not stop its threads). The shared
  * checksum pools ({@code gpudirect-crc-verify}, {@code gpudirect-server-checksum}) live as long
  * as the JVM and are not counted. Use with {@code @ExtendWith(NoLeaksExtension.class)}; the class's own
- * {@code @AfterAll} methods run first, so it may close its servers and clients there.
+ * {@code @AfterAll} methods run first, so it may close its servers and clients there. jqwik
+ * property classes, which Jupiter extensions do not reach, call {@link #assertNoLeaks} from
+ * their {@code @AfterContainer}.
  */
 public final class NoLeaksExtension implements AfterAllCallback {
   static final String CLIENT_THREADS = "gpudirect-client-";
@@ -22,7 +24,11 @@ public final class NoLeaksExtension implements AfterAllCallback {
 
   @Override
   public void afterAll(ExtensionContext context) throws Exception {
-    String test = context.getDisplayName();
+    assertNoLeaks(context.getDisplayName());
+  }
+
+  /** Fails, naming {@code test}, when buffers are outstanding or owned threads still run. */
+  public static void assertNoLeaks(String test) throws InterruptedException {
     BufferAllocator root = BufferAllocator.root();
     if (root.outstandingBytes() != 0) {
       throw new AssertionError(test + " left " + root.outstandingBytes() + " bytes in "

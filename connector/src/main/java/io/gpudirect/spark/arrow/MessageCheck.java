@@ -1,5 +1,6 @@
 package io.gpudirect.spark.arrow;
 
+import org.apache.arrow.flatbuf.BodyCompression;
 import org.apache.arrow.flatbuf.Buffer;
 import org.apache.arrow.flatbuf.DictionaryBatch;
 import org.apache.arrow.flatbuf.FieldNode;
@@ -18,6 +19,15 @@ final class MessageCheck {
   private MessageCheck() {}
 
   static void checkBatchMessage(Message message, long bodyLength, String where, String displayName) {
+    try {
+      checkBatchHeader(message, bodyLength, where, displayName);
+    } catch (IndexOutOfBoundsException e) {
+      // A table or vector offset that points outside the metadata: flatbuffers throws on access.
+      throw fail(where, "metadata whose offsets point outside the message", displayName);
+    }
+  }
+
+  private static void checkBatchHeader(Message message, long bodyLength, String where, String displayName) {
     byte type = message.headerType();
     if (type == MessageHeader.RecordBatch) {
       RecordBatch batch = (RecordBatch) message.header(new RecordBatch());
@@ -55,6 +65,13 @@ final class MessageCheck {
         throw fail(where, "field node " + i + " of length " + node.length() + " with " + node.nullCount()
             + " nulls", displayName);
       }
+    }
+    // Arrow reads the compression table only after it has allocated the body, so a bad
+    // offset there would throw from inside its reader and leak the body: read it here first.
+    BodyCompression compression = batch.compression();
+    if (compression != null) {
+      compression.codec();
+      compression.method();
     }
     Buffer buffer = new Buffer();
     for (int i = 0; i < batch.buffersLength(); i++) {
