@@ -21,10 +21,7 @@ import org.apache.spark.sql.vectorized.ColumnarBatch;
  * columns whose unit differs from Spark's (timestamps, date64, unsigned integers) are
  * converted on the GPU the way Spark's host reader converts them.
  */
-final class GpuArrowSliceReader implements SliceReader<ColumnarBatch> {
-  private final ColumnarBatch batch;
-  private boolean consumed;
-
+final class GpuArrowSliceReader extends OneBatchReader {
   GpuArrowSliceReader(ArrowSlice slice, ResolvedOptions options, StructType readSchema) {
     DataFile f = slice.file();
     RemoteStore store = RemoteStores.get(f.uri(), options);
@@ -43,7 +40,7 @@ final class GpuArrowSliceReader implements SliceReader<ColumnarBatch> {
       for (int i = 0; i < columns.length; i++) {
         columns[i] = SparkCudfTypes.conform(readSchema.fields()[i], decoded.getColumn(i));
       }
-      this.batch = DeviceBatch.wrap(new Table(columns), readSchema);
+      produced(DeviceBatch.wrap(new Table(columns), readSchema));
     } finally {
       for (ColumnVector c : columns) {
         if (c != null) {
@@ -53,22 +50,4 @@ final class GpuArrowSliceReader implements SliceReader<ColumnarBatch> {
     }
   }
 
-  @Override
-  public boolean next() {
-    if (consumed) {
-      return false;
-    }
-    consumed = true;
-    return true;
-  }
-
-  @Override
-  public ColumnarBatch get() {
-    return batch;
-  }
-
-  @Override
-  public void close() {
-    batch.close();
-  }
 }

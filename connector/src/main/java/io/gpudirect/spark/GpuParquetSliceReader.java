@@ -36,10 +36,7 @@ import org.apache.spark.sql.vectorized.ColumnarBatch;
  * {@link NotOnGpuException}: dates that need a calendar rebase, INT96 time-zone conversion,
  * and types without a GPU layout are left to the host reader.
  */
-final class GpuParquetSliceReader implements SliceReader<ColumnarBatch> {
-  private final ColumnarBatch batch;
-  private boolean consumed;
-
+final class GpuParquetSliceReader extends OneBatchReader {
   GpuParquetSliceReader(ParquetSlice slice, ResolvedOptions options, ParquetReadSettings settings,
       StructType readSchema) throws IOException {
     GpuResources gpu = GpuResources.shared();
@@ -64,7 +61,7 @@ final class GpuParquetSliceReader implements SliceReader<ColumnarBatch> {
       }
       if (fileNames.length == 0) {
         // count(*) and the like: the footer knows the rows, nothing need be decoded.
-        this.batch = new ColumnarBatch(new org.apache.spark.sql.vectorized.ColumnVector[0], (int) slice.rows());
+        produced(new ColumnarBatch(new org.apache.spark.sql.vectorized.ColumnVector[0], (int) slice.rows()));
         return;
       }
       Table decoded;
@@ -75,27 +72,8 @@ final class GpuParquetSliceReader implements SliceReader<ColumnarBatch> {
         present.forEach(b::includeColumn);
         decoded = Table.readParquet(b.build(), view);
       }
-      this.batch = DeviceBatch.wrap(conform(decoded, fileNames, readSchema, slice.rows(), rebase), readSchema);
+      produced(DeviceBatch.wrap(conform(decoded, fileNames, readSchema, slice.rows(), rebase), readSchema));
     }
-  }
-
-  @Override
-  public boolean next() {
-    if (consumed) {
-      return false;
-    }
-    consumed = true;
-    return true;
-  }
-
-  @Override
-  public ColumnarBatch get() {
-    return batch;
-  }
-
-  @Override
-  public void close() {
-    batch.close();
   }
 
   /**
