@@ -8,7 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.gpudirect.remote.RemoteStores;
 import io.gpudirect.server.BlockServer;
-import io.gpudirect.testing.NoLeaksExtension;
 import java.io.EOFException;
 import java.io.FileNotFoundException;
 import java.io.IOException;
@@ -37,11 +36,9 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestFactory;
-import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /** GpuDirectFileSystem against a real BlockServer on loopback, found the way Hadoop finds it. */
-@ExtendWith(NoLeaksExtension.class)
 class GpuDirectFileSystemTest {
   @TempDir
   static java.nio.file.Path root;

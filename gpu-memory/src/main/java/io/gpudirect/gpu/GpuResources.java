@@ -2,6 +2,7 @@ package io.gpudirect.gpu;
 
 import io.gpudirect.memory.BufferAllocator;
 import java.time.Duration;
+import java.util.Optional;
 
 /**
  * The pinned pool and copy engine this JVM's GPU reads share: pinned memory is scarce and a
@@ -36,6 +37,14 @@ public final class GpuResources {
       }, "gpudirect-gpu-resources-shutdown"));
     }
     return shared;
+  }
+
+  /**
+   * The shared resources if some reader has made them, without making them: leak checks look
+   * at the pool only when it exists, since making it would pin memory on a host with no GPU.
+   */
+  public static synchronized Optional<GpuResources> ifCreated() {
+    return Optional.ofNullable(shared);
   }
 
   public PinnedChunkPool pool() {

@@ -116,6 +116,11 @@ public final class PinnedChunkPool implements AutoCloseable {
     return chunkSize;
   }
 
+  /** Bytes the pool holds for its lifetime, lent out or free: what it charges its allocator. */
+  public synchronized long heldBytes() {
+    return (long) all.size() * chunkSize;
+  }
+
   public synchronized int chunksInUse() {
     return all.size() - free.size();
   }

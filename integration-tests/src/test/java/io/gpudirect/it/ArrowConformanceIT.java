@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.gpudirect.testing.NoLeaksExtension;
 import java.io.IOException;
 import java.io.InputStream;
 import java.math.BigDecimal;
@@ -72,7 +71,6 @@ import org.apache.spark.sql.types.StructType;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -83,7 +81,6 @@ import org.junit.jupiter.params.provider.ValueSource;
  * as the case's JSON says, mapped to Spark as docs/arrow-type-mapping.md documents. The
  * expectation is built here, from Arrow Java's JSON reader, without the connector's code.
  */
-@ExtendWith(NoLeaksExtension.class)
 class ArrowConformanceIT {
   @TempDir
   static Path tmp;

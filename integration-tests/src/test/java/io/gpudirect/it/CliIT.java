@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.gpudirect.testing.NoLeaksExtension;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
@@ -18,11 +17,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /** {@code gpudirect server}, {@code ls} and {@code cat} as separate processes, as a user runs them. */
-@ExtendWith(NoLeaksExtension.class)
 class CliIT {
   private static final Pattern LISTENING = Pattern.compile("gpudirect server listening on (\\S+):(\\d+)");
 

@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.gpudirect.testing.NoLeaksExtension;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -23,7 +22,6 @@ import org.apache.spark.sql.SparkSession;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -31,7 +29,6 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code gpudirect://} paths give the rows they give on the same local files, with no
  * configuration: the file system comes from {@code META-INF/services}.
  */
-@ExtendWith(NoLeaksExtension.class)
 class HadoopFileSystemIT {
   @TempDir
   static Path data;

@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.gpudirect.testing.NoLeaksExtension;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.List;
@@ -14,7 +13,6 @@ import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
@@ -23,7 +21,6 @@ import org.junit.jupiter.params.provider.MethodSource;
  * where the file is in fact readable, in exactly the rows a reference reader gives. Either
  * way the server goes on serving.
  */
-@ExtendWith(NoLeaksExtension.class)
 class MalformedIT {
   private static ServerFixture fixture;
 

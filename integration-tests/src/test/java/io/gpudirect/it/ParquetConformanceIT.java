@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.gpudirect.testing.NoLeaksExtension;
 import java.io.IOException;
 import java.util.List;
 import java.util.stream.Stream;
@@ -12,12 +11,10 @@ import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /** Every Parquet file nobody here wrote reads through gpudirect exactly as spark.read.parquet reads it. */
-@ExtendWith(NoLeaksExtension.class)
 class ParquetConformanceIT {
   private static ServerFixture fixture;
 

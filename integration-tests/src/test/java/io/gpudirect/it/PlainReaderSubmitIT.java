@@ -2,12 +2,10 @@ package io.gpudirect.it;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.gpudirect.testing.NoLeaksExtension;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -17,7 +15,6 @@ import org.junit.jupiter.api.io.TempDir;
  * named with {@code spark.hadoop.fs.gpudirect.impl}; docs/quickstart.md says so, and this test
  * notices if a Spark or Hadoop version makes that unnecessary.
  */
-@ExtendWith(NoLeaksExtension.class)
 class PlainReaderSubmitIT {
   @TempDir
   Path tmp;

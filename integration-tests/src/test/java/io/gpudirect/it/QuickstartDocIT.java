@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.gpudirect.hadoop.GpuDirectFileSystem;
 import io.gpudirect.options.GpuDirectOption;
-import io.gpudirect.testing.NoLeaksExtension;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -24,11 +23,9 @@ import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /** docs/quickstart.md: its Java snippet is this class's code and runs, its Scala snippet runs in Scala's interpreter; all name real options. */
-@ExtendWith(NoLeaksExtension.class)
 class QuickstartDocIT {
   private static final Path DOC = Path.of("../docs/quickstart.md");
   private static final Path THIS_SOURCE = Path.of("src/test/java/io/gpudirect/it/QuickstartDocIT.java");

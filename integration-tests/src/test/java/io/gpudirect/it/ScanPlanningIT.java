@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.gpudirect.testing.NoLeaksExtension;
 import java.nio.file.Path;
 import java.util.List;
 import org.apache.spark.sql.Dataset;
@@ -17,12 +16,10 @@ import org.apache.spark.sql.types.StructType;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 import scala.collection.JavaConverters;
 
 /** How a read is cut into partitions, where they prefer to run, and a schema the user gives. */
-@ExtendWith(NoLeaksExtension.class)
 class ScanPlanningIT {
   @TempDir
   static Path tmp;

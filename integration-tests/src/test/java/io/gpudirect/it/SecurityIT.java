@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.gpudirect.remote.RemoteStores;
-import io.gpudirect.testing.NoLeaksExtension;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -14,11 +13,9 @@ import java.time.Duration;
 import org.apache.spark.sql.SparkSession;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /** What a Spark user sees when a path leaves the root or a secret is wrong: one clear error each. */
-@ExtendWith(NoLeaksExtension.class)
 class SecurityIT {
   @TempDir
   Path tmp;

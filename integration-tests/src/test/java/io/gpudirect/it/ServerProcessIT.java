@@ -18,7 +18,6 @@ import io.gpudirect.protocol.Message;
 import io.gpudirect.protocol.Protocol;
 import io.gpudirect.protocol.ReadData;
 import io.gpudirect.protocol.ReadRequest;
-import io.gpudirect.testing.NoLeaksExtension;
 import java.io.BufferedReader;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -45,7 +44,6 @@ import java.util.zip.CRC32C;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
@@ -55,7 +53,6 @@ import picocli.CommandLine;
  * read is in flight.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
-@ExtendWith(NoLeaksExtension.class)
 class ServerProcessIT {
   private static final byte[] SECRET = "operator secret".getBytes(StandardCharsets.UTF_8);
   private static final int CHUNK = 32 << 20;

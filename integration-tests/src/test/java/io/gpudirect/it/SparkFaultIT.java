@@ -8,7 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.gpudirect.remote.RemoteStores;
 import io.gpudirect.server.BlockServer;
 import io.gpudirect.testing.LoopbackCutter;
-import io.gpudirect.testing.NoLeaksExtension;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -23,7 +22,6 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -34,7 +32,6 @@ import org.junit.jupiter.api.io.TempDir;
  * within the configured {@code requestTimeout}; never in other rows, never in a hang. Each case
  * also checks that its fault really fired.
  */
-@ExtendWith(NoLeaksExtension.class)
 class SparkFaultIT {
   @TempDir
   static Path root;

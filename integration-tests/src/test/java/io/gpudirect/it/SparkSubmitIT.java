@@ -2,18 +2,15 @@ package io.gpudirect.it;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.gpudirect.testing.NoLeaksExtension;
 import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@code spark-submit --jars gpudirect-connector-*-shaded.jar} with
  * {@code spark.read.format("gpudirect")}, in a child JVM that can only find gpudirect in that jar.
  */
-@ExtendWith(NoLeaksExtension.class)
 class SparkSubmitIT {
   @TempDir
   Path tmp;

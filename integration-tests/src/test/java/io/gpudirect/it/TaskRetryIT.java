@@ -4,11 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.gpudirect.server.BlockServer;
 import io.gpudirect.testing.LoopbackCutter;
-import io.gpudirect.testing.NoLeaksExtension;
 import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -18,7 +16,6 @@ import org.junit.jupiter.api.io.TempDir;
  * the server cuts the first connection part way through the data, so the first attempt of a
  * task fails and Spark runs it again on a new connection.
  */
-@ExtendWith(NoLeaksExtension.class)
 class TaskRetryIT {
   private static final String FILE = "delta_binary_packed.parquet";
 

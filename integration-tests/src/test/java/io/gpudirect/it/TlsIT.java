@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.gpudirect.remote.RemoteStores;
 import io.gpudirect.server.BlockServer;
-import io.gpudirect.testing.NoLeaksExtension;
 import io.gpudirect.testing.TestCertificates;
 import io.gpudirect.transport.tls.TlsContexts;
 import java.nio.charset.StandardCharsets;
@@ -21,7 +20,6 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -29,7 +27,6 @@ import org.junit.jupiter.api.io.TempDir;
  * the shared secret on top: the same rows as Spark's own Parquet reader, and one clear error
  * for each way of getting TLS wrong.
  */
-@ExtendWith(NoLeaksExtension.class)
 class TlsIT {
   private static final String SECRET = "tls-it-secret";
   @TempDir

@@ -2,7 +2,6 @@ package io.gpudirect.it;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import io.gpudirect.testing.NoLeaksExtension;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -10,11 +9,9 @@ import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /** One dataset whose files are spread over two servers reads complete. */
-@ExtendWith(NoLeaksExtension.class)
 class TwoServersIT {
   @TempDir
   Path tmp;

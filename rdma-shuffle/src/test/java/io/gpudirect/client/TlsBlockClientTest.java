@@ -9,7 +9,6 @@ import io.gpudirect.GpuDirectException;
 import io.gpudirect.memory.BufferAllocator;
 import io.gpudirect.memory.HostBuffer;
 import io.gpudirect.server.BlockServer;
-import io.gpudirect.testing.NoLeaksExtension;
 import io.gpudirect.testing.RawPeer;
 import io.gpudirect.testing.TestCertificates;
 import io.gpudirect.testing.TestFiles;
@@ -32,7 +31,6 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -41,7 +39,6 @@ import org.junit.jupiter.api.io.TempDir;
  * every way of getting TLS wrong ends in one clear error within the connect timeout.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
-@ExtendWith(NoLeaksExtension.class)
 class TlsBlockClientTest {
   static final byte[] SECRET = "tls-test-secret".getBytes(StandardCharsets.UTF_8);
   static final int BIG = 3 * 1024 * 1024 + 17;

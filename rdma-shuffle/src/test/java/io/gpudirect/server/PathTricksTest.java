@@ -14,7 +14,6 @@ import io.gpudirect.client.RemoteFileException;
 import io.gpudirect.protocol.ErrorCode;
 import io.gpudirect.protocol.ErrorResponse;
 import io.gpudirect.protocol.MessageType;
-import io.gpudirect.testing.NoLeaksExtension;
 import io.gpudirect.testing.RawPeer;
 import io.gpudirect.testing.TestFiles;
 import java.io.IOException;
@@ -28,7 +27,6 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -39,7 +37,6 @@ import org.junit.jupiter.api.io.TempDir;
  * characters of a file name (clients decode URIs before they send a path).
  */
 @Timeout(value = 30, unit = TimeUnit.SECONDS)
-@ExtendWith(NoLeaksExtension.class)
 class PathTricksTest {
   @TempDir static Path outside;
   static Path root;

@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.gpudirect.testing.NoLeaksExtension;
 import io.gpudirect.protocol.ErrorCode;
 import io.gpudirect.protocol.ErrorResponse;
 import io.gpudirect.protocol.Message;
@@ -32,12 +31,10 @@ import javax.management.MBeanServer;
 import javax.management.ObjectName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /** STATUS, the JMX view, and draining on close. */
 @Timeout(value = 30, unit = TimeUnit.SECONDS)
-@ExtendWith(NoLeaksExtension.class)
 class ServerOperationsTest {
   @TempDir
   Path dir;

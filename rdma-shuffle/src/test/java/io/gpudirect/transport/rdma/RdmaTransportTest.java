@@ -11,7 +11,6 @@ import io.gpudirect.protocol.ReadRequest;
 import io.gpudirect.server.BlockServer;
 import io.gpudirect.server.RdmaMode;
 import io.gpudirect.testing.LoopbackVerbsDouble;
-import io.gpudirect.testing.NoLeaksExtension;
 import io.gpudirect.testing.TestFiles;
 import io.gpudirect.transport.ConnectionOptions;
 import java.io.IOException;
@@ -30,7 +29,6 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -39,7 +37,6 @@ import org.junit.jupiter.api.io.TempDir;
  * does) and a real server.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
-@ExtendWith(NoLeaksExtension.class)
 class RdmaTransportTest {
   @TempDir static Path root;
   static final LoopbackVerbsDouble verbs = new LoopbackVerbsDouble();

@@ -1,0 +1,78 @@
+package io.gpudirect.testing;
+
+import io.gpudirect.gpu.GpuResources;
+import io.gpudirect.gpu.PinnedChunkPool;
+import io.gpudirect.memory.BufferAllocator;
+import java.util.List;
+import java.util.Optional;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.extension.AfterAllCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
+
+/**
+ * After every test class: no bytes outstanding in {@link BufferAllocator#root()} (direct and
+ * pinned host buffers both come from it), no chunk of the shared pinned pool still lent out,
+ * and no per-client or per-server thread still alive ({@code gpudirect-client-*},
+ * {@code gpudirect-server-accept-*}, {@code gpudirect-server-conn-*}: a client or server left
+ * open, or one whose close did not stop its threads). The shared checksum pools
+ * ({@code gpudirect-crc-verify}, {@code gpudirect-server-checksum}) live as long as the JVM and
+ * are not counted. GPU tests assert RMM's device bytes themselves.
+ *
+ * <p>Every module's {@code junit-platform.properties} turns on extension auto-detection and
+ * this class is listed in gpu-memory's test-jar under {@code META-INF/services}, so it runs
+ * for every test class without an annotation. The class's own {@code @AfterAll} methods run
+ * first, so it may close its servers and clients there. jqwik property classes, which Jupiter
+ * extensions do not reach, call {@link #assertNoLeaks} from their {@code @AfterContainer}.
+ */
+public final class NoLeaksExtension implements AfterAllCallback {
+  private static final List<String> OWNED_THREADS = List.of("gpudirect-client-",
+      "gpudirect-server-accept-", "gpudirect-server-conn-", "gpudirect-server-reject");
+
+  @Override
+  public void afterAll(ExtensionContext context) throws Exception {
+    if (context.getParent().flatMap(ExtensionContext::getTestClass).isPresent()) {
+      return; // a @Nested class: its outer class may still hold what it shares; checked when that ends
+    }
+    assertNoLeaks(context.getDisplayName());
+  }
+
+  /** Fails, naming {@code test}, when buffers or pinned chunks are outstanding or owned threads still run. */
+  public static void assertNoLeaks(String test) throws InterruptedException {
+    // The shared pinned pool, once some reader made it, holds its chunks for the JVM's life.
+    Optional<PinnedChunkPool> pool = GpuResources.ifCreated().map(GpuResources::pool);
+    if (pool.isPresent() && pool.get().chunksInUse() != 0) {
+      throw new AssertionError(test + " left " + pool.get().chunksInUse()
+          + " chunks of the shared pinned pool in use");
+    }
+    long poolBytes = pool.map(PinnedChunkPool::heldBytes).orElse(0L);
+    BufferAllocator root = BufferAllocator.root();
+    if (root.outstandingBytes() != poolBytes) {
+      throw new AssertionError(test + " left " + (root.outstandingBytes() - poolBytes) + " bytes in "
+          + root.outstandingBuffers() + " buffers outstanding in " + root
+          + (poolBytes == 0 ? "" : " (besides the shared pinned pool's " + poolBytes + ")"));
+    }
+    for (String prefix : OWNED_THREADS) {
+      if (settledThreads(prefix) != 0) {
+        String names = Thread.getAllStackTraces().keySet().stream()
+            .filter(t -> t.isAlive() && t.getName().startsWith(prefix))
+            .map(Thread::getName).sorted().collect(Collectors.joining(", "));
+        throw new AssertionError(test + " left threads running: " + names);
+      }
+    }
+  }
+
+  /** Gives threads that were told to stop up to 2 s to wind down, then counts those left. */
+  private static long settledThreads(String prefix) throws InterruptedException {
+    long n = liveThreads(prefix);
+    for (int i = 0; i < 100 && n > 0; i++) {
+      Thread.sleep(20);
+      n = liveThreads(prefix);
+    }
+    return n;
+  }
+
+  private static long liveThreads(String prefix) {
+    return Thread.getAllStackTraces().keySet().stream()
+        .filter(t -> t.isAlive() && t.getName().startsWith(prefix)).count();
+  }
+}
