@@ -276,23 +276,10 @@ public final class BlockClient implements RemoteStore {
         break;
       }
       int len = (int) piece[1];
-      CompletableFuture<Void> part = new CompletableFuture<>();
-      try {
-        window.acquire(len);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        part.completeExceptionally(new GpuDirectException("Interrupted while reading '" + path
-            + "' from gpudirect server " + serverName, e));
-        parts.add(part);
+      CompletableFuture<Void> part = admit(path, len, failed, parts);
+      if (part == null) {
         break;
       }
-      part.whenComplete((v, err) -> {
-        window.release(len);
-        if (err != null) {
-          failed.set(true);
-        }
-      });
-      parts.add(part);
       sendChunk(new Chunk(path, offset + (piece[0] - address), len,
           new DeviceTarget(range, piece[0]), part, failed), 0);
     }
@@ -374,23 +361,10 @@ public final class BlockClient implements RemoteStore {
     int off = 0;
     do {
       int len = Math.min(chunk, total - off);
-      CompletableFuture<Void> part = new CompletableFuture<>();
-      try {
-        window.acquire(len);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        part.completeExceptionally(new GpuDirectException("Interrupted while reading '" + path
-            + "' from gpudirect server " + serverName, e));
-        parts.add(part);
+      CompletableFuture<Void> part = admit(path, len, failed, parts);
+      if (part == null) {
         break;
       }
-      part.whenComplete((v, err) -> {
-        window.release(len);
-        if (err != null) {
-          failed.set(true);
-        }
-      });
-      parts.add(part);
       sendChunk(new Chunk(path, offset + off, len, new HostTarget(target.slice(off, len)), part, failed), 0);
       off += len;
     } while (off < total && !failed.get());
@@ -614,6 +588,32 @@ public final class BlockClient implements RemoteStore {
       }
     }
     conn.close();
+  }
+
+  /**
+   * The future of one chunk of a read, added to {@code parts}; it holds {@code len} bytes of the
+   * bytes-in-flight window until it completes, and a failure marks the whole read failed. Null
+   * when interrupted while waiting for the window (the failed future is in {@code parts}).
+   */
+  private CompletableFuture<Void> admit(String path, int len, AtomicBoolean failed,
+      List<CompletableFuture<Void>> parts) {
+    CompletableFuture<Void> part = new CompletableFuture<>();
+    parts.add(part);
+    try {
+      window.acquire(len);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      part.completeExceptionally(new GpuDirectException("Interrupted while reading '" + path
+          + "' from gpudirect server " + serverName, e));
+      return null;
+    }
+    part.whenComplete((v, err) -> {
+      window.release(len);
+      if (err != null) {
+        failed.set(true);
+      }
+    });
+    return part;
   }
 
   private Connection open() {
