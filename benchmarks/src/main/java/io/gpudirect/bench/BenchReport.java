@@ -1,5 +1,7 @@
 package io.gpudirect.bench;
 
+import static io.gpudirect.cli.JsonText.quote;
+
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -47,24 +49,24 @@ final class BenchReport {
   String json() {
     StringBuilder sb = new StringBuilder("{");
     for (Map.Entry<String, String> e : context.entrySet()) {
-      sb.append(str(e.getKey())).append(':').append(str(e.getValue())).append(',');
+      sb.append(quote(e.getKey())).append(':').append(quote(e.getValue())).append(',');
     }
     sb.append("\"rows\":[");
     for (int i = 0; i < rows.size(); i++) {
       Row r = rows.get(i);
       sb.append(i == 0 ? "" : ",").append('{')
-          .append("\"section\":").append(str(r.section()))
-          .append(",\"name\":").append(str(r.name()))
+          .append("\"section\":").append(quote(r.section()))
+          .append(",\"name\":").append(quote(r.name()))
           .append(",\"gbit_per_s\":").append(jnum(r.gbitPerSecond()))
           .append(",\"cpu_s_per_gb\":").append(jnum(r.cpuSecondsPerGb()))
           .append(",\"p50_us\":").append(jnum(r.p50Micros()))
           .append(",\"p99_us\":").append(jnum(r.p99Micros()))
-          .append(",\"reference\":").append(str(r.reference()))
+          .append(",\"reference\":").append(quote(r.reference()))
           .append(",\"ratio\":").append(jnum(r.ratio()))
           .append(",\"cpu_ratio\":").append(jnum(r.cpuRatio()))
-          .append(",\"target\":").append(str(r.target()))
+          .append(",\"target\":").append(quote(r.target()))
           .append(",\"met\":").append(r.met() == null ? "null" : r.met().toString())
-          .append(",\"note\":").append(str(r.note()))
+          .append(",\"note\":").append(quote(r.note()))
           .append('}');
     }
     return sb.append("]}").toString();
@@ -76,27 +78,5 @@ final class BenchReport {
 
   private static String jnum(double v) {
     return Double.isNaN(v) || Double.isInfinite(v) ? "null" : String.format(Locale.ROOT, "%.6g", v);
-  }
-
-  private static String str(String s) {
-    if (s == null) {
-      return "null";
-    }
-    StringBuilder sb = new StringBuilder("\"");
-    for (char c : s.toCharArray()) {
-      switch (c) {
-        case '"' -> sb.append("\\\"");
-        case '\\' -> sb.append("\\\\");
-        case '\n' -> sb.append("\\n");
-        default -> {
-          if (c < 0x20) {
-            sb.append(String.format("\\u%04x", (int) c));
-          } else {
-            sb.append(c);
-          }
-        }
-      }
-    }
-    return sb.append('"').toString();
   }
 }

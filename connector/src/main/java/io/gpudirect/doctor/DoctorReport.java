@@ -1,5 +1,7 @@
 package io.gpudirect.doctor;
 
+import static io.gpudirect.cli.JsonText.quote;
+
 import java.io.PrintStream;
 import java.util.List;
 import java.util.Locale;
@@ -48,27 +50,5 @@ public record DoctorReport(String host, Set<HostChecks.Requirement> required, Li
           .append(",\"fix\":").append(quote(f.fix())).append('}');
     }
     out.println(sb.append("\n]}"));
-  }
-
-  static String quote(String s) {
-    StringBuilder sb = new StringBuilder("\"");
-    for (int i = 0; i < s.length(); i++) {
-      char c = s.charAt(i);
-      switch (c) {
-        case '"' -> sb.append("\\\"");
-        case '\\' -> sb.append("\\\\");
-        case '\n' -> sb.append("\\n");
-        case '\t' -> sb.append("\\t");
-        case '\r' -> sb.append("\\r");
-        default -> {
-          if (c < 0x20) {
-            sb.append(String.format("\\u%04x", (int) c));
-          } else {
-            sb.append(c);
-          }
-        }
-      }
-    }
-    return sb.append('"').toString();
   }
 }
