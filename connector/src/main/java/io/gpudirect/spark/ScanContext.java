@@ -51,6 +51,14 @@ final class ScanContext {
         conf.set(k, v);
       }
     });
+    return withGpuDirect(conf, options);
+  }
+
+  /**
+   * {@code conf} with the gpudirect:// file system and the resolved client settings, which is
+   * what Spark's readers and ours need to reach a server through Hadoop's API.
+   */
+  static Configuration withGpuDirect(Configuration conf, ResolvedOptions options) {
     conf.set("fs.gpudirect.impl", io.gpudirect.hadoop.GpuDirectFileSystem.class.getName());
     // Our stores are cached by settings; Hadoop's cache would ignore a changed secret.
     conf.setBoolean("fs.gpudirect.impl.disable.cache", true);

@@ -8,7 +8,6 @@ import ai.rapids.cudf.Rmm;
 import ai.rapids.cudf.RmmAllocationMode;
 import io.gpudirect.gpu.GpuEnvironment;
 import io.gpudirect.gpu.GpuResources;
-import io.gpudirect.options.GpuDirectOption;
 import io.gpudirect.options.ResolvedOptions;
 import io.gpudirect.remote.RemoteStores;
 import io.gpudirect.server.BlockServer;
@@ -77,12 +76,7 @@ class GpuParquetOutputGpuTest {
   void everyParquetFileGivesTheSameRowsOnTheGpuAsSparksReader() throws Exception {
     ResolvedOptions options = ResolvedOptions.resolve(Map.of("output", "gpu"), k -> null);
     SQLConf sql = new SQLConf();
-    Configuration conf = new Configuration(false);
-    conf.set("fs.gpudirect.impl", io.gpudirect.hadoop.GpuDirectFileSystem.class.getName());
-    conf.setBoolean("fs.gpudirect.impl.disable.cache", true);
-    for (GpuDirectOption o : GpuDirectOption.values()) {
-      conf.set(o.sessionKey(), options.get(o));
-    }
+    Configuration conf = ScanContext.withGpuDirect(new Configuration(false), options);
     ParquetPlanner planner = new ParquetPlanner(conf, sql);
     List<String> files = new ArrayList<>();
     try (Stream<Path> s = Files.list(testdata.resolve("parquet"))) {

@@ -10,7 +10,6 @@ import ai.rapids.cudf.RmmAllocationMode;
 import ai.rapids.cudf.Scalar;
 import ai.rapids.cudf.Table;
 import ai.rapids.cudf.TableWriter;
-import io.gpudirect.options.GpuDirectOption;
 import io.gpudirect.options.ResolvedOptions;
 import io.gpudirect.remote.RemoteStores;
 import io.gpudirect.server.BlockServer;
@@ -50,12 +49,7 @@ public final class ParquetDecodeBenchmark {
       String uri = "gpudirect://127.0.0.1:" + server.port() + "/trips.parquet";
       ResolvedOptions options = ResolvedOptions.resolve(Map.of("streams", "8", "output", "gpu"), k -> null);
       SQLConf sql = new SQLConf();
-      Configuration conf = new Configuration(false);
-      conf.set("fs.gpudirect.impl", io.gpudirect.hadoop.GpuDirectFileSystem.class.getName());
-      conf.setBoolean("fs.gpudirect.impl.disable.cache", true);
-      for (GpuDirectOption o : GpuDirectOption.values()) {
-        conf.set(o.sessionKey(), options.get(o));
-      }
+      Configuration conf = ScanContext.withGpuDirect(new Configuration(false), options);
       ParquetPlanner planner = new ParquetPlanner(conf, sql);
       DataFile f = DatasetListing.list(DatasetListing.locations(List.of(uri), options), options).get(0);
       StructType schema = planner.inferSchema(f);
