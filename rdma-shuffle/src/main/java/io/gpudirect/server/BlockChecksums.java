@@ -1,0 +1,155 @@
+package io.gpudirect.server;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.zip.CRC32C;
+
+/**
+ * CRC32C of file ranges from checksums kept per {@value #BLOCK_BYTES}-byte block of each file,
+ * so that a file read again (the next epoch, the next query) costs the server no second pass
+ * over its bytes: a range's CRC is its cached whole blocks combined ({@link Crc32cCombine})
+ * with the two partial blocks at its ends, which are read. HDFS keeps block checksums for the
+ * same reason, in files beside the blocks; here they live in memory and are made on first read.
+ *
+ * <p>A block's checksum is used only for the same version of the same file: the caller gives
+ * the file's identity, size and modification time from a stat made for this request, after
+ * opening it, so a rewritten or replaced file starts afresh. A file modified within the last
+ * {@link #SETTLE_NANOS} is not cached at all: file-system timestamps are coarser than writes
+ * (a few milliseconds on Linux), so a file still being written could change without its
+ * modification time changing (git's "racy" rule, for the same reason). Even then a stale
+ * checksum could only make the client refuse the bytes, never accept wrong ones.
+ *
+ * <p>Bounded: at most {@code maxBlocks} checksums in all (8 bytes each), whole files evicted
+ * least recently used first; a file larger than the bound is checksummed without caching.
+ * Thread-safe: connections share one instance; two threads computing the same block store the
+ * same value.
+ */
+final class BlockChecksums {
+  static final int BLOCK_BYTES = 64 * 1024;
+  static final long SETTLE_NANOS = 2_000_000_000L;
+  private static final int BLOCK_SHIFT = Crc32cCombine.shift(BLOCK_BYTES);
+  private static final ThreadLocal<ByteBuffer> SLICE = ThreadLocal.withInitial(
+      () -> ByteBuffer.allocateDirect(BLOCK_BYTES));
+
+  /** A file as one stat saw it. {@code key} is the file system's identity (device and inode). */
+  record Version(Object key, long size, long modifiedNanos) {}
+
+  private final long maxBlocks;
+  private final LinkedHashMap<Object, FileBlocks> files = new LinkedHashMap<>(16, 0.75f, true);
+  private long blocksHeld;
+  private final LongAdder hits = new LongAdder();
+  private final LongAdder misses = new LongAdder();
+
+  BlockChecksums(long maxBlocks) {
+    this.maxBlocks = maxBlocks;
+  }
+
+  /** One file version's block checksums: 0 where not yet known, else 1 << 32 | crc. */
+  private record FileBlocks(Version version, AtomicLongArray crcs) {}
+
+  /**
+   * CRC32C of {@code length} bytes of {@code fc} from {@code offset}; {@code version} is the
+   * file behind {@code fc}, or null to compute without the cache.
+   */
+  int crc(FileChannel fc, Version version, long offset, int length) throws IOException {
+    long end = offset + length;
+    long firstBlock = (offset + BLOCK_BYTES - 1) / BLOCK_BYTES;
+    long endBlock = end / BLOCK_BYTES;
+    FileBlocks blocks = firstBlock < endBlock ? blocksOf(version) : null;
+    if (blocks == null) {
+      return read(fc, offset, length, new CRC32C());
+    }
+    long headEnd = firstBlock * BLOCK_BYTES;
+    long tailStart = endBlock * BLOCK_BYTES;
+    int crc = read(fc, offset, (int) (headEnd - offset), new CRC32C());
+    for (long b = firstBlock; b < endBlock; b++) {
+      crc = Crc32cCombine.combineShifted(crc, block(fc, blocks, (int) b), BLOCK_SHIFT);
+    }
+    if (end > tailStart) {
+      crc = Crc32cCombine.combine(crc, read(fc, tailStart, (int) (end - tailStart), new CRC32C()), end - tailStart);
+    }
+    return crc;
+  }
+
+  private int block(FileChannel fc, FileBlocks blocks, int b) throws IOException {
+    long known = blocks.crcs.get(b);
+    if (known != 0) {
+      hits.increment();
+      return (int) known;
+    }
+    int crc = read(fc, (long) b * BLOCK_BYTES, BLOCK_BYTES, new CRC32C());
+    blocks.crcs.set(b, 1L << 32 | (crc & 0xFFFF_FFFFL));
+    misses.increment();
+    return crc;
+  }
+
+  private synchronized FileBlocks blocksOf(Version v) {
+    if (v == null || v.key() == null || System.currentTimeMillis() * 1_000_000L - v.modifiedNanos() < SETTLE_NANOS) {
+      return null;
+    }
+    long count = (v.size() + BLOCK_BYTES - 1) / BLOCK_BYTES;
+    if (count > maxBlocks) {
+      return null;
+    }
+    FileBlocks f = files.get(v.key());
+    if (f != null && f.version.equals(v)) {
+      return f;
+    }
+    if (f != null) {
+      files.remove(v.key());
+      blocksHeld -= f.crcs.length();
+    }
+    for (Iterator<Map.Entry<Object, FileBlocks>> it = files.entrySet().iterator();
+        blocksHeld + count > maxBlocks && it.hasNext(); ) {
+      blocksHeld -= it.next().getValue().crcs.length();
+      it.remove();
+    }
+    f = new FileBlocks(v, new AtomicLongArray((int) count));
+    files.put(v.key(), f);
+    blocksHeld += count;
+    return f;
+  }
+
+  /** Block checksums found in the cache so far. */
+  long hits() {
+    return hits.sum();
+  }
+
+  /** Block checksums computed (read from the file) for the cache so far. */
+  long misses() {
+    return misses.sum();
+  }
+
+  synchronized long blocksHeld() {
+    return blocksHeld;
+  }
+
+  /**
+   * The range read from the page cache in block-sized slices into one small per-thread buffer,
+   * which stays in the core's cache for the checksum (not mapped: see {@link Checksums}).
+   */
+  static int read(FileChannel fc, long offset, int length, CRC32C c) throws IOException {
+    ByteBuffer buf = SLICE.get();
+    long pos = offset;
+    long end = offset + length;
+    while (pos < end) {
+      buf.clear().limit((int) Math.min(buf.capacity(), end - pos));
+      while (buf.hasRemaining()) {
+        if (fc.read(buf, pos + buf.position()) < 0) {
+          // Shrunk under us: the connection closes, as when sendfile finds the file short.
+          throw new IOException("File ended at offset " + (pos + buf.position())
+              + " while checksumming " + length + " bytes from offset " + offset);
+        }
+      }
+      c.update(buf.flip());
+      pos += buf.limit();
+    }
+    return (int) c.getValue();
+  }
+}

@@ -1,0 +1,83 @@
+package io.gpudirect.server;
+
+/**
+ * The CRC32C of a concatenation from the CRC32C of its parts: {@code crc(A ‖ B)} from
+ * {@code crc(A)}, {@code crc(B)} and the length of B, without the bytes. This is what lets the
+ * server keep one checksum per block of a file and answer any range from them.
+ *
+ * <p>The arithmetic is that of zlib's {@code crc32_combine} (polynomials over GF(2), bit-reflected
+ * as the CRC is), with the Castagnoli polynomial: appending {@code n} bytes to A multiplies its
+ * CRC by x<sup>8n</sup> modulo the polynomial, and the pre- and post-conditioning of the two CRCs
+ * cancel out, so the standard CRC values combine as they are.
+ */
+final class Crc32cCombine {
+  /** The Castagnoli polynomial, bit-reflected. */
+  private static final int POLY = 0x82F63B78;
+  /**
+   * x^(2^k) modulo the polynomial, for every k that 8n can need (n a non-negative long): x^(8n)
+   * is the product of those whose bit is set in 8n. (zlib keeps 32 and wraps k, relying on a
+   * period of its own polynomial; a full table relies on nothing.)
+   */
+  private static final int[] X2N = new int[67];
+
+  static {
+    int p = 1 << 30; // x^1 in reflected form
+    X2N[0] = p;
+    for (int k = 1; k < X2N.length; k++) {
+      p = multiply(p, p);
+      X2N[k] = p;
+    }
+  }
+
+  private Crc32cCombine() {}
+
+  /** crc(A ‖ B), given crc(A), crc(B) and B's length in bytes. */
+  static int combine(int crcA, int crcB, long lengthB) {
+    return multiply(shift(lengthB), crcA) ^ crcB;
+  }
+
+  /**
+   * x^(8n) modulo the polynomial: the factor that appends {@code n} bytes. Computing it once
+   * per block size makes each later combine of that size a single {@link #combineShifted}.
+   */
+  static int shift(long n) {
+    if (n < 0) {
+      throw new IllegalArgumentException("negative length " + n);
+    }
+    int p = 1 << 31; // x^0
+    int k = 3; // 8n = n * 2^3
+    while (n != 0) {
+      if ((n & 1) != 0) {
+        p = multiply(X2N[k], p);
+      }
+      n >>>= 1;
+      k++;
+    }
+    return p;
+  }
+
+  /** crc(A ‖ B) where {@code shiftB} is {@link #shift}(length of B). */
+  static int combineShifted(int crcA, int crcB, int shiftB) {
+    return multiply(shiftB, crcA) ^ crcB;
+  }
+
+  /** a * b modulo the polynomial, both bit-reflected. */
+  private static int multiply(int a, int b) {
+    if (a == 0) {
+      return 0;
+    }
+    int m = 1 << 31;
+    int p = 0;
+    while (true) {
+      if ((a & m) != 0) {
+        p ^= b;
+        if ((a & (m - 1)) == 0) {
+          break;
+        }
+      }
+      m >>>= 1;
+      b = (b & 1) != 0 ? (b >>> 1) ^ POLY : b >>> 1;
+    }
+    return p;
+  }
+}
