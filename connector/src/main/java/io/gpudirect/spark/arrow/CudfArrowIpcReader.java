@@ -63,9 +63,7 @@ public final class CudfArrowIpcReader {
    * the file); the dictionaries that come before them are loaded too, since they may use them.
    */
   public Table read(int firstBatch, int batchCount, String... columns) {
-    long end = (long) firstBatch + batchCount;
-    int batch = 0;
-    CudfReadPlan plan = CudfReadPlan.of(channel, size, displayName, stream, columns);
+    CudfReadPlan plan = CudfReadPlan.of(channel, size, displayName, stream, firstBatch, batchCount, columns);
     Map<Long, ColumnVector> dictionaries = new HashMap<>();
     List<Table> batches = new ArrayList<>();
     try {
@@ -80,12 +78,7 @@ public final class CudfArrowIpcReader {
             replaced.close();
           }
         } else {
-          if (batch >= firstBatch) {
-            batches.add(table(step, plan.fields(), dictionaries));
-          }
-          if (++batch >= end) {
-            break;
-          }
+          batches.add(table(step, plan.fields(), dictionaries));
         }
       }
       if (batches.isEmpty()) {

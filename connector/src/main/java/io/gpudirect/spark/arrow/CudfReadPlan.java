@@ -41,8 +41,19 @@ record CudfReadPlan(List<Field> fields, List<Step> steps) {
   /** Plans reading {@code columns} (all when none) of an Arrow IPC file or stream. */
   static CudfReadPlan of(SeekableByteChannel channel, long size, String displayName, boolean stream,
       String... columns) {
+    return of(channel, size, displayName, stream, 0, Integer.MAX_VALUE, columns);
+  }
+
+  /**
+   * Plans reading record batches [firstBatch, firstBatch + batchCount) of {@code columns}, and
+   * the dictionaries that come before the last of them. Only those batches' metadata is
+   * checked (and, compressed, decompressed): a file cut into Spark slices is planned once in
+   * all, each slice taking its own batches, not once per slice.
+   */
+  static CudfReadPlan of(SeekableByteChannel channel, long size, String displayName, boolean stream,
+      int firstBatch, int batchCount, String... columns) {
     try {
-      return plan(channel, size, displayName, stream, columns);
+      return plan(channel, size, displayName, stream, firstBatch, (long) firstBatch + batchCount, columns);
     } catch (IOException e) {
       throw new ArrowFormatException(displayName, "cannot read it: " + e.getMessage(), e);
     } catch (RuntimeException | StackOverflowError e) {
@@ -51,7 +62,7 @@ record CudfReadPlan(List<Field> fields, List<Step> steps) {
   }
 
   private static CudfReadPlan plan(SeekableByteChannel channel, long size, String displayName, boolean stream,
-      String[] columns) throws IOException {
+      int firstBatch, long endBatch, String[] columns) throws IOException {
     List<Field> fields;
     List<StreamLayout.Batch> order = new ArrayList<>();
     if (stream) {
@@ -79,8 +90,14 @@ record CudfReadPlan(List<Field> fields, List<Step> steps) {
     List<Step> steps = new ArrayList<>();
     int records = 0;
     int dictionaries = 0;
+    if (order.stream().allMatch(StreamLayout.Batch::dictionary)) {
+      throw new ArrowFormatException(displayName, "it has no record batches, so there is no table to make");
+    }
     for (StreamLayout.Batch batch : order) {
       ArrowBlock block = batch.block();
+      if (records >= endBatch) {
+        break; // Nothing after the slice's last batch can change it.
+      }
       if (batch.dictionary()) {
         String where = "dictionary batch " + dictionaries++;
         Message message = FileFooter.readBlockMessage(channel, block, where, displayName);
@@ -105,6 +122,8 @@ record CudfReadPlan(List<Field> fields, List<Step> steps) {
             List.of(CudfTypeMapping.dictionaryValues(field)), new int[] {0}, Map.of(), where, displayName);
         dictionarySizes.put(id, plan.rows());
         steps.add(new Step(plan, block, id, where));
+      } else if (records < firstBatch) {
+        records++; // Another slice's batch: that slice checks it.
       } else {
         String where = "record batch " + records++;
         Message message = FileFooter.readBlockMessage(channel, block, where, displayName);
@@ -116,9 +135,6 @@ record CudfReadPlan(List<Field> fields, List<Step> steps) {
             Map.copyOf(dictionarySizes), where, displayName);
         steps.add(new Step(plan, block, -1, where));
       }
-    }
-    if (records == 0) {
-      throw new ArrowFormatException(displayName, "it has no record batches, so there is no table to make");
     }
     return new CudfReadPlan(chosen, steps);
   }

@@ -99,6 +99,19 @@ class CudfReadPlanTest {
       }
       CudfReadPlan plan = CudfReadPlan.of(channel, channel.size(), name, stream, supported.toArray(new String[0]));
       assertEquals(expected, PlannedValues.rows(plan, channel), name);
+
+      // Slice by slice, as Spark cuts the file: each plan holds its own record batches and
+      // no other, and together they hold the same rows in the same order.
+      List<ArrowBlock> records = plan.steps().stream().filter(st -> !st.isDictionary()).map(CudfReadPlan.Step::block).toList();
+      List<List<Object>> sliced = new ArrayList<>();
+      for (int first = 0; first < records.size(); first += 2) {
+        CudfReadPlan slice = CudfReadPlan.of(channel, channel.size(), name, stream, first, 2,
+            supported.toArray(new String[0]));
+        assertEquals(records.subList(first, Math.min(first + 2, records.size())),
+            slice.steps().stream().filter(st -> !st.isDictionary()).map(CudfReadPlan.Step::block).toList(), name);
+        sliced.addAll(PlannedValues.rows(slice, channel));
+      }
+      assertEquals(expected, sliced, name + ", read slice by slice");
     }
   }
 
