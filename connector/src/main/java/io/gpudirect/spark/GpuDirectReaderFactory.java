@@ -73,7 +73,8 @@ final class GpuDirectReaderFactory implements PartitionReaderFactory {
     try {
       return new GpuParquetSliceReader(slice, options, parquet, readSchema);
     } catch (NotOnGpuException e) {
-      if (FALLBACKS_LOGGED.add(e.getMessage())) {
+      // Keyed without the file, which some reasons name: one line per reason, not per file.
+      if (FALLBACKS_LOGGED.add(e.getMessage().replace(slice.file().uri().toString(), "<file>"))) {
         LOG.info("gpudirect: {} is read on the host: {}", slice.file().uri(), e.getMessage());
       }
       return ParquetSliceReaders.columnar(slice, hadoop, parquet);
