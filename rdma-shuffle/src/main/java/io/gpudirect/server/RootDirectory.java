@@ -78,17 +78,20 @@ final class RootDirectory {
     for (String part : parts) {
       candidate = candidate.resolve(part);
     }
-    if (!Files.exists(candidate, LinkOption.NOFOLLOW_LINKS)) {
-      throw new RequestRefusedException(ErrorCode.NOT_FOUND, "No such file or directory: "
-          + show(requested) + " (paths are relative to the server root)");
-    }
     Path real;
     try {
       real = candidate.toRealPath();
-    } catch (NoSuchFileException e) {
-      throw new RequestRefusedException(ErrorCode.NOT_FOUND,
-          "Path " + show(requested) + " is a symlink to a missing target", e);
     } catch (IOException e) {
+      // Only now, on the way to an error, is it worth an lstat to say which error: every
+      // request pays for the realpath above, a file that is not there pays for this too.
+      if (!Files.exists(candidate, LinkOption.NOFOLLOW_LINKS)) {
+        throw new RequestRefusedException(ErrorCode.NOT_FOUND, "No such file or directory: "
+            + show(requested) + " (paths are relative to the server root)");
+      }
+      if (e instanceof NoSuchFileException) {
+        throw new RequestRefusedException(ErrorCode.NOT_FOUND,
+            "Path " + show(requested) + " is a symlink to a missing target", e);
+      }
       throw new RequestRefusedException(ErrorCode.IO_ERROR,
           "Cannot resolve " + show(requested) + ": " + e.getMessage(), e);
     }
@@ -101,12 +104,35 @@ final class RootDirectory {
 
   /** The real path of a regular file below the root; FIFOs, devices and directories refused. */
   Path regularFile(String requested) {
+    return checkedFile(requested).path();
+  }
+
+  /**
+   * A regular file below the root, with its attributes as read in the same check (one
+   * {@code lstat} of the real path: the size and the file key come with it, so a reader of
+   * the file needs no second look).
+   */
+  CheckedFile checkedFile(String requested) {
     Path real = resolve(requested);
-    if (!Files.isRegularFile(real)) {
+    BasicFileAttributes a;
+    try {
+      // The real path has no links left; one that has appeared since is not followed.
+      a = Files.readAttributes(real, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+    } catch (NoSuchFileException e) {
+      throw new RequestRefusedException(ErrorCode.NOT_FOUND, "No such file or directory: "
+          + show(requested) + " (it went away while being checked)", e);
+    } catch (IOException e) {
+      throw new RequestRefusedException(ErrorCode.IO_ERROR,
+          "Cannot stat " + show(requested) + ": " + e.getMessage(), e);
+    }
+    if (!a.isRegularFile()) {
       throw notAFile(requested, real);
     }
-    return real;
+    return new CheckedFile(real, a);
   }
+
+  /** A regular file as {@link #checkedFile} found it: its real path and its attributes then. */
+  record CheckedFile(Path path, BasicFileAttributes attributes) {}
 
   FileMeta stat(String requested) {
     Path real = resolve(requested);
