@@ -282,4 +282,53 @@ public abstract class TransportConformanceTest {
       c.close();
     }
   }
+
+  @Test
+  void smallAndLargeAnswersAndRefusalsPipelinedInAnyOrderAllLandRight() throws Exception {
+    // Small answers come whole in one read where the transport can; large payloads straight
+    // into their buffers; short ERROR frames in between must not throw either off.
+    try (Connection c = connect()) {
+      java.util.Random random = new java.util.Random(5);
+      for (int round = 0; round < 10; round++) {
+        List<CompletableFuture<?>> answers = new ArrayList<>();
+        List<ByteBuffer> buffers = new ArrayList<>();
+        List<Integer> offsets = new ArrayList<>();
+        for (int i = 0; i < 12; i++) {
+          long id = round * 100L + i + 1;
+          int kind = random.nextInt(5);
+          if (kind == 0) {
+            answers.add(c.read(new ReadRequest(id, "missing", 0, 10), ByteBuffer.allocate(10)));
+            buffers.add(null);
+            offsets.add(-1);
+          } else if (kind == 1) {
+            answers.add(c.call(id, new StatRequest(id, "d.bin")));
+            buffers.add(null);
+            offsets.add(-2);
+          } else {
+            int len = kind == 2 ? 1 + random.nextInt(65536) : 65537 + random.nextInt(1 << 20);
+            int offset = random.nextInt((8 << 20) - len);
+            ByteBuffer dst = random.nextBoolean() ? ByteBuffer.allocateDirect(len) : ByteBuffer.allocate(len);
+            answers.add(c.read(new ReadRequest(id, "d.bin", offset, len), dst));
+            buffers.add(dst);
+            offsets.add(offset);
+          }
+        }
+        for (int i = 0; i < answers.size(); i++) {
+          CompletableFuture<?> f = answers.get(i);
+          if (offsets.get(i) == -1) {
+            ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(10, TimeUnit.SECONDS));
+            assertEquals(ErrorCode.NOT_FOUND, assertInstanceOf(ServerErrorException.class, e.getCause()).code());
+          } else if (offsets.get(i) == -2) {
+            assertEquals(8 << 20, ((StatResponse) f.get(10, TimeUnit.SECONDS)).entry().length());
+          } else {
+            f.get(10, TimeUnit.SECONDS);
+            ByteBuffer got = buffers.get(i).flip();
+            assertEquals(ByteBuffer.wrap(data, offsets.get(i), got.remaining()), got,
+                "round " + round + " answer " + i);
+          }
+        }
+      }
+      assertTrue(c.isOpen());
+    }
+  }
 }

@@ -67,6 +67,10 @@ final class TcpConnection implements Connection {
   private static final int HEAP_READ_SLICE = 256 * 1024;
   /** Payloads up to this size are checked on the reader thread (see receivePayload). */
   private static final int INLINE_VERIFY_BYTES = 64 * 1024;
+  /** A READ_DATA frame before its payload: length, type, body. */
+  private static final int READ_DATA_FRAME = Frames.HEADER_BYTES + new ReadData(0, 0, 0).encodedLength();
+  /** The inbox holds a whole small answer: header, up to 64 KiB of payload, trailer. */
+  private static final int INBOX_BYTES = READ_DATA_FRAME + INLINE_VERIFY_BYTES + ReadData.TRAILER_BYTES;
   /** How long without a request before the reader thread watches the socket (see above). */
   static final long IDLE_WATCH_NANOS = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(100);
 
@@ -87,13 +91,21 @@ final class TcpConnection implements Connection {
   /** Answers due: requests sent whose answer has not been taken yet. */
   private final java.util.concurrent.atomic.AtomicInteger due =
       new java.util.concurrent.atomic.AtomicInteger();
+  /** Of those, the small ones (see {@link #fill}). */
+  private final java.util.concurrent.atomic.AtomicInteger smallDue =
+      new java.util.concurrent.atomic.AtomicInteger();
   private volatile long lastSendNanos = System.nanoTime();
   private volatile GpuDirectException failure;
   /** The read whose payload the reader thread is filling; it is no longer in {@link #pending}. */
   private volatile Pending receiving;
 
   private record Pending(long requestId, ReadRequest read, ByteBuffer dst,
-      CompletableFuture<Object> future) {}
+      CompletableFuture<Object> future) {
+    /** A control call or a READ whose whole answer fits the inbox. */
+    boolean small() {
+      return read == null || read.length() <= INLINE_VERIFY_BYTES;
+    }
+  }
 
   private TcpConnection(SocketChannel channel, ByteChannel wire, InetSocketAddress peer,
       HelloAck ack, String threadName) {
@@ -292,6 +304,9 @@ final class TcpConnection implements Connection {
       return p.future;
     }
     ByteBuffer frame = Frames.encode(request);
+    if (p.small()) {
+      smallDue.incrementAndGet();
+    }
     due.incrementAndGet();
     lastSendNanos = System.nanoTime();
     try {
@@ -385,22 +400,32 @@ final class TcpConnection implements Connection {
     fail(cause);
   }
 
-  /** Only the holder of the reading role uses these. */
-  private final ByteBuffer lengthPrefix = ByteBuffer.allocate(4);
-  private final ByteBuffer smallFrame = ByteBuffer.allocate(64 * 1024);
-  private final ByteBuffer trailer = ByteBuffer.allocate(ReadData.TRAILER_BYTES);
+  /**
+   * Bytes received and not yet consumed (read mode); only the holder of the reading role uses
+   * it. Frames and trailers are read through it, so that a small answer (header, payload,
+   * trailer) takes one {@code read(2)} rather than four; see {@link #fill} for how much each
+   * read takes. Direct, so the JDK needs no temporary buffer for it; one per connection.
+   */
+  private final ByteBuffer inbox = ByteBuffer.allocateDirect(INBOX_BYTES).flip();
 
   /** Reads and dispatches one answer; only the holder of the reading role calls it. */
   private void readAnswer() throws IOException {
-    lengthPrefix.clear();
-    if (!Frames.readFully(wire, lengthPrefix, true)) {
+    if (!fill(4, true)) {
       throw new ConnectionLostException("Gpudirect server " + server
           + " closed the connection", null);
     }
-    int n = Frames.checkLength(lengthPrefix.flip().getInt());
-    ByteBuffer frame = n <= smallFrame.capacity() ? smallFrame.clear().limit(n) : ByteBuffer.allocate(n);
-    Frames.readFully(wire, frame, false);
-    Message m = Frames.decode(frame.flip());
+    int n = Frames.checkLength(inbox.getInt());
+    Message m;
+    if (n <= inbox.capacity()) {
+      fill(n, false);
+      m = Frames.decode(inbox.slice(inbox.position(), n));
+      inbox.position(inbox.position() + n);
+    } else {
+      ByteBuffer frame = ByteBuffer.allocate(n);
+      drainInbox(frame);
+      Frames.readFully(wire, frame, false);
+      m = Frames.decode(frame.flip());
+    }
     if (m instanceof ReadData d) {
       receivePayload(d);
     } else if (m instanceof ErrorResponse e) {
@@ -431,6 +456,7 @@ final class TcpConnection implements Connection {
           + p.read);
     }
     receiving = p;
+    drainInbox(p.dst);
     if (p.dst.isDirect()) {
       Frames.readFully(wire, p.dst, false);
     } else {
@@ -441,17 +467,57 @@ final class TcpConnection implements Connection {
       p.future.complete(null);
       return;
     }
-    trailer.clear();
-    Frames.readFully(wire, trailer, false);
+    fill(ReadData.TRAILER_BYTES, false);
     // Still "receiving" until the trailer is in: a connection lost before then fails this read too.
     receiving = null;
-    int expected = trailer.flip().getInt();
+    int expected = inbox.getInt();
     // A large payload is checked on another core, so that this thread goes on reading the
     // next one; a small one here, where checking costs less than the hand-off to the pool.
     if (p.read.length() <= INLINE_VERIFY_BYTES) {
       verify(p, expected);
     } else {
       Verifier.POOL.execute(() -> verify(p, expected));
+    }
+  }
+
+  /**
+   * Makes {@code n} bytes (at most the inbox's capacity) available in the inbox; false only
+   * when the stream ends before any, if {@code eofOk}. How much one {@code read(2)} may take:
+   * while a small answer is due, all the inbox holds, so that header, payload and trailer come
+   * in one call; otherwise no more than the bytes needed or a trailer and the next READ_DATA
+   * header, so that a large payload still goes from the socket straight into its buffer (at
+   * most that many of its bytes pass through the inbox).
+   */
+  private boolean fill(int n, boolean eofOk) throws IOException {
+    if (inbox.remaining() >= n) {
+      return true;
+    }
+    inbox.compact();
+    try {
+      int room = smallDue.get() > 0 ? inbox.capacity()
+          : Math.min(inbox.capacity(), Math.max(n, ReadData.TRAILER_BYTES + READ_DATA_FRAME));
+      inbox.limit(room);
+      while (inbox.position() < n) {
+        if (wire.read(inbox) < 0) {
+          if (eofOk && inbox.position() == 0) {
+            return false;
+          }
+          throw new java.io.EOFException("Stream ended with " + (n - inbox.position())
+              + " bytes still expected");
+        }
+      }
+      return true;
+    } finally {
+      inbox.flip();
+    }
+  }
+
+  /** Moves what the inbox holds of {@code dst}'s bytes into it. */
+  private void drainInbox(ByteBuffer dst) {
+    int n = Math.min(inbox.remaining(), dst.remaining());
+    if (n > 0) {
+      dst.put(inbox.slice(inbox.position(), n));
+      inbox.position(inbox.position() + n);
     }
   }
 
@@ -500,6 +566,9 @@ final class TcpConnection implements Connection {
     if (p == null) {
       throw new ProtocolException("Server " + server + " sent " + m.type()
           + " for unknown request " + requestId);
+    }
+    if (p.small()) {
+      smallDue.decrementAndGet();
     }
     due.decrementAndGet();
     return p;
