@@ -228,6 +228,10 @@ public final class BenchCommand implements Callable<Integer> {
     Latencies ours = new Latencies();
     Latencies raw = new Latencies();
     String path = data.getFileName().toString();
+    // As for every other part, our path runs untimed first, so that what is timed is compiled.
+    progress.step("latency: warming up");
+    OurLatency.run(server, path, fileBytes, 4096, true, warmup(), -1);
+    progress.stepDone();
     for (int r = 0; r < rounds; r++) {
       long seed = r;
       progress.step("latency: ours, 4 KiB reads");

@@ -9,9 +9,10 @@ import java.nio.file.Path;
  * Only our fetch, for profilers and {@code strace -c -f}: an embedded server and a client
  * reading one file for a while, nothing else in the process. Prints bytes and rate.
  *
- * <p>Arguments: streams chunkBytes checksums(true|false) seconds fileSize [latency].
- * With "latency" as the sixth argument it runs 4 KiB reads at random offsets instead; with
- * "raw", the raw socket baseline reading into buffers of chunkBytes.
+ * <p>Arguments: streams chunkBytes checksums(true|false) seconds fileSize [latency|pingpong|raw].
+ * With "latency" as the sixth argument it runs 4 KiB reads at random offsets instead (after
+ * 2 s of them untimed, for the JIT); with "pingpong", the raw socket ping-pong that is their
+ * reference; with "raw", the raw socket baseline reading into buffers of chunkBytes.
  */
 public final class FetchProfile {
   private FetchProfile() {}
@@ -24,6 +25,7 @@ public final class FetchProfile {
     long size = Sizes.parse(args[4]);
     boolean latency = args.length > 5 && args[5].equals("latency");
     boolean raw = args.length > 5 && args[5].equals("raw");
+    boolean pingPong = args.length > 5 && args[5].equals("pingpong");
     Path dir = Files.createTempDirectory("gpudirect-profile");
     Path file = dir.resolve("fetch.bin");
     try {
@@ -31,10 +33,15 @@ public final class FetchProfile {
       try (BlockServer server = BlockServer.builder().root(dir).bindAddress("127.0.0.1").port(0).build()) {
         server.start();
         InetSocketAddress address = new InetSocketAddress("127.0.0.1", server.port());
-        if (raw) {
+        if (pingPong) {
+          RawSocketBaseline.pingPong(file, size, 4096, 2, 0);
+          Latencies l = RawSocketBaseline.pingPong(file, size, 4096, seconds, 1);
+          System.out.printf("round trips=%d p50=%.1fus p99=%.1fus%n", l.count(), l.percentileMicros(50), l.percentileMicros(99));
+        } else if (raw) {
           Measurement m = RawSocketBaseline.stream(file, streams, seconds, chunk);
           System.out.printf("raw bytes=%d seconds=%.2f gbit=%.2f cpuPerGB=%.3f%n", m.bytes(), m.seconds(), m.gbitPerSecond(), m.cpuSecondsPerGb());
         } else if (latency) {
+          OurLatency.run(address, "fetch.bin", size, 4096, crc, 2, 0);
           Latencies l = OurLatency.run(address, "fetch.bin", size, 4096, crc, seconds, 1);
           System.out.printf("reads=%d p50=%.1fus p99=%.1fus%n", l.count(), l.percentileMicros(50), l.percentileMicros(99));
         } else {

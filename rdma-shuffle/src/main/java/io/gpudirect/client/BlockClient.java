@@ -199,7 +199,7 @@ public final class BlockClient implements RemoteStore {
     CompletableFuture<Void> result = new CompletableFuture<>();
     CompletableFuture<Void> internal;
     try {
-      internal = readInternal(path, offset, dst);
+      internal = readInternal(path, offset, dst, false);
     } catch (RuntimeException e) {
       return CompletableFuture.failedFuture(e);
     }
@@ -217,7 +217,7 @@ public final class BlockClient implements RemoteStore {
   @Override
   public void read(String path, long offset, ByteBuffer dst) {
     try {
-      readInternal(path, offset, dst).join();
+      readInternal(path, offset, dst, true).join();
     } catch (CompletionException e) {
       throw rethrowable(unwrap(e));
     }
@@ -281,7 +281,7 @@ public final class BlockClient implements RemoteStore {
         break;
       }
       sendChunk(new Chunk(path, offset + (piece[0] - address), len,
-          new DeviceTarget(range, piece[0]), part, failed), 0);
+          new DeviceTarget(range, piece[0]), part, failed), 0, false);
     }
     return CompletableFuture.allOf(parts.toArray(new CompletableFuture<?>[0]))
         .handle((v, err) -> {
@@ -340,7 +340,13 @@ public final class BlockClient implements RemoteStore {
 
   // ---- reads
 
-  private CompletableFuture<Void> readInternal(String path, long offset, ByteBuffer dst) {
+  /**
+   * Sends the chunks of a read. A caller that waits for a read of one chunk ({@code callerWaits})
+   * reads its answer itself when it can (see {@link Connection#readAnswersUntil}): for a small
+   * read, that saves waking the connection's reader thread and then this one.
+   */
+  private CompletableFuture<Void> readInternal(String path, long offset, ByteBuffer dst,
+      boolean callerWaits) {
     checkOpen();
     if (path == null) {
       throw new IllegalArgumentException("path must not be null");
@@ -365,7 +371,8 @@ public final class BlockClient implements RemoteStore {
       if (part == null) {
         break;
       }
-      sendChunk(new Chunk(path, offset + off, len, new HostTarget(target.slice(off, len)), part, failed), 0);
+      sendChunk(new Chunk(path, offset + off, len, new HostTarget(target.slice(off, len)), part, failed), 0,
+          callerWaits && len == total);
       off += len;
     } while (off < total && !failed.get());
 
@@ -396,22 +403,23 @@ public final class BlockClient implements RemoteStore {
 
   /** Where a chunk lands, and how a connection puts it there. */
   private interface Target {
-    CompletableFuture<Void> read(Connection conn, ReadRequest request);
+    /** {@code callerReads}: the calling thread reads the answer itself (a hint). */
+    CompletableFuture<Void> read(Connection conn, ReadRequest request, boolean callerReads);
   }
 
   /** Host memory: any transport reads into it (again from the start on a retry). */
   private record HostTarget(ByteBuffer dst) implements Target {
     @Override
-    public CompletableFuture<Void> read(Connection conn, ReadRequest request) {
+    public CompletableFuture<Void> read(Connection conn, ReadRequest request, boolean callerReads) {
       dst.clear();
-      return conn.read(request, dst);
+      return callerReads ? conn.readForCaller(request, dst) : conn.read(request, dst);
     }
   }
 
   /** Registered device memory: the server RDMA-writes at {@code address}. */
   private record DeviceTarget(RegisteredRange range, long address) implements Target {
     @Override
-    public CompletableFuture<Void> read(Connection conn, ReadRequest request) {
+    public CompletableFuture<Void> read(Connection conn, ReadRequest request, boolean callerReads) {
       if (!(conn instanceof RdmaConnection rdma)) {
         throw new GpuDirectException("a device read needs an RDMA connection, got " + conn);
       }
@@ -419,7 +427,12 @@ public final class BlockClient implements RemoteStore {
     }
   }
 
-  private void sendChunk(Chunk c, int attempt) {
+  /**
+   * Sends one chunk. With {@code callerReads} the calling thread then reads answers on that
+   * connection until this chunk's has arrived, if no one else is reading them (first try only;
+   * a retry goes out from a worker and the caller waits as for any read).
+   */
+  private void sendChunk(Chunk c, int attempt, boolean callerReads) {
     if (closed) {
       c.done.completeExceptionally(closedError());
       return;
@@ -435,7 +448,7 @@ public final class BlockClient implements RemoteStore {
     AtomicBoolean timedOut = new AtomicBoolean();
     CompletableFuture<Void> f;
     try {
-      f = c.target.read(conn, request);
+      f = c.target.read(conn, request, callerReads);
     } catch (RuntimeException e) {
       f = CompletableFuture.failedFuture(e);
     }
@@ -465,6 +478,9 @@ public final class BlockClient implements RemoteStore {
         retryOrFail(c, attempt, cause);
       }
     });
+    if (callerReads) {
+      conn.readAnswersUntil(f);
+    }
   }
 
   private void retryOrFail(Chunk c, int attempt, Throwable err) {
@@ -479,7 +495,7 @@ public final class BlockClient implements RemoteStore {
       long delay = backoffNanos(attempt);
       LOG.debug("Retrying '{}' at offset {} from {} in {} ms: {}", c.path, c.offset, serverName,
           TimeUnit.NANOSECONDS.toMillis(delay), err.getMessage());
-      ScheduledFuture<?> s = schedule(() -> runWorker(() -> sendChunk(c, attempt + 1)), delay);
+      ScheduledFuture<?> s = schedule(() -> runWorker(() -> sendChunk(c, attempt + 1, false)), delay);
       if (s == null) {
         c.done.completeExceptionally(closedError());
       }

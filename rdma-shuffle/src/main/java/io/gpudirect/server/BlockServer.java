@@ -55,6 +55,11 @@ public final class BlockServer implements AutoCloseable {
    * back to back, so its connections are never idle this long until the read is done.
    */
   static final long DRAIN_IDLE_NANOS = TimeUnit.MILLISECONDS.toNanos(250);
+  /**
+   * A connection that has read nothing for this long closes the files it kept open (see
+   * {@link OpenFiles}), so that an idle client does not hold a deleted file's disk blocks.
+   */
+  static final long OPEN_FILES_IDLE_NANOS = TimeUnit.SECONDS.toNanos(2);
 
   private final Path rootPath;
   private final String bindAddress;
@@ -83,6 +88,8 @@ public final class BlockServer implements AutoCloseable {
   private RootDirectory root;
   private ServerSocketChannel listener;
   private Thread acceptThread;
+  /** Closes idle connections' open files; see {@link #OPEN_FILES_IDLE_NANOS}. */
+  private java.util.concurrent.ScheduledExecutorService fileSweeper;
   private volatile boolean closed;
   private volatile String address;
   private volatile long startedNanos;
@@ -134,6 +141,13 @@ public final class BlockServer implements AutoCloseable {
     acceptThread = new Thread(this::acceptLoop, "gpudirect-server-accept-" + port());
     acceptThread.setDaemon(true);
     acceptThread.start();
+    fileSweeper = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+      Thread t = new Thread(r, "gpudirect-server-files-" + port());
+      t.setDaemon(true);
+      return t;
+    });
+    long sweep = OPEN_FILES_IDLE_NANOS / 2;
+    fileSweeper.scheduleWithFixedDelay(this::closeIdleFiles, sweep, sweep, TimeUnit.NANOSECONDS);
     LOG.info("BlockServer on {} serving {} read-only over {}; TLS {}; authentication {}; counters in JMX {}",
         address, root.path(), transports(), tls == null ? "off" : "on", secret == null ? "off" : "on",
         jmx.name() == null ? "not registered" : "as " + jmx.name());
@@ -253,6 +267,14 @@ public final class BlockServer implements AutoCloseable {
     for (Thread t : connections.values()) {
       join(t, TimeUnit.SECONDS.toNanos(2));
     }
+    if (fileSweeper != null) {
+      fileSweeper.shutdownNow();
+      try {
+        fileSweeper.awaitTermination(2, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
     if (rdma != null) {
       rdma.close();
     }
@@ -260,6 +282,13 @@ public final class BlockServer implements AutoCloseable {
       jmx.unregister();
     }
     LOG.info("BlockServer on {} stopped: {}", address, stats());
+  }
+
+  private void closeIdleFiles() {
+    long now = System.nanoTime();
+    for (ServerConnection c : connections.keySet()) {
+      c.closeIdleFiles(now, OPEN_FILES_IDLE_NANOS);
+    }
   }
 
   /** False when interrupted: the caller stops waiting. */

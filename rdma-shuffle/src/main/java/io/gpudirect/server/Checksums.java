@@ -4,7 +4,6 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -12,8 +11,8 @@ import java.util.concurrent.Future;
 import java.util.zip.CRC32C;
 
 /**
- * CRC32C of file ranges, computed while the connection's own thread sends the same range with
- * sendfile: on a pool of the server's cores for large ranges, at once for small ones. The range
+ * CRC32C of large file ranges, computed on a pool of the server's cores while the connection's
+ * own thread sends the same range with sendfile. The range
  * is read from the page cache in slices of {@link #SLICE_BYTES} into one small direct buffer
  * per thread, which stays in the core's cache for the checksum; the payload itself never
  * passes through user space.
@@ -25,7 +24,7 @@ import java.util.zip.CRC32C;
  * (docs/benchmarks.md, "Profile").
  */
 final class Checksums {
-  /** Slice size, and the largest range checksummed on the caller's thread (no hand-off). */
+  /** Slice size: small enough to stay in the core's cache between the read and the CRC. */
   static final int SLICE_BYTES = 64 * 1024;
   private static final ExecutorService POOL = Executors.newFixedThreadPool(
       Math.max(2, Runtime.getRuntime().availableProcessors()), r -> {
@@ -39,18 +38,11 @@ final class Checksums {
   private Checksums() {}
 
   /**
-   * Checksums {@code length} bytes of {@code fc} from {@code offset}; the channel must stay
-   * open until the result is in. A range of at most {@link #SLICE_BYTES} is done at once: the
-   * hand-off to the pool and back costs more than hardware CRC32C of 64 KiB.
+   * Checksums {@code length} bytes of {@code fc} from {@code offset} on the pool; the channel
+   * must stay open until the result is in. Only large ranges come here: a small one is read
+   * into memory and checksummed there by the connection itself (ServerConnection.sendSmall).
    */
   static Future<Integer> of(FileChannel fc, long offset, int length) {
-    if (length <= SLICE_BYTES) {
-      try {
-        return CompletableFuture.completedFuture(crc(fc, offset, length));
-      } catch (IOException e) {
-        return CompletableFuture.failedFuture(e);
-      }
-    }
     return POOL.submit(() -> crc(fc, offset, length));
   }
 

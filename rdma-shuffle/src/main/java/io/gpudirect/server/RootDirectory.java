@@ -50,6 +50,11 @@ final class RootDirectory {
 
   /** The real path of an existing file or directory below the root. */
   Path resolve(String requested) {
+    return real(requested, candidate(parts(requested)));
+  }
+
+  /** The requested path's names below the root, normalised lexically; refused if it climbs out. */
+  private static Deque<String> parts(String requested) {
     if (requested.indexOf('\0') >= 0) {
       throw new RequestRefusedException(ErrorCode.BAD_REQUEST,
           "Path " + show(requested) + " contains a NUL byte");
@@ -74,21 +79,33 @@ final class RootDirectory {
         parts.addLast(segment);
       }
     }
+    return parts;
+  }
+
+  private Path candidate(Deque<String> parts) {
     Path candidate = root;
     for (String part : parts) {
       candidate = candidate.resolve(part);
     }
-    if (!Files.exists(candidate, LinkOption.NOFOLLOW_LINKS)) {
-      throw new RequestRefusedException(ErrorCode.NOT_FOUND, "No such file or directory: "
-          + show(requested) + " (paths are relative to the server root)");
-    }
+    return candidate;
+  }
+
+  /** The real path of {@code candidate}, which must exist and stay below the root. */
+  private Path real(String requested, Path candidate) {
     Path real;
     try {
       real = candidate.toRealPath();
-    } catch (NoSuchFileException e) {
-      throw new RequestRefusedException(ErrorCode.NOT_FOUND,
-          "Path " + show(requested) + " is a symlink to a missing target", e);
     } catch (IOException e) {
+      // Only now, on the way to an error, is it worth an lstat to say which error: every
+      // request pays for the realpath above, a file that is not there pays for this too.
+      if (!Files.exists(candidate, LinkOption.NOFOLLOW_LINKS)) {
+        throw new RequestRefusedException(ErrorCode.NOT_FOUND, "No such file or directory: "
+            + show(requested) + " (paths are relative to the server root)");
+      }
+      if (e instanceof NoSuchFileException) {
+        throw new RequestRefusedException(ErrorCode.NOT_FOUND,
+            "Path " + show(requested) + " is a symlink to a missing target", e);
+      }
       throw new RequestRefusedException(ErrorCode.IO_ERROR,
           "Cannot resolve " + show(requested) + ": " + e.getMessage(), e);
     }
@@ -101,12 +118,68 @@ final class RootDirectory {
 
   /** The real path of a regular file below the root; FIFOs, devices and directories refused. */
   Path regularFile(String requested) {
-    Path real = resolve(requested);
-    if (!Files.isRegularFile(real)) {
+    return checkedFile(requested).path();
+  }
+
+  /**
+   * A regular file below the root, with its attributes as read in the same check (one
+   * {@code lstat} of the real path: the size and the file key come with it, so a reader of
+   * the file needs no second look).
+   */
+  CheckedFile checkedFile(String requested) {
+    Deque<String> parts = parts(requested);
+    CheckedFile plain = withoutLinks(parts);
+    if (plain != null) {
+      return plain;
+    }
+    Path real = real(requested, candidate(parts));
+    BasicFileAttributes a;
+    try {
+      // The real path has no links left; one that has appeared since is not followed.
+      a = Files.readAttributes(real, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+    } catch (NoSuchFileException e) {
+      throw new RequestRefusedException(ErrorCode.NOT_FOUND, "No such file or directory: "
+          + show(requested) + " (it went away while being checked)", e);
+    } catch (IOException e) {
+      throw new RequestRefusedException(ErrorCode.IO_ERROR,
+          "Cannot stat " + show(requested) + ": " + e.getMessage(), e);
+    }
+    if (!a.isRegularFile()) {
       throw notAFile(requested, real);
     }
-    return real;
+    return new CheckedFile(real, a);
   }
+
+  /**
+   * The file, when no name on the way to it below the root is a symlink: one {@code lstat}
+   * per name, every one but the last a directory, the last a regular file. The root is a real
+   * path and nothing below it is a link, so the lexical path is the real one and it is inside
+   * the root; {@code realpath} (a {@code readlink} per name of the whole absolute path, root
+   * included) and a second {@code stat} are not needed. That was the largest cost of a 4 KiB
+   * read on the server (docs/benchmarks.md). Null for anything else (a link, a missing name, a
+   * directory or a device): {@link #checkedFile} then takes the general way, which says what
+   * is wrong.
+   */
+  private CheckedFile withoutLinks(Deque<String> parts) {
+    Path p = root;
+    BasicFileAttributes a = null;
+    int left = parts.size();
+    for (String part : parts) {
+      p = p.resolve(part);
+      try {
+        a = Files.readAttributes(p, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+      } catch (IOException e) {
+        return null;
+      }
+      if (--left > 0 ? !a.isDirectory() : !a.isRegularFile()) {
+        return null;
+      }
+    }
+    return a == null ? null : new CheckedFile(p, a);
+  }
+
+  /** A regular file as {@link #checkedFile} found it: its real path and its attributes then. */
+  record CheckedFile(Path path, BasicFileAttributes attributes) {}
 
   FileMeta stat(String requested) {
     Path real = resolve(requested);

@@ -224,4 +224,111 @@ public abstract class TransportConformanceTest {
       assertTrue(c.isOpen(), "refusals leave the connection usable");
     }
   }
+
+  @Test
+  void aCallerWaitingForItsOwnReadGetsItAmongPipelinedOnes() throws Exception {
+    try (Connection c = connect()) {
+      for (int round = 0; round < 20; round++) {
+        // Reads for the reader thread before and after the one the caller waits for, so that
+        // whoever reads first reads the others' answers too.
+        List<ByteBuffer> buffers = new ArrayList<>();
+        List<CompletableFuture<Void>> reads = new ArrayList<>();
+        List<Integer> offsets = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+          int offset = round * 100_003 + i * 70_001;
+          int len = i == 1 ? 4096 : 300_000;
+          ByteBuffer dst = ByteBuffer.allocateDirect(len);
+          ReadRequest r = new ReadRequest(round * 10L + i + 1, "d.bin", offset, len);
+          CompletableFuture<Void> f = i == 1 ? c.readForCaller(r, dst) : c.read(r, dst);
+          if (i == 1) {
+            c.readAnswersUntil(f);
+          }
+          buffers.add(dst);
+          reads.add(f);
+          offsets.add(offset);
+        }
+        for (int i = 0; i < 3; i++) {
+          reads.get(i).get(10, TimeUnit.SECONDS);
+          ByteBuffer got = buffers.get(i).flip();
+          assertEquals(ByteBuffer.wrap(data, offsets.get(i), got.remaining()), got, "round " + round + " read " + i);
+        }
+      }
+      assertTrue(c.isOpen());
+    }
+  }
+
+  @Test
+  void abortWhileACallerWaitsForItsReadFailsIt() throws Exception {
+    try (FaultyPath stall = faultyPath()) {
+      Connection c = connect(stall.address());
+      // More than the path lets through before it stalls: the caller waits in its read.
+      CompletableFuture<Void> f = c.readForCaller(new ReadRequest(1, "d.bin", 0, 2 << 20),
+          ByteBuffer.allocateDirect(2 << 20));
+      GpuDirectException cause = new ConnectionLostException("test abort", null);
+      Thread aborter = new Thread(() -> {
+        try {
+          Thread.sleep(200);
+        } catch (InterruptedException e) {
+          return;
+        }
+        c.abort(cause);
+      });
+      aborter.start();
+      c.readAnswersUntil(f);
+      ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(5, TimeUnit.SECONDS));
+      assertSame(cause, e.getCause());
+      aborter.join();
+      assertFalse(c.isOpen());
+      c.close();
+    }
+  }
+
+  @Test
+  void smallAndLargeAnswersAndRefusalsPipelinedInAnyOrderAllLandRight() throws Exception {
+    // Small answers come whole in one read where the transport can; large payloads straight
+    // into their buffers; short ERROR frames in between must not throw either off.
+    try (Connection c = connect()) {
+      java.util.Random random = new java.util.Random(5);
+      for (int round = 0; round < 10; round++) {
+        List<CompletableFuture<?>> answers = new ArrayList<>();
+        List<ByteBuffer> buffers = new ArrayList<>();
+        List<Integer> offsets = new ArrayList<>();
+        for (int i = 0; i < 12; i++) {
+          long id = round * 100L + i + 1;
+          int kind = random.nextInt(5);
+          if (kind == 0) {
+            answers.add(c.read(new ReadRequest(id, "missing", 0, 10), ByteBuffer.allocate(10)));
+            buffers.add(null);
+            offsets.add(-1);
+          } else if (kind == 1) {
+            answers.add(c.call(id, new StatRequest(id, "d.bin")));
+            buffers.add(null);
+            offsets.add(-2);
+          } else {
+            int len = kind == 2 ? 1 + random.nextInt(65536) : 65537 + random.nextInt(1 << 20);
+            int offset = random.nextInt((8 << 20) - len);
+            ByteBuffer dst = random.nextBoolean() ? ByteBuffer.allocateDirect(len) : ByteBuffer.allocate(len);
+            answers.add(c.read(new ReadRequest(id, "d.bin", offset, len), dst));
+            buffers.add(dst);
+            offsets.add(offset);
+          }
+        }
+        for (int i = 0; i < answers.size(); i++) {
+          CompletableFuture<?> f = answers.get(i);
+          if (offsets.get(i) == -1) {
+            ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(10, TimeUnit.SECONDS));
+            assertEquals(ErrorCode.NOT_FOUND, assertInstanceOf(ServerErrorException.class, e.getCause()).code());
+          } else if (offsets.get(i) == -2) {
+            assertEquals(8 << 20, ((StatResponse) f.get(10, TimeUnit.SECONDS)).entry().length());
+          } else {
+            f.get(10, TimeUnit.SECONDS);
+            ByteBuffer got = buffers.get(i).flip();
+            assertEquals(ByteBuffer.wrap(data, offsets.get(i), got.remaining()), got,
+                "round " + round + " answer " + i);
+          }
+        }
+      }
+      assertTrue(c.isOpen());
+    }
+  }
 }

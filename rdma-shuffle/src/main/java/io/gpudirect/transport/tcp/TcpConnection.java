@@ -40,21 +40,39 @@ import javax.net.ssl.SSLHandshakeException;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.LockSupport;
 import java.util.zip.CRC32C;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A blocking TCP connection with one reader thread. Callers write requests (under a lock);
- * the reader takes answers in order and, for READ_DATA, reads the payload straight from the
- * socket into the caller's buffer, then checks its CRC32C. With TLS, everything goes through a
- * {@link TlsChannel} ({@code wire}) instead, which decrypts payloads into the caller's buffer.
+ * A blocking TCP connection. Callers write requests (under a lock); answers are read in order
+ * by whichever thread holds the reading role ({@link #reading}): for READ_DATA, the payload
+ * goes straight from the socket into the caller's buffer, then its CRC32C is checked. With
+ * TLS, everything goes through a {@link TlsChannel} ({@code wire}) instead, which decrypts
+ * payloads into the caller's buffer.
+ *
+ * <p>Who reads: the connection's reader thread, for pipelined and asynchronous requests; or a
+ * caller that sent one read and waits for it ({@link #readForCaller}, then
+ * {@link #readAnswersUntil}), which reads the answer itself when no one else is reading, as a
+ * plain socket ping-pong would: no wake-up of the reader thread and then of the caller. A
+ * holder of the role that lets go while answers are still due wakes the reader thread. While
+ * no answer is due the reader thread parks, so that a caller can take the role; once the
+ * connection has been idle for {@link #IDLE_WATCH_NANOS} it blocks in a read again, so that a
+ * server that closes the connection or sends a connection error is noticed, as before, long
+ * before the next request.
  */
 final class TcpConnection implements Connection {
   private static final Logger LOG = LoggerFactory.getLogger(TcpConnection.class);
   private static final int HEAP_READ_SLICE = 256 * 1024;
   /** Payloads up to this size are checked on the reader thread (see receivePayload). */
   private static final int INLINE_VERIFY_BYTES = 64 * 1024;
+  /** A READ_DATA frame before its payload: length, type, body. */
+  private static final int READ_DATA_FRAME = Frames.HEADER_BYTES + new ReadData(0, 0, 0).encodedLength();
+  /** The inbox holds a whole small answer: header, up to 64 KiB of payload, trailer. */
+  private static final int INBOX_BYTES = READ_DATA_FRAME + INLINE_VERIFY_BYTES + ReadData.TRAILER_BYTES;
+  /** How long without a request before the reader thread watches the socket (see above). */
+  static final long IDLE_WATCH_NANOS = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(100);
 
   private final SocketChannel channel;
   /** What requests are written to and answers read from: the socket, or TLS over it. */
@@ -67,12 +85,27 @@ final class TcpConnection implements Connection {
   private final Object writeLock = new Object();
   private final Map<Long, Pending> pending = new ConcurrentHashMap<>();
   private final Thread reader;
+  /** Held by the one thread that reads answers now: the reader thread or a waiting caller. */
+  private final java.util.concurrent.atomic.AtomicBoolean reading =
+      new java.util.concurrent.atomic.AtomicBoolean();
+  /** Answers due: requests sent whose answer has not been taken yet. */
+  private final java.util.concurrent.atomic.AtomicInteger due =
+      new java.util.concurrent.atomic.AtomicInteger();
+  /** Of those, the small ones (see {@link #fill}). */
+  private final java.util.concurrent.atomic.AtomicInteger smallDue =
+      new java.util.concurrent.atomic.AtomicInteger();
+  private volatile long lastSendNanos = System.nanoTime();
   private volatile GpuDirectException failure;
   /** The read whose payload the reader thread is filling; it is no longer in {@link #pending}. */
   private volatile Pending receiving;
 
   private record Pending(long requestId, ReadRequest read, ByteBuffer dst,
-      CompletableFuture<Object> future) {}
+      CompletableFuture<Object> future) {
+    /** A control call or a READ whose whole answer fits the inbox. */
+    boolean small() {
+      return read == null || read.length() <= INLINE_VERIFY_BYTES;
+    }
+  }
 
   private TcpConnection(SocketChannel channel, ByteChannel wire, InetSocketAddress peer,
       HelloAck ack, String threadName) {
@@ -83,7 +116,7 @@ final class TcpConnection implements Connection {
     this.maxReadLength = ack.maxReadLength();
     this.crc = (ack.capabilities() & Protocol.CAP_CRC32C) != 0;
     this.capabilities = ack.capabilities();
-    this.reader = new Thread(this::readLoop, threadName);
+    this.reader = new Thread(this::readerLoop, threadName);
     this.reader.setDaemon(true);
   }
 
@@ -234,21 +267,35 @@ final class TcpConnection implements Connection {
   @SuppressWarnings("unchecked")
   public CompletableFuture<Message> call(long requestId, Message request) {
     CompletableFuture<Object> f = send(new Pending(requestId, null, null,
-        new CompletableFuture<>()), request);
+        new CompletableFuture<>()), request, false);
     return (CompletableFuture<Message>) (CompletableFuture<?>) f;
   }
 
   @Override
   public CompletableFuture<Void> read(ReadRequest request, ByteBuffer dst) {
+    return read(request, dst, false);
+  }
+
+  @Override
+  public CompletableFuture<Void> readForCaller(ReadRequest request, ByteBuffer dst) {
+    return read(request, dst, true);
+  }
+
+  private CompletableFuture<Void> read(ReadRequest request, ByteBuffer dst, boolean callerReads) {
     if (dst.remaining() != request.length()) {
       throw new IllegalArgumentException("Destination has " + dst.remaining()
           + " bytes left for a READ of " + request.length());
     }
     return send(new Pending(request.requestId(), request, dst, new CompletableFuture<>()),
-        request).thenApply(x -> null);
+        request, callerReads).thenApply(x -> null);
   }
 
-  private CompletableFuture<Object> send(Pending p, Message request) {
+  /**
+   * Sends a request. Unless its caller reads the answer itself, the reader thread is woken
+   * when no one is reading; a thread that is reading reads this answer too, or wakes the
+   * reader thread when it lets go (see {@link #releaseReading}).
+   */
+  private CompletableFuture<Object> send(Pending p, Message request, boolean callerReads) {
     pending.put(p.requestId, p);
     GpuDirectException f = failure;
     if (f != null) {
@@ -257,6 +304,11 @@ final class TcpConnection implements Connection {
       return p.future;
     }
     ByteBuffer frame = Frames.encode(request);
+    if (p.small()) {
+      smallDue.incrementAndGet();
+    }
+    due.incrementAndGet();
+    lastSendNanos = System.nanoTime();
     try {
       synchronized (writeLock) {
         writeFully(wire, frame);
@@ -265,57 +317,136 @@ final class TcpConnection implements Connection {
       abort(new ConnectionLostException("Connection to gpudirect server " + server
           + " failed while sending a request: " + e, e));
     }
+    if (!callerReads && !reading.get()) {
+      LockSupport.unpark(reader);
+    }
     return p.future;
   }
 
-  private void readLoop() {
-    ByteBuffer length = ByteBuffer.allocate(4);
-    ByteBuffer small = ByteBuffer.allocate(64 * 1024);
+  @Override
+  public void readAnswersUntil(CompletableFuture<?> done) {
+    if (done.isDone() || due.get() == 0 || !reading.compareAndSet(false, true)) {
+      return;
+    }
     try {
-      while (true) {
-        length.clear();
-        if (!Frames.readFully(wire, length, true)) {
-          throw new ConnectionLostException("Gpudirect server " + server
-              + " closed the connection", null);
-        }
-        int n = Frames.checkLength(length.flip().getInt());
-        ByteBuffer frame = n <= small.capacity() ? small.clear().limit(n) : ByteBuffer.allocate(n);
-        Frames.readFully(wire, frame, false);
-        Message m = Frames.decode(frame.flip());
-        if (m instanceof ReadData d) {
-          receivePayload(d);
-        } else if (m instanceof ErrorResponse e) {
-          if (e.requestId() == ErrorResponse.CONNECTION) {
-            throw new ServerErrorException(e.code(), "Gpudirect server " + server
-                + " closed the connection: " + e.message());
-          }
-          take(e.requestId(), m).future.completeExceptionally(
-              new ServerErrorException(e.code(), e.message()));
-        } else if (m instanceof StatResponse s) {
-          take(s.requestId(), m).future.complete(m);
-        } else if (m instanceof ListResponse l) {
-          take(l.requestId(), m).future.complete(m);
-        } else if (m instanceof StatusResponse st) {
-          take(st.requestId(), m).future.complete(m);
-        } else if (m instanceof RdmaSetupAck a) {
-          take(a.requestId(), m).future.complete(m);
-        } else {
-          throw new ProtocolException("Unexpected " + m.type() + " from server " + server);
-        }
+      while (!done.isDone() && due.get() > 0 && failure == null) {
+        readAnswer();
       }
     } catch (Throwable t) {
-      GpuDirectException cause = failure;
-      if (cause == null) {
-        cause = t instanceof ConnectionLostException c ? c
-            : new ConnectionLostException("Connection to gpudirect server " + server
-                + " lost: " + t, t);
-      }
-      fail(cause);
+      failReading(t);
+    } finally {
+      releaseReading();
     }
   }
 
-  /** Only the reader thread uses it. */
-  private final ByteBuffer trailer = ByteBuffer.allocate(ReadData.TRAILER_BYTES);
+  /**
+   * The reader thread: reads answers while any are due and no caller is reading them; parks
+   * otherwise. After {@link #IDLE_WATCH_NANOS} without a request it blocks in a read anyway,
+   * to notice at once a server that closes the connection or sends a connection error.
+   */
+  private void readerLoop() {
+    while (failure == null) {
+      boolean idle = due.get() == 0;
+      if (idle && System.nanoTime() - lastSendNanos < IDLE_WATCH_NANOS) {
+        LockSupport.parkNanos(this, IDLE_WATCH_NANOS);
+        continue;
+      }
+      if (!reading.compareAndSet(false, true)) {
+        // A caller is reading; it wakes this thread if it lets go with answers still due.
+        LockSupport.parkNanos(this, IDLE_WATCH_NANOS);
+        continue;
+      }
+      try {
+        if (idle) {
+          readAnswer();
+        }
+        while (due.get() > 0 && failure == null) {
+          readAnswer();
+        }
+      } catch (Throwable t) {
+        failReading(t);
+      } finally {
+        releaseReading();
+      }
+    }
+  }
+
+  /**
+   * Lets go of the reading role. Answers still due wake the reader thread (it may be this
+   * thread: then its next park returns at once). A connection that failed meanwhile fails
+   * what is outstanding here, since no reader will.
+   */
+  private void releaseReading() {
+    reading.set(false);
+    GpuDirectException f = failure;
+    if (f != null) {
+      if (reading.compareAndSet(false, true)) {
+        fail(f);
+      }
+      LockSupport.unpark(reader);
+    } else if (due.get() > 0) {
+      LockSupport.unpark(reader);
+    }
+  }
+
+  /** A read by the holder of the role failed: the connection is lost. */
+  private void failReading(Throwable t) {
+    GpuDirectException cause = failure;
+    if (cause == null) {
+      cause = t instanceof ConnectionLostException c ? c
+          : new ConnectionLostException("Connection to gpudirect server " + server
+              + " lost: " + t, t);
+    }
+    fail(cause);
+  }
+
+  /**
+   * Bytes received and not yet consumed (read mode); only the holder of the reading role uses
+   * it. Frames and trailers are read through it, so that a small answer (header, payload,
+   * trailer) takes one {@code read(2)} rather than four; see {@link #fill} for how much each
+   * read takes. Direct, so the JDK needs no temporary buffer for it; one per connection.
+   */
+  private final ByteBuffer inbox = ByteBuffer.allocateDirect(INBOX_BYTES).flip();
+
+  /** Reads and dispatches one answer; only the holder of the reading role calls it. */
+  private void readAnswer() throws IOException {
+    if (!fill(4, true)) {
+      throw new ConnectionLostException("Gpudirect server " + server
+          + " closed the connection", null);
+    }
+    int n = Frames.checkLength(inbox.getInt());
+    Message m;
+    if (n <= inbox.capacity()) {
+      fill(n, false);
+      m = Frames.decode(inbox.slice(inbox.position(), n));
+      inbox.position(inbox.position() + n);
+    } else {
+      ByteBuffer frame = ByteBuffer.allocate(n);
+      drainInbox(frame);
+      Frames.readFully(wire, frame, false);
+      m = Frames.decode(frame.flip());
+    }
+    if (m instanceof ReadData d) {
+      receivePayload(d);
+    } else if (m instanceof ErrorResponse e) {
+      if (e.requestId() == ErrorResponse.CONNECTION) {
+        throw new ServerErrorException(e.code(), "Gpudirect server " + server
+            + " closed the connection: " + e.message());
+      }
+      take(e.requestId(), m).future.completeExceptionally(
+          new ServerErrorException(e.code(), e.message()));
+    } else if (m instanceof StatResponse s) {
+      take(s.requestId(), m).future.complete(m);
+    } else if (m instanceof ListResponse l) {
+      take(l.requestId(), m).future.complete(m);
+    } else if (m instanceof StatusResponse st) {
+      take(st.requestId(), m).future.complete(m);
+    } else if (m instanceof RdmaSetupAck a) {
+      take(a.requestId(), m).future.complete(m);
+    } else {
+      throw new ProtocolException("Unexpected " + m.type() + " from server " + server);
+    }
+  }
 
   private void receivePayload(ReadData d) throws IOException {
     Pending p = take(d.requestId(), d);
@@ -325,7 +456,13 @@ final class TcpConnection implements Connection {
           + p.read);
     }
     receiving = p;
-    if (p.dst.isDirect()) {
+    int start = p.dst.position();
+    drainInbox(p.dst);
+    // A large payload into direct memory is checksummed as it arrives (see receiveChecking).
+    boolean checkOnTheWay = crc && p.dst.isDirect() && p.read.length() > INLINE_VERIFY_BYTES;
+    if (checkOnTheWay) {
+      receiveChecking(p.dst, start);
+    } else if (p.dst.isDirect()) {
       Frames.readFully(wire, p.dst, false);
     } else {
       readIntoHeap(p.dst);
@@ -335,24 +472,95 @@ final class TcpConnection implements Connection {
       p.future.complete(null);
       return;
     }
-    trailer.clear();
-    Frames.readFully(wire, trailer, false);
+    fill(ReadData.TRAILER_BYTES, false);
     // Still "receiving" until the trailer is in: a connection lost before then fails this read too.
     receiving = null;
-    int expected = trailer.flip().getInt();
-    // A large payload is checked on another core, so that this thread goes on reading the
-    // next one; a small one here, where checking costs less than the hand-off to the pool.
-    if (p.read.length() <= INLINE_VERIFY_BYTES) {
+    int expected = inbox.getInt();
+    // A small payload is checked here, where checking costs less than a hand-off to the pool;
+    // a large one into heap memory on another core, so that this thread goes on reading.
+    if (checkOnTheWay) {
+      settle(p, expected, (int) onTheWay.getValue());
+    } else if (p.read.length() <= INLINE_VERIFY_BYTES) {
       verify(p, expected);
     } else {
       Verifier.POOL.execute(() -> verify(p, expected));
     }
   }
 
+  /** The CRC32C of the payload being received by {@link #receiveChecking}; reading role only. */
+  private final CRC32C onTheWay = new CRC32C();
+
+  /**
+   * Reads the rest of a payload into its direct buffer and updates {@link #onTheWay} with the
+   * bytes of each {@code read(2)} right after it put them there, while they are still in this
+   * core's cache (a read returns some 100-200 KiB on loopback). Checking the whole chunk on the
+   * pool afterwards read it back from memory: 4 MiB per chunk, on the same 2 cores
+   * (docs/benchmarks.md, "Profile").
+   */
+  private void receiveChecking(ByteBuffer dst, int start) throws IOException {
+    onTheWay.reset();
+    ByteBuffer view = dst.duplicate();
+    view.limit(dst.position()).position(start);
+    onTheWay.update(view);
+    while (dst.hasRemaining()) {
+      int from = dst.position();
+      if (wire.read(dst) < 0) {
+        throw new java.io.EOFException("Stream ended with " + dst.remaining()
+            + " bytes still expected");
+      }
+      view.limit(dst.position()).position(from);
+      onTheWay.update(view);
+    }
+  }
+
+  /**
+   * Makes {@code n} bytes (at most the inbox's capacity) available in the inbox; false only
+   * when the stream ends before any, if {@code eofOk}. How much one {@code read(2)} may take:
+   * while a small answer is due, all the inbox holds, so that header, payload and trailer come
+   * in one call; otherwise no more than the bytes needed or a trailer and the next READ_DATA
+   * header, so that a large payload still goes from the socket straight into its buffer (at
+   * most that many of its bytes pass through the inbox).
+   */
+  private boolean fill(int n, boolean eofOk) throws IOException {
+    if (inbox.remaining() >= n) {
+      return true;
+    }
+    inbox.compact();
+    try {
+      int room = smallDue.get() > 0 ? inbox.capacity()
+          : Math.min(inbox.capacity(), Math.max(n, ReadData.TRAILER_BYTES + READ_DATA_FRAME));
+      inbox.limit(room);
+      while (inbox.position() < n) {
+        if (wire.read(inbox) < 0) {
+          if (eofOk && inbox.position() == 0) {
+            return false;
+          }
+          throw new java.io.EOFException("Stream ended with " + (n - inbox.position())
+              + " bytes still expected");
+        }
+      }
+      return true;
+    } finally {
+      inbox.flip();
+    }
+  }
+
+  /** Moves what the inbox holds of {@code dst}'s bytes into it. */
+  private void drainInbox(ByteBuffer dst) {
+    int n = Math.min(inbox.remaining(), dst.remaining());
+    if (n > 0) {
+      dst.put(inbox.slice(inbox.position(), n));
+      inbox.position(inbox.position() + n);
+    }
+  }
+
   private void verify(Pending p, int expected) {
     CRC32C c = new CRC32C();
     c.update(p.dst.duplicate().flip());
-    int actual = (int) c.getValue();
+    settle(p, expected, (int) c.getValue());
+  }
+
+  private void settle(Pending p, int expected, int actual) {
     if (actual != expected) {
       p.future.completeExceptionally(new ChecksumMismatchException(String.format(
           "CRC32C mismatch reading '%s' at offset %d length %d from gpudirect server %s:"
@@ -395,6 +603,10 @@ final class TcpConnection implements Connection {
       throw new ProtocolException("Server " + server + " sent " + m.type()
           + " for unknown request " + requestId);
     }
+    if (p.small()) {
+      smallDue.decrementAndGet();
+    }
+    due.decrementAndGet();
     return p;
   }
 
@@ -407,11 +619,13 @@ final class TcpConnection implements Connection {
       failure = cause;
     }
     closeQuietly(channel);
-    // The reader thread wakes up with an error, fails everything outstanding and exits;
-    // until then it may still be writing into a caller's buffer, so it alone fails them.
-    if (!reader.isAlive()) {
+    // The thread reading answers, if any, wakes up with an error and fails everything
+    // outstanding; until then it may still be writing into a caller's buffer, so it alone
+    // fails them. With no one reading, this thread does, holding the role so no one starts.
+    if (reading.compareAndSet(false, true)) {
       fail(cause);
     }
+    LockSupport.unpark(reader);
   }
 
   private void fail(GpuDirectException cause) {
