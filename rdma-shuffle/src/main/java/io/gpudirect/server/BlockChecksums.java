@@ -132,7 +132,12 @@ final class BlockChecksums {
 
   /**
    * The range read from the page cache in block-sized slices into one small per-thread buffer,
-   * which stays in the core's cache for the checksum (not mapped: see {@link Checksums}).
+   * which stays in the core's cache for the checksum.
+   *
+   * <p>Why not a read-only mapping (which the server used before): every range then cost an
+   * {@code mmap}, page faults on first touch and an {@code munmap} whose TLB shootdown
+   * interrupts every core running the process. On the 2-core build VM that made each 1 MiB
+   * chunk cost about 0.9 ms of server CPU (docs/benchmarks.md, "Profile").
    */
   static int read(FileChannel fc, long offset, int length, CRC32C c) throws IOException {
     ByteBuffer buf = SLICE.get();

@@ -39,8 +39,12 @@ final class OpenFiles implements AutoCloseable {
   /** Files held open per connection. */
   static final int MAX_OPEN = 8;
 
-  /** An open file of a request and its size, valid until {@link #release}. */
-  record OpenFile(FileChannel channel, long size) {}
+  /**
+   * An open file of a request and its size, valid until {@link #release}. {@code fileKey} is
+   * the identity of the file the request's lstat saw when the channel is known to have that
+   * file open, null when that is not known (no file keys, or the path changed during the open).
+   */
+  record OpenFile(FileChannel channel, long size, Object fileKey) {}
 
   /** A channel and the file key of what it has open; a null key never matches. */
   private record Entry(Object fileKey, FileChannel channel) {}
@@ -64,7 +68,7 @@ final class OpenFiles implements AutoCloseable {
     Entry e = open.get(path);
     if (e != null && key != null && key.equals(e.fileKey)) {
       inUse = true;
-      return new OpenFile(e.channel, checked.size());
+      return new OpenFile(e.channel, checked.size(), key);
     }
     if (e != null) {
       open.remove(path);
@@ -93,7 +97,7 @@ final class OpenFiles implements AutoCloseable {
     open.put(path, new Entry(cachedKey, fc));
     evictBeyond(MAX_OPEN, path);
     inUse = true;
-    return new OpenFile(fc, size);
+    return new OpenFile(fc, size, cachedKey);
   }
 
   /** The request that acquired a file is done with it. */

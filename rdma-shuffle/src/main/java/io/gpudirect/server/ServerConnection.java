@@ -346,7 +346,7 @@ final class ServerConnection implements Runnable {
       if (r.length() <= SMALL_READ_BYTES) {
         sendSmall(r, open.channel());
       } else {
-        sendLarge(r, open.channel(), file.path());
+        sendLarge(r, open.channel(), file.path(), version(file, open));
       }
       server.countBytesSent(r.length());
     } finally {
@@ -400,11 +400,23 @@ final class ServerConnection implements Runnable {
     return smallAnswer;
   }
 
-  private void sendLarge(ReadRequest r, FileChannel fc, Path file) throws IOException {
+  /** The file behind the request's channel, for its cached block checksums; null when unsure. */
+  private static BlockChecksums.Version version(CheckedFile file, OpenFiles.OpenFile open) {
+    if (open.fileKey() == null) {
+      return null;
+    }
+    java.nio.file.attribute.BasicFileAttributes a = file.attributes();
+    return new BlockChecksums.Version(open.fileKey(), a.size(),
+        a.lastModifiedTime().to(java.util.concurrent.TimeUnit.NANOSECONDS));
+  }
+
+  private void sendLarge(ReadRequest r, FileChannel fc, Path file, BlockChecksums.Version version)
+      throws IOException {
     long end = r.offset() + r.length();
     writeFully(putHeader(largeHeader.clear(), r).flip());
-    // The checksum is computed on another core while sendfile runs, and trails the payload.
-    Future<Integer> checksum = crc ? Checksums.of(fc, r.offset(), r.length()) : null;
+    // The checksum is computed on another core while sendfile runs, and trails the payload;
+    // for a file read before, mostly from its cached block checksums.
+    Future<Integer> checksum = crc ? Checksums.of(server.blockChecksums(), fc, version, r.offset(), r.length()) : null;
     long pos = r.offset();
     while (pos < end) {
       long n = tls != null ? tls.transferFrom(fc, pos, end - pos)

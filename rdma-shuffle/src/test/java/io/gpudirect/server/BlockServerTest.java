@@ -206,6 +206,33 @@ class BlockServerTest {
   }
 
   @Test
+  void aFileReadAgainIsChecksummedFromCachedBlocksAndARewriteIsSeen(@TempDir Path dir) throws IOException {
+    Path file = dir.resolve("epoch.bin");
+    byte[] first = TestFiles.write(file, 3_000_000, 1);
+    java.nio.file.Files.setLastModifiedTime(file, java.nio.file.attribute.FileTime.from(
+        java.time.Instant.now().minusSeconds(60)));
+    try (BlockServer s = BlockServer.builder().root(dir).port(0).build().start();
+         BlockClient c = BlockClient.connect(address(s), ClientConfig.builder().chunkSize(1 << 20).build())) {
+      ByteBuffer got = ByteBuffer.allocateDirect(first.length - 777);
+      c.read("epoch.bin", 777, got);
+      assertEquals(ByteBuffer.wrap(first, 777, first.length - 777), got.flip());
+      long computed = s.blockChecksums().misses();
+      assertTrue(computed > 0, "the first read checksums whole blocks for the cache");
+      c.read("epoch.bin", 777, got.clear());
+      assertEquals(ByteBuffer.wrap(first, 777, first.length - 777), got.flip());
+      assertEquals(computed, s.blockChecksums().misses(), "the second read reads no whole block to checksum it");
+      assertTrue(s.blockChecksums().hits() > 0);
+
+      // Rewritten in place, same size and inode, dated back again: new bytes, new checksums.
+      byte[] second = TestFiles.write(file, 3_000_000, 2);
+      java.nio.file.Files.setLastModifiedTime(file, java.nio.file.attribute.FileTime.from(
+          java.time.Instant.now().minusSeconds(30)));
+      c.read("epoch.bin", 777, got.clear());
+      assertEquals(ByteBuffer.wrap(second, 777, second.length - 777), got.flip());
+    }
+  }
+
+  @Test
   void closeIsGracefulAndPrompt(@TempDir Path dir) throws IOException {
     TestFiles.write(dir.resolve("x.bin"), 1000, 1);
     BlockServer s = BlockServer.builder().root(dir).port(0).build().start();
