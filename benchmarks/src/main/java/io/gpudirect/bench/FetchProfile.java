@@ -30,7 +30,8 @@ public final class FetchProfile {
     Path file = dir.resolve("fetch.bin");
     try {
       BenchCommand.writeRandom(file, size);
-      try (BlockServer server = BlockServer.builder().root(dir).bindAddress("127.0.0.1").port(0).build()) {
+      try (BlockServer server = BlockServer.builder().root(dir).bindAddress("127.0.0.1").port(0)
+          .checksumCacheBlocks(Long.getLong("gpudirect.bench.checksumCacheBlocks", 4L << 20)).build()) {
         server.start();
         InetSocketAddress address = new InetSocketAddress("127.0.0.1", server.port());
         if (pingPong) {

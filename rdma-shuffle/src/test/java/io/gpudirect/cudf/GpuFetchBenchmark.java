@@ -49,7 +49,9 @@ public final class GpuFetchBenchmark {
     write(file, bytes);
     System.out.printf("file: %.2f GiB (page-cached)%n", bytes / (double) (1L << 30));
 
+    // A second server without block checksums: what a file read for the first time costs.
     try (BlockServer server = BlockServer.builder().root(dir).port(0).build().start();
+         BlockServer uncached = BlockServer.builder().root(dir).port(0).checksumCacheBlocks(0).build().start();
          DeviceMemoryBuffer device = DeviceMemoryBuffer.allocate(bytes)) {
       for (String c : chunkSizes) {
         int chunk = Integer.parseInt(c.trim()) << 20;
@@ -60,20 +62,22 @@ public final class GpuFetchBenchmark {
           double h2d = best(3, () -> pinnedCopy(pool, engine, device, bytes));
           System.out.printf("%nchunk %d MiB, %d pinned chunks: pinned H2D copy engine %.2f GB/s%n", chunk >> 20,
               pool.heldBytes() / chunk, h2d);
-          System.out.println("streams | raw socket GB/s | raw, kept GB/s | to device, CRC32C on | to device, CRC32C off"
-              + " | ratio (on, off) to min(raw, H2D) | ratio (on, off) to min(raw kept, H2D)");
+          System.out.println("streams | raw socket GB/s | raw, kept GB/s | to device, CRC32C on | CRC32C on, first read"
+              + " | CRC32C off | ratio (on, first, off) to min(raw, H2D) | ratio (on, first, off) to min(raw kept, H2D)");
           for (String s : streamCounts) {
             int streams = Integer.parseInt(s.trim());
             double raw = best(3, () -> rawSocket(file, bytes, streams, BLOCK, 1));
             // The bytes a reader keeps until the GPU has copied them cannot all sit in one
             // buffer that stays in cache: the same read, rotating over the window's chunks.
             double kept = best(3, () -> rawSocket(file, bytes, streams, chunk, chunksPerStream(streams)));
-            double on = toDevice(server, pool, engine, device, bytes, streams, chunk, true);
-            double off = toDevice(server, pool, engine, device, bytes, streams, chunk, false);
+            double on = toDevice(server, pool, engine, device, bytes, streams, chunk, true, "on");
+            double first = toDevice(uncached, pool, engine, device, bytes, streams, chunk, true, "on, first read");
+            double off = toDevice(server, pool, engine, device, bytes, streams, chunk, false, "off");
             double limit = Math.min(raw, h2d);
             double keptLimit = Math.min(kept, h2d);
-            System.out.printf("%7d | %15.2f | %14.2f | %19.2f | %20.2f | %.2f, %.2f | %.2f, %.2f%n", streams, raw, kept, on, off,
-                on / limit, off / limit, on / keptLimit, off / keptLimit);
+            System.out.printf("%7d | %15.2f | %14.2f | %19.2f | %21.2f | %10.2f | %.2f, %.2f, %.2f | %.2f, %.2f, %.2f%n",
+                streams, raw, kept, on, first, off, on / limit, first / limit, off / limit, on / keptLimit,
+                first / keptLimit, off / keptLimit);
           }
         }
       }
@@ -90,7 +94,7 @@ public final class GpuFetchBenchmark {
 
   /** Best of three whole-file reads into device memory through RemoteFileDataSource. */
   private static double toDevice(BlockServer server, PinnedChunkPool pool, CopyEngine engine,
-      DeviceMemoryBuffer device, long bytes, int streams, int chunk, boolean checksums) throws Exception {
+      DeviceMemoryBuffer device, long bytes, int streams, int chunk, boolean checksums, String label) throws Exception {
     int window = chunksPerStream(streams) * streams * chunk;
     ClientConfig config = ClientConfig.builder().streams(streams).chunkSize(chunk).maxBytesInFlight(window)
         .checksums(checksums).build();
@@ -105,7 +109,7 @@ public final class GpuFetchBenchmark {
       if (PROFILE) {
         Map<String, Long> after = cpuByRole();
         StringBuilder line = new StringBuilder(String.format("    CPU s/GB by thread role (%d streams, %d MiB, CRC32C %s):",
-            streams, chunk >> 20, checksums ? "on" : "off"));
+            streams, chunk >> 20, label));
         after.forEach((role, ns) -> {
           double sPerGb = (ns - before.getOrDefault(role, 0L)) / 1e9 / (3 * bytes / 1e9);
           if (sPerGb >= 0.005) {
