@@ -21,6 +21,8 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -91,7 +93,7 @@ public final class BlockServer implements AutoCloseable {
   private ServerSocketChannel listener;
   private Thread acceptThread;
   /** Closes idle connections' open files; see {@link #OPEN_FILES_IDLE_NANOS}. */
-  private java.util.concurrent.ScheduledExecutorService fileSweeper;
+  private ScheduledExecutorService fileSweeper;
   private volatile boolean closed;
   private volatile String address;
   private volatile long startedNanos;
@@ -144,7 +146,7 @@ public final class BlockServer implements AutoCloseable {
     acceptThread = new Thread(this::acceptLoop, "gpudirect-server-accept-" + port());
     acceptThread.setDaemon(true);
     acceptThread.start();
-    fileSweeper = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+    fileSweeper = Executors.newSingleThreadScheduledExecutor(r -> {
       Thread t = new Thread(r, "gpudirect-server-files-" + port());
       t.setDaemon(true);
       return t;

@@ -25,6 +25,7 @@ import io.gpudirect.transport.ConnectionLostException;
 import io.gpudirect.transport.ConnectionOptions;
 import io.gpudirect.transport.ServerErrorException;
 import io.gpudirect.transport.TransportException;
+import java.io.EOFException;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -40,6 +41,9 @@ import javax.net.ssl.SSLHandshakeException;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 import java.util.zip.CRC32C;
 import org.slf4j.Logger;
@@ -72,7 +76,7 @@ final class TcpConnection implements Connection {
   /** The inbox holds a whole small answer: header, up to 64 KiB of payload, trailer. */
   private static final int INBOX_BYTES = READ_DATA_FRAME + INLINE_VERIFY_BYTES + ReadData.TRAILER_BYTES;
   /** How long without a request before the reader thread watches the socket (see above). */
-  static final long IDLE_WATCH_NANOS = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(100);
+  static final long IDLE_WATCH_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
 
   private final SocketChannel channel;
   /** What requests are written to and answers read from: the socket, or TLS over it. */
@@ -86,14 +90,14 @@ final class TcpConnection implements Connection {
   private final Map<Long, Pending> pending = new ConcurrentHashMap<>();
   private final Thread reader;
   /** Held by the one thread that reads answers now: the reader thread or a waiting caller. */
-  private final java.util.concurrent.atomic.AtomicBoolean reading =
-      new java.util.concurrent.atomic.AtomicBoolean();
+  private final AtomicBoolean reading =
+      new AtomicBoolean();
   /** Answers due: requests sent whose answer has not been taken yet. */
-  private final java.util.concurrent.atomic.AtomicInteger due =
-      new java.util.concurrent.atomic.AtomicInteger();
+  private final AtomicInteger due =
+      new AtomicInteger();
   /** Of those, the small ones (see {@link #fill}). */
-  private final java.util.concurrent.atomic.AtomicInteger smallDue =
-      new java.util.concurrent.atomic.AtomicInteger();
+  private final AtomicInteger smallDue =
+      new AtomicInteger();
   private volatile long lastSendNanos = System.nanoTime();
   private volatile GpuDirectException failure;
   /** The read whose payload the reader thread is filling; it is no longer in {@link #pending}. */
@@ -323,9 +327,16 @@ final class TcpConnection implements Connection {
     return p.future;
   }
 
+  /**
+   * {@inheritDoc} Not on an interrupted thread: a socket channel that a blocked thread is
+   * interrupted in closes itself, and this connection is shared; such a caller waits for the
+   * reader thread instead. (An interrupt that arrives during the read still closes it: every
+   * read outstanding on it then fails as on a lost connection, and the client retries them.)
+   */
   @Override
   public void readAnswersUntil(CompletableFuture<?> done) {
-    if (done.isDone() || due.get() == 0 || !reading.compareAndSet(false, true)) {
+    if (done.isDone() || due.get() == 0 || Thread.currentThread().isInterrupted()
+        || !reading.compareAndSet(false, true)) {
       return;
     }
     try {
@@ -505,7 +516,7 @@ final class TcpConnection implements Connection {
     while (dst.hasRemaining()) {
       int from = dst.position();
       if (wire.read(dst) < 0) {
-        throw new java.io.EOFException("Stream ended with " + dst.remaining()
+        throw new EOFException("Stream ended with " + dst.remaining()
             + " bytes still expected");
       }
       view.limit(dst.position()).position(from);
@@ -535,7 +546,7 @@ final class TcpConnection implements Connection {
           if (eofOk && inbox.position() == 0) {
             return false;
           }
-          throw new java.io.EOFException("Stream ended with " + (n - inbox.position())
+          throw new EOFException("Stream ended with " + (n - inbox.position())
               + " bytes still expected");
         }
       }

@@ -53,6 +53,28 @@ class TcpConnectionReadingTest {
   }
 
   @Test
+  void anInterruptedCallerLeavesTheReadingToTheReaderThread() throws IOException {
+    byte[] data = TestFiles.write(root.resolve("f.bin"), 1 << 20, 3);
+    try (BlockServer server = BlockServer.builder().root(root).port(0).build().start();
+        Connection c = connect(server)) {
+      for (int i = 0; i < 5; i++) {
+        ByteBuffer dst = ByteBuffer.allocateDirect(4096);
+        CompletableFuture<Void> f = c.readForCaller(new ReadRequest(i + 1, "f.bin", i * 4096L, 4096), dst);
+        // A blocked read on an interrupted thread would close the shared socket.
+        Thread.currentThread().interrupt();
+        try {
+          c.readAnswersUntil(f);
+          f.join();
+        } finally {
+          assertTrue(Thread.interrupted(), "the interrupt is left for the caller");
+        }
+        assertEquals(ByteBuffer.wrap(data, i * 4096, 4096), dst.flip());
+        assertTrue(c.isOpen(), "the connection survives an interrupted caller");
+      }
+    }
+  }
+
+  @Test
   void aServerClosingAnIdleConnectionIsNoticedBeforeTheNextRequest() throws Exception {
     TestFiles.write(root.resolve("f.bin"), 4096, 2);
     BlockServer server = BlockServer.builder().root(root).port(0).build().start();
