@@ -51,6 +51,11 @@ final class ServerCommand implements Callable<Integer> {
       description = "On SIGTERM, how long reads in flight may take to finish (default ${DEFAULT-VALUE}).")
   int graceSeconds;
 
+  @Option(names = "--checksum-cache-mb", defaultValue = "32", paramLabel = "MB",
+      description = "Heap kept for the CRC32C of each 64 KiB block read, so that a file read again is not"
+          + " read twice (8 bytes a block: 32 MB covers 256 GiB of files; 0 turns it off; default ${DEFAULT-VALUE}).")
+  long checksumCacheMb;
+
   @Option(names = "--status", paramLabel = "URI",
       description = "Print the counters of the server at gpudirect://HOST:PORT and exit.")
   String status;
@@ -69,6 +74,9 @@ final class ServerCommand implements Callable<Integer> {
     if (graceSeconds < 0) {
       throw new GpuDirectException("--shutdown-grace-seconds must not be negative: " + graceSeconds);
     }
+    if (checksumCacheMb < 0) {
+      throw new GpuDirectException("--checksum-cache-mb must not be negative: " + checksumCacheMb);
+    }
     if ((tlsCert == null) != (tlsKey == null)) {
       throw new GpuDirectException("server: --tls-cert and --tls-key go together (the certificate"
           + " chain and its private key, both PEM)");
@@ -80,6 +88,7 @@ final class ServerCommand implements Callable<Integer> {
         .port(port)
         .secret(secret == null ? null : secret.getBytes(StandardCharsets.UTF_8))
         .shutdownGracePeriod(Duration.ofSeconds(graceSeconds))
+        .checksumCacheBlocks(checksumCacheMb * (1L << 20) / 8)
         .rdma(rdmaMode)
         .tls(tlsCert == null ? null : TlsContexts.server(tlsCert, tlsKey))
         .build();
