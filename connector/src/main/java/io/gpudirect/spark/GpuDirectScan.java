@@ -60,7 +60,7 @@ final class GpuDirectScan implements Scan, Batch {
       for (DataFile f : context.files) {
         slices.addAll(context.arrow
             ? ArrowPlanner.slice(f, context.options, target)
-            : context.parquet().slice(f, Arrays.asList(pushed), target, counts));
+            : context.parquet().slice(f, Arrays.asList(pushed), target, counts, readSchema));
       }
       partitions = PartitionPacker.pack(slices, target).toArray(new InputPartition[0]);
     }
