@@ -22,14 +22,21 @@ import java.util.concurrent.CompletionException;
  * reported as without read-ahead. A read outside the ranges (the footer) leaves the pieces
  * alone; a read in a range but before the pieces, or past them, restarts the plan there.
  *
- * <p>Owns its pieces' direct buffers; {@link #close()} returns them once no fetch writes into
- * them any more. One reader at a time (the stream's lock).
+ * <p>Pieces are direct buffers lent by a pool this JVM's read-aheads share: a task reads a
+ * slice of some hundred MB, and allocating and freeing its window for every slice costs page
+ * faults and unmaps (TLB shootdowns) that showed in the profile. {@link #close()} gives them
+ * back once no fetch writes into them any more; the pool keeps up to {@link #MAX_IDLE} idle.
+ * One reader at a time (the stream's lock).
  */
 final class ReadAhead implements AutoCloseable {
   /** Largest piece: the client's default chunk, so one piece is one request. */
   static final int MAX_PIECE = 4 << 20;
-  private static final BufferAllocator ALLOCATOR =
-      BufferAllocator.root().newChildAllocator("read-ahead", Long.MAX_VALUE);
+  /** Idle pieces kept for the next read-ahead: two tasks' default windows. */
+  static final int MAX_IDLE = 16;
+  /** Its own root: idle pieces outlive every reader and are not a leak; lent ones are counted. */
+  private static final BufferAllocator ALLOCATOR = BufferAllocator.newRoot("read-ahead", Long.MAX_VALUE);
+  private static final java.util.concurrent.BlockingQueue<HostBuffer> IDLE =
+      new java.util.concurrent.ArrayBlockingQueue<>(MAX_IDLE);
 
   private final RemoteStore store;
   private final String path;
@@ -40,7 +47,6 @@ final class ReadAhead implements AutoCloseable {
   private final ArrayDeque<Piece> pieces = new ArrayDeque<>();
   /** Buffers of consumed pieces, reused for the next ones. */
   private final ArrayDeque<HostBuffer> spare = new ArrayDeque<>();
-  private int allocated;
   /** Next range of the plan to request from, and the offset in it. */
   private int range;
   private long cursor;
@@ -133,10 +139,9 @@ final class ReadAhead implements AutoCloseable {
   private HostBuffer buffer() {
     HostBuffer b = spare.pollFirst();
     if (b == null) {
-      b = ALLOCATOR.allocate(pieceSize);
-      allocated++;
+      b = IDLE.poll();
     }
-    return b;
+    return b != null ? b : ALLOCATOR.allocate(MAX_PIECE);
   }
 
   /** The buffer goes back to the spares once its fetch can no longer write into it. */
@@ -144,13 +149,19 @@ final class ReadAhead implements AutoCloseable {
     if (p.done.isDone()) {
       spare.addLast(p.buffer);
     } else {
-      p.done.whenComplete((v, e) -> p.buffer.close());
+      p.done.whenComplete((v, e) -> giveBack(p.buffer));
     }
   }
 
-  /** Pieces' buffers allocated so far (for tests: bounded by the window). */
-  int buffersAllocated() {
-    return allocated;
+  private static void giveBack(HostBuffer b) {
+    if (!IDLE.offer(b)) {
+      b.close();
+    }
+  }
+
+  /** Bytes of pieces lent to read-aheads now, idle ones not counted (for tests: 0 when all closed). */
+  static long bytesLent() {
+    return ALLOCATOR.outstandingBytes() - (long) IDLE.size() * MAX_PIECE;
   }
 
   @Override
@@ -158,10 +169,10 @@ final class ReadAhead implements AutoCloseable {
     failed = true;
     while (!pieces.isEmpty()) {
       Piece p = pieces.pollFirst();
-      p.done.whenComplete((v, e) -> p.buffer.close());
+      p.done.whenComplete((v, e) -> giveBack(p.buffer));
     }
     while (!spare.isEmpty()) {
-      spare.pollFirst().close();
+      giveBack(spare.pollFirst());
     }
   }
 
