@@ -4,7 +4,6 @@ import io.gpudirect.client.RemoteStore;
 import io.gpudirect.memory.BufferAllocator;
 import io.gpudirect.memory.HostBuffer;
 import io.gpudirect.remote.TaskFetchCounters;
-import java.io.InterruptedIOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.concurrent.CompletableFuture;
@@ -22,16 +21,17 @@ import java.util.concurrent.CompletionException;
  * reported as without read-ahead. A read outside the ranges (the footer) leaves the pieces
  * alone; a read in a range but before the pieces, or past them, restarts the plan there.
  *
- * <p>Pieces are direct buffers lent by a pool this JVM's read-aheads share: a task reads a
- * slice of some hundred MB, and allocating and freeing its window for every slice costs page
- * faults and unmaps (TLB shootdowns) that showed in the profile. {@link #close()} gives them
- * back once no fetch writes into them any more; the pool keeps up to {@link #MAX_IDLE} idle.
+ * <p>Pieces are direct buffers lent by a pool this JVM's read-aheads share, so that a window
+ * is not allocated (zeroed, faulted in) and later unmapped for every slice: unmaps interrupt
+ * every core of the process, which is expensive in a VM (the fetch profile in
+ * docs/benchmarks.md). {@link #close()} gives them back once no fetch writes into them any
+ * more; the pool keeps up to {@link #MAX_IDLE} idle.
  * One reader at a time (the stream's lock).
  */
 final class ReadAhead implements AutoCloseable {
   /** Largest piece: the client's default chunk, so one piece is one request. */
   static final int MAX_PIECE = 4 << 20;
-  /** Idle pieces kept for the next read-ahead: two tasks' default windows. */
+  /** Idle pieces kept for the next read-ahead: two tasks' 32 MiB windows. */
   static final int MAX_IDLE = 16;
   /** Its own root: idle pieces outlive every reader and are not a leak; lent ones are counted. */
   private static final BufferAllocator ALLOCATOR = BufferAllocator.newRoot("read-ahead", Long.MAX_VALUE);
@@ -71,7 +71,7 @@ final class ReadAhead implements AutoCloseable {
    * one piece, waiting for them if they are still arriving. Returns the bytes copied; 0 when
    * {@code position} is not fetched here, and the caller reads it directly.
    */
-  int read(long position, ByteBuffer dst) throws InterruptedIOException {
+  int read(long position, ByteBuffer dst) {
     if (failed || !dst.hasRemaining()) {
       return 0;
     }
