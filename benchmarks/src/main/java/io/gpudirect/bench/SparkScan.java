@@ -27,11 +27,16 @@ final class SparkScan implements AutoCloseable {
         .getOrCreate();
     spark.sparkContext().setLogLevel("WARN");
     parquetDir = dir.resolve("trips.parquet");
+    writeDataset(spark, parquetDir, rows);
+    parquetBytes = sizeOf(parquetDir);
+  }
+
+  /** The bench's dataset: {@code rows} rows in 8 Parquet files under {@code dir}. */
+  static void writeDataset(SparkSession spark, Path dir, long rows) {
     spark.range(0, rows, 1, 8).selectExpr("id",
         "cast(rand(7) * 100 AS double) AS amount",
         "element_at(array('bike','bus','car','ferry','scooter','taxi','train','tram'), cast(id % 8 AS int) + 1) AS category")
-        .write().parquet(parquetDir.toString());
-    parquetBytes = sizeOf(parquetDir);
+        .write().parquet(dir.toString());
   }
 
   long parquetBytes() {
@@ -62,7 +67,7 @@ final class SparkScan implements AutoCloseable {
     });
   }
 
-  private static long sizeOf(Path path) throws IOException {
+  static long sizeOf(Path path) throws IOException {
     try (Stream<Path> walk = Files.walk(path)) {
       return walk.filter(Files::isRegularFile).filter(p -> p.toString().endsWith(".parquet"))
           .mapToLong(p -> p.toFile().length()).sum();

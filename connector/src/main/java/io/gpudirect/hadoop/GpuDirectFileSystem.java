@@ -102,8 +102,23 @@ public final class GpuDirectFileSystem extends FileSystem {
     if (entry.directory()) {
       throw new FileNotFoundException("Cannot open " + qualify(f) + ": it is a directory");
     }
-    return new FSDataInputStream(new RemoteInputStream(store(), path, qualify(f).toString(),
-        entry.length(), statistics));
+    String qualified = qualify(f).toString();
+    return new FSDataInputStream(new RemoteInputStream(store(), path, qualified, entry.length(), statistics,
+        readAhead(qualified, path)));
+  }
+
+  /**
+   * A read-ahead when this file system's conf carries the reader's plan for this file (see
+   * {@link ReadPlan}) and the readAhead option is above 0.
+   */
+  private ReadAhead readAhead(String qualified, String path) {
+    long window = options.getBytes(io.gpudirect.options.GpuDirectOption.READ_AHEAD);
+    ReadPlan plan = getConf() == null ? null : ReadPlan.get(getConf());
+    if (window <= 0 || plan == null || plan.size() == 0
+        || !qualify(new Path(plan.uri())).toString().equals(qualified)) {
+      return null;
+    }
+    return new ReadAhead(store(), path, plan, window);
   }
 
   @Override

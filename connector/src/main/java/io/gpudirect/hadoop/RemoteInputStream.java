@@ -19,6 +19,9 @@ import org.apache.hadoop.fs.StreamCapabilities;
  * ByteBuffer) with no copy in this class. Smaller sequential reads are served from a
  * read-ahead buffer, so a reader that parses a few bytes at a time does not pay a round trip
  * per call. Positioned reads leave the stream's position alone and may run concurrently.
+ *
+ * <p>With a {@link ReadAhead} (the prefetch of a reader's {@link ReadPlan}), sequential reads
+ * inside the plan are copied out of pieces fetched ahead; everything else is read as above.
  */
 final class RemoteInputStream extends FSInputStream
     implements ByteBufferReadable, ByteBufferPositionedReadable, StreamCapabilities {
@@ -33,14 +36,25 @@ final class RemoteInputStream extends FSInputStream
   /** File offset of readAhead's first byte. */
   private long readAheadStart;
   private long pos;
+  /** Fetches the reader's plan ahead; null without one. */
+  private final ReadAhead prefetch;
   private volatile boolean closed;
 
   RemoteInputStream(RemoteStore store, String path, String uri, long length, FileSystem.Statistics statistics) {
+    this(store, path, uri, length, statistics, null);
+  }
+
+  RemoteInputStream(RemoteStore store, String path, String uri, long length, FileSystem.Statistics statistics,
+      ReadAhead prefetch) {
     this.store = store;
     this.path = path;
     this.uri = uri;
     this.length = length;
     this.statistics = statistics;
+    this.prefetch = prefetch;
+    if (prefetch != null) {
+      prefetch.start();
+    }
   }
 
   @Override
@@ -101,7 +115,10 @@ final class RemoteInputStream extends FSInputStream
       return -1;
     }
     int n = (int) Math.min(dst.remaining(), length - pos);
-    if (n >= READ_AHEAD) {
+    int fetchedAhead = prefetch == null ? 0 : prefetchedInto(dst, n);
+    if (fetchedAhead > 0) {
+      n = fetchedAhead;
+    } else if (n >= READ_AHEAD) {
       fetchInto(pos, dst, n);
     } else {
       n = fromReadAhead(dst, n);
@@ -168,6 +185,21 @@ final class RemoteInputStream extends FSInputStream
     dst.position(dst.position() + n);
   }
 
+  /** Up to {@code n} bytes at pos from the prefetched pieces; 0 when there are none there. */
+  private int prefetchedInto(ByteBuffer dst, int n) throws IOException {
+    int limit = dst.limit();
+    dst.limit(dst.position() + n);
+    try {
+      int got = prefetch.read(pos, dst);
+      if (got > 0 && statistics != null) {
+        statistics.incrementBytesRead(got);
+      }
+      return got;
+    } finally {
+      dst.limit(limit);
+    }
+  }
+
   private int fromReadAhead(ByteBuffer dst, int n) throws IOException {
     if (pos < readAheadStart || pos >= readAheadStart + readAhead.limit()) {
       readAhead.clear();
@@ -213,7 +245,12 @@ final class RemoteInputStream extends FSInputStream
   }
 
   @Override
-  public void close() {
-    closed = true;
+  public synchronized void close() {
+    if (!closed) {
+      closed = true;
+      if (prefetch != null) {
+        prefetch.close();
+      }
+    }
   }
 }

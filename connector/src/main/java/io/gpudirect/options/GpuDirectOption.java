@@ -18,6 +18,8 @@ public enum GpuDirectOption {
   MAX_BYTES_IN_FLIGHT("maxBytesInFlight", "64m",
       "Bytes requested but not yet received, per server and executor."),
   CHUNK_SIZE("chunkSize", "4m", "Largest single read request; larger reads are split and pipelined."),
+  READ_AHEAD("readAhead", "0",
+      "Bytes of a Parquet slice's needed column chunks fetched ahead of the reader, per task; 0 (the default) is off."),
   MAX_PARTITION_BYTES("maxPartitionBytes", "128m",
       "Target size of one Spark partition, made of whole row groups or record batches."),
   CONNECT_TIMEOUT("connectTimeout", "10s", "Time allowed to connect and authenticate."),

@@ -56,11 +56,13 @@ final class GpuDirectScan implements Scan, Batch {
   public synchronized InputPartition[] planInputPartitions() {
     if (partitions == null) {
       long target = context.options.getBytes(GpuDirectOption.MAX_PARTITION_BYTES);
+      // Slices list their column chunks only for read-ahead, which is what reads them.
+      StructType chunksOf = context.options.getBytes(GpuDirectOption.READ_AHEAD) > 0 ? readSchema : null;
       List<FileSlice> slices = new ArrayList<>();
       for (DataFile f : context.files) {
         slices.addAll(context.arrow
             ? ArrowPlanner.slice(f, context.options, target)
-            : context.parquet().slice(f, Arrays.asList(pushed), target, counts));
+            : context.parquet().slice(f, Arrays.asList(pushed), target, counts, chunksOf));
       }
       partitions = PartitionPacker.pack(slices, target).toArray(new InputPartition[0]);
     }

@@ -1,9 +1,12 @@
 package io.gpudirect.spark;
 
 import io.gpudirect.GpuDirectException;
+import io.gpudirect.hadoop.ReadPlan;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.Comparator;
+import java.util.HashSet;
 import java.util.IdentityHashMap;
 import java.util.Set;
 import java.util.HashMap;
@@ -12,6 +15,9 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;
+import org.apache.parquet.column.ColumnDescriptor;
+import org.apache.parquet.hadoop.metadata.ColumnChunkMetaData;
+import org.apache.parquet.hadoop.metadata.ColumnPath;
 import org.apache.parquet.filter2.compat.FilterCompat;
 import org.apache.parquet.filter2.compat.RowGroupFilter;
 import org.apache.parquet.filter2.predicate.FilterApi;
@@ -27,6 +33,7 @@ import org.apache.spark.sql.catalyst.util.RebaseDateTime;
 import org.apache.spark.sql.execution.datasources.DataSourceUtils;
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat;
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFilters;
+import org.apache.spark.sql.execution.datasources.parquet.ParquetReadSupport$;
 import org.apache.spark.sql.execution.datasources.parquet.ParquetToSparkSchemaConverter;
 import org.apache.spark.sql.internal.SQLConf;
 import org.apache.spark.sql.sources.Filter;
@@ -88,7 +95,16 @@ final class ParquetPlanner {
   }
 
   List<FileSlice> slice(DataFile file, List<Filter> pushed, long targetBytes, Counts counts) {
+    return slice(file, pushed, targetBytes, counts, null);
+  }
+
+  /**
+   * Runs of consecutive row groups that the pushed filters do not rule out, cut at the target
+   * size. With {@code readSchema}, each slice also lists the column chunks those columns need.
+   */
+  List<FileSlice> slice(DataFile file, List<Filter> pushed, long targetBytes, Counts counts, StructType readSchema) {
     ParquetMetadata footer = footer(file);
+    Set<ColumnPath> columns = readSchema == null ? null : requestedColumns(footer, readSchema);
     List<BlockMetaData> blocks = footer.getBlocks();
     FilterPredicate predicate = predicate(footer, pushed);
     Set<BlockMetaData> kept = Collections.newSetFromMap(new IdentityHashMap<>());
@@ -126,9 +142,53 @@ final class ParquetPlanner {
         n++;
         i++;
       }
-      slices.add(new ParquetSlice(file, start, end - start, n, rows, predicate, sparkMeta, createdBy));
+      slices.add(new ParquetSlice(file, start, end - start, n, rows, predicate, sparkMeta, createdBy,
+          chunkRanges(blocks.subList(i - n, i), columns)));
     }
     return slices;
+  }
+
+  /**
+   * The Parquet columns Spark's reader asks for, as it decides them (same clipping); null when
+   * the schema cannot be clipped, and then no slice lists its chunks.
+   */
+  private Set<ColumnPath> requestedColumns(ParquetMetadata footer, StructType readSchema) {
+    try {
+      MessageType clipped = ParquetReadSupport$.MODULE$.clipParquetSchema(footer.getFileMetaData().getSchema(),
+          readSchema, sqlConf.caseSensitiveAnalysis(), sqlConf.parquetFieldIdReadEnabled());
+      Set<ColumnPath> paths = new HashSet<>();
+      for (ColumnDescriptor c : clipped.getColumns()) {
+        paths.add(ColumnPath.get(c.getPath()));
+      }
+      return paths;
+    } catch (RuntimeException e) {
+      return null;
+    }
+  }
+
+  /**
+   * Offset and length pairs of the chunks of {@code columns} in {@code blocks}, sorted and
+   * with touching chunks merged; null when unknown or when the footer's chunks overlap (a
+   * reader of such a file gets its error from Parquet, not from here).
+   */
+  private static long[] chunkRanges(List<BlockMetaData> blocks, Set<ColumnPath> columns) {
+    if (columns == null) {
+      return null;
+    }
+    List<long[]> chunks = new ArrayList<>();
+    for (BlockMetaData b : blocks) {
+      for (ColumnChunkMetaData c : b.getColumns()) {
+        if (columns.contains(c.getPath()) && c.getTotalSize() > 0) {
+          chunks.add(new long[] {c.getStartingPos(), c.getTotalSize()});
+        }
+      }
+    }
+    chunks.sort(Comparator.comparingLong(r -> r[0]));
+    try {
+      return ReadPlan.of("", chunks).ranges();
+    } catch (IllegalArgumentException e) {
+      return null;
+    }
   }
 
   private FilterPredicate predicate(ParquetMetadata footer, List<Filter> pushed) {

@@ -2,6 +2,7 @@ package io.gpudirect.spark;
 
 import java.io.IOException;
 import java.time.ZoneId;
+import io.gpudirect.hadoop.ReadPlan;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.mapreduce.JobID;
@@ -73,6 +74,10 @@ final class ParquetSliceReaders {
     Configuration conf = new Configuration(shared);
     if (slice.predicate() != null) {
       ParquetInputFormat.setFilterPredicate(conf, slice.predicate());
+    }
+    if (slice.chunkRanges() != null && slice.chunkRanges().length > 0) {
+      // What the reader will fetch, so that the stream it opens can fetch it ahead.
+      new ReadPlan(slice.file().uri().toString(), slice.chunkRanges()).set(conf);
     }
     return new TaskAttemptContextImpl(conf, new TaskAttemptID(new TaskID(new JobID(), TaskType.MAP, 0), 0));
   }

@@ -66,6 +66,43 @@ class PruningAndPushdownIT {
   }
 
   @Test
+  void readAheadGivesTheSameRowsAndFetchesNoMoreThanTheReaderAsks() throws Exception {
+    SparkSession spark = LocalSpark.get();
+    List<Row> expected = spark.read().parquet(tmp.resolve("sorted").toString()).select("s", "k").collectAsList();
+    long before = fixture.server.stats().bytesSent();
+    List<Row> direct = spark.read().format("gpudirect").option("readAhead", "0").load(fixture.uri("sorted"))
+        .select("s", "k").collectAsList();
+    long sentDirect = settledBytesSentSince(before);
+    before = fixture.server.stats().bytesSent();
+    Dataset<Row> ahead = spark.read().format("gpudirect").option("readAhead", "1m").load(fixture.uri("sorted"))
+        .select("s", "k");
+    List<Row> rows = ahead.collectAsList();
+    long sentAhead = settledBytesSentSince(before);
+    assertEquals(expected, direct);
+    assertEquals(expected, rows);
+    // Many row groups in one slice, each with its two chunks fetched ahead and nothing else.
+    assertTrue(ScanMetricValues.of(ahead).get("rowGroupsPlanned") > 5);
+    assertTrue(sentAhead > 0 && sentAhead <= sentDirect, "read-ahead sent " + sentAhead + " bytes, direct reads " + sentDirect);
+    // With filters the reader may skip more row groups than the plan knew of: still the same rows.
+    assertEquals(spark.read().parquet(tmp.resolve("sorted").toString()).where("k = 3 AND id > 123456").collectAsList(),
+        spark.read().format("gpudirect").option("readAhead", "1m").load(fixture.uri("sorted"))
+            .where("k = 3 AND id > 123456").collectAsList());
+  }
+
+  /** The server's bytes sent since {@code before}, once the count has stopped moving (at most 5 s). */
+  private static long settledBytesSentSince(long before) throws InterruptedException {
+    long deadline = System.nanoTime() + 5_000_000_000L;
+    long last = -1;
+    long now = fixture.server.stats().bytesSent();
+    while (now != last && System.nanoTime() < deadline) {
+      last = now;
+      Thread.sleep(200);
+      now = fixture.server.stats().bytesSent();
+    }
+    return now - before;
+  }
+
+  @Test
   void filtersSkipRowGroupsByStatistics() throws Exception {
     SparkSession spark = LocalSpark.get();
     Dataset<Row> filtered = spark.read().format("gpudirect").load(fixture.uri("sorted")).where("id < 1000");
