@@ -157,7 +157,7 @@ class QuickstartDocIT {
     String spark35Jar = Path.of(System.getProperty("gpudirect.shadedJar")).getFileName().toString()
         .replace("-shaded-spark4.jar", "-shaded.jar");
     Set<String> shadedJars = Set.of(spark35Jar, spark35Jar.replace("-shaded.jar", "-shaded-spark4.jar"));
-    for (String jar : all(doc, "(gpudirect-connector-\\S+\\.jar)")) {
+    for (String jar : all(doc, "(gpudirect-connector-[^\\s,]+\\.jar)")) {
       assertTrue(shadedJars.contains(jar), "the jar the connector module builds: " + jar + " is not one of " + shadedJars);
     }
     assertTrue(doc.contains("format(\"gpudirect\")"));
