@@ -35,9 +35,11 @@ import java.nio.channels.FileChannel;
 import java.nio.channels.ReadableByteChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.zip.CRC32C;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -405,9 +407,9 @@ final class ServerConnection implements Runnable {
     if (open.fileKey() == null) {
       return null;
     }
-    java.nio.file.attribute.BasicFileAttributes a = file.attributes();
+    BasicFileAttributes a = file.attributes();
     return new BlockChecksums.Version(open.fileKey(), a.size(),
-        a.lastModifiedTime().to(java.util.concurrent.TimeUnit.NANOSECONDS));
+        a.lastModifiedTime().to(TimeUnit.NANOSECONDS));
   }
 
   private void sendLarge(ReadRequest r, FileChannel fc, Path file, BlockChecksums.Version version)
@@ -416,7 +418,8 @@ final class ServerConnection implements Runnable {
     writeFully(putHeader(largeHeader.clear(), r).flip());
     // The checksum is computed on another core while sendfile runs, and trails the payload;
     // for a file read before, mostly from its cached block checksums.
-    Future<Integer> checksum = crc ? Checksums.of(server.blockChecksums(), fc, version, r.offset(), r.length()) : null;
+    Future<Integer> checksum = crc
+        ? Checksums.of(server.blockChecksums(), fc, version, r.offset(), r.length()) : null;
     long pos = r.offset();
     while (pos < end) {
       long n = tls != null ? tls.transferFrom(fc, pos, end - pos)
