@@ -12,6 +12,7 @@ import io.gpudirect.gpu.GpuEnvironment;
 import io.gpudirect.gpu.GpuResources;
 import io.gpudirect.remote.RemoteStores;
 import io.gpudirect.server.BlockServer;
+import io.gpudirect.testing.TestData;
 import java.nio.file.Path;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
@@ -29,7 +30,7 @@ class GpuDirectReadTableGpuTest {
   static void start() {
     assumeTrue(GpuEnvironment.get().gpu() && GpuEnvironment.get().cudf(),
         "skipped: needs a GPU and cuDF (" + GpuEnvironment.get().reason() + ")");
-    testdata = Path.of(System.getProperty("gpudirect.testdata", "../../shared/testdata")).toAbsolutePath();
+    testdata = TestData.root();
     server = BlockServer.builder().root(testdata).port(0).build().start();
   }
 

@@ -13,6 +13,7 @@ import io.gpudirect.remote.RemoteStores;
 import io.gpudirect.server.BlockServer;
 import io.gpudirect.spark.cudf.DeviceColumn;
 import io.gpudirect.spark.cudf.NotOnGpuException;
+import io.gpudirect.testing.TestData;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -53,7 +54,7 @@ class GpuParquetOutputGpuTest {
     if (!Rmm.isInitialized()) {
       Rmm.initialize(RmmAllocationMode.CUDA_DEFAULT, null, 0);
     }
-    testdata = Path.of(System.getProperty("gpudirect.testdata", "../../shared/testdata")).toAbsolutePath();
+    testdata = TestData.root();
     server = BlockServer.builder().root(testdata).port(0).build().start();
     try {
       MultiRowGroupFile.write(dir.resolve("trips.parquet"));

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.gpudirect.remote.RemoteStores;
 import io.gpudirect.server.BlockServer;
+import io.gpudirect.testing.TestData;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -132,7 +133,7 @@ class RapidsPluginGpuTest {
   @ParameterizedTest
   @MethodSource("sharedParquetFiles")
   void sharedParquetFilesReadAlikeOverGpudirectAndLocally(String name) throws Exception {
-    Path testdata = Path.of(System.getProperty("gpudirect.testdata", "../../shared/testdata")).toAbsolutePath();
+    Path testdata = TestData.root();
     try (BlockServer shared = BlockServer.builder().root(testdata.resolve("parquet")).port(0).build().start()) {
       String remote = "gpudirect://127.0.0.1:" + shared.port() + "/" + name;
       Outcome local = outcome(() -> spark.read().parquet(testdata.resolve("parquet").resolve(name).toString()));
@@ -148,7 +149,7 @@ class RapidsPluginGpuTest {
   }
 
   static Stream<String> sharedParquetFiles() throws Exception {
-    Path testdata = Path.of(System.getProperty("gpudirect.testdata", "../../shared/testdata")).toAbsolutePath();
+    Path testdata = TestData.root();
     try (Stream<Path> s = Files.list(testdata.resolve("parquet"))) {
       return s.map(p -> p.getFileName().toString()).filter(n -> n.endsWith(".parquet")).sorted().toList().stream();
     }

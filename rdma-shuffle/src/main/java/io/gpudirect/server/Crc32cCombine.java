@@ -33,7 +33,7 @@ final class Crc32cCombine {
 
   /** crc(A ‖ B), given crc(A), crc(B) and B's length in bytes. */
   static int combine(int crcA, int crcB, long lengthB) {
-    return multiply(shift(lengthB), crcA) ^ crcB;
+    return combineShifted(crcA, crcB, shift(lengthB));
   }
 
   /**

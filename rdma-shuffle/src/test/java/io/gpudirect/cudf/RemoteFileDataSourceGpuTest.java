@@ -15,6 +15,7 @@ import io.gpudirect.gpu.GpuEnvironment;
 import io.gpudirect.gpu.PinnedChunkPool;
 import io.gpudirect.memory.BufferAllocator;
 import io.gpudirect.server.BlockServer;
+import io.gpudirect.testing.TestData;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -47,7 +48,7 @@ class RemoteFileDataSourceGpuTest {
   static void start() {
     assumeTrue(GpuEnvironment.get().gpu() && GpuEnvironment.get().cudf(),
         "skipped: needs a GPU and cuDF (" + GpuEnvironment.get().reason() + ")");
-    testdata = Path.of(System.getProperty("gpudirect.testdata", "../../shared/testdata")).toAbsolutePath();
+    testdata = TestData.root();
     server = BlockServer.builder().root(testdata).port(0).build().start();
     client = BlockClient.connect(new InetSocketAddress("127.0.0.1", server.port()), ClientConfig.defaults());
     allocator = BufferAllocator.newRoot("gpu-test", 1L << 30);
@@ -81,7 +82,7 @@ class RemoteFileDataSourceGpuTest {
   }
 
   private static Stream<String> list(String dir) throws Exception {
-    Path d = Path.of(System.getProperty("gpudirect.testdata", "../../shared/testdata")).resolve(dir);
+    Path d = TestData.root().resolve(dir);
     try (Stream<Path> s = Files.list(d)) {
       List<String> names = s.map(p -> dir + "/" + p.getFileName()).filter(n -> n.endsWith(".parquet")).sorted().toList();
       return names.stream();
