@@ -1,6 +1,8 @@
 package io.gpudirect.gpu;
 
 import io.gpudirect.GpuDirectException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.ArrayDeque;
 import java.util.concurrent.CompletableFuture;
 import jcuda.runtime.cudaEvent_t;
@@ -12,24 +14,80 @@ import jcuda.runtime.cudaStream_t;
  * completion thread waits on the events in order (one stream runs its copies in order) and
  * gives each chunk back to its pool only once the GPU has read it.
  *
+ * <p>A copy may also have the GPU compute the CRC32C of the bytes where they landed
+ * ({@link #copyToDeviceWithCrc32c}). That runs on a second stream and is waited for by a
+ * second thread, so neither the next chunk's copy nor the return of this chunk to the pool
+ * waits for it.
+ *
  * <p>Thread-safe: several readers may share an engine; their copies queue on one stream.
  */
 public final class CopyEngine implements AutoCloseable {
+  /** CRC32C results the GPU can hold for the completion thread at once (4 bytes each). */
+  private static final int CRC_SLOTS = 256;
+
   private final cudaStream_t stream;
-  private final ArrayDeque<Pending> pending = new ArrayDeque<>();
-  private final Thread completions;
+  /** Copies whose chunk is still to go back to the pool, in stream order. */
+  private final ArrayDeque<Pending> copies = new ArrayDeque<>();
+  /** Copies whose CRC32C is still to come, in the checksum stream's order. */
+  private final ArrayDeque<Pending> checks = new ArrayDeque<>();
+  /** Events whose last use is over: creating and destroying one per copy cost two CUDA calls. */
+  private final ArrayDeque<cudaEvent_t> spareEvents = new ArrayDeque<>();
+  private final Thread copyCompletions;
+  /** Null where the kernel does not load; then {@link #checksumsOnDevice()} is false. */
+  private final DeviceCrc32c crc32c;
+  private final cudaStream_t checksumStream;
+  private final Thread checkCompletions;
+  /** Where the kernel sums each CRC (device) and where it is then copied for us (pinned host). */
+  private final long crcDevice;
+  private final ByteBuffer crcHost;
+  private long checksummedCopies;
+  /** Checksummed copies whose CRC32C has not been read yet: each holds a slot. */
+  private int slotsInUse;
   private boolean closed;
 
-  private record Pending(cudaEvent_t event, PinnedChunk chunk, CompletableFuture<Void> done) {}
+  /**
+   * One queued copy. {@code checked} and {@code slot} belong to a copy with a CRC32C; its
+   * future completes with the CRC, a plain copy's with null.
+   */
+  private record Pending(cudaEvent_t copied, PinnedChunk chunk, cudaEvent_t checked, int slot,
+      CompletableFuture<Integer> done) {}
 
   public CopyEngine() {
+    this(true);
+  }
+
+  /**
+   * @param checksumsOnDevice false leaves checksums to the CPU, as they arrive: what every
+   *     fetch did before the GPU kernel, kept for comparison
+   */
+  public CopyEngine(boolean checksumsOnDevice) {
     if (!GpuEnvironment.get().gpu()) {
       throw new GpuDirectException("No GPU: " + GpuEnvironment.get().reason());
     }
     this.stream = Cuda.createStream();
-    this.completions = new Thread(this::complete, "gpudirect-copy-completions");
-    this.completions.setDaemon(true);
-    this.completions.start();
+    this.crc32c = checksumsOnDevice ? DeviceCrc32c.get() : null;
+    if (crc32c != null) {
+      checksumStream = Cuda.createStream();
+      crcDevice = Cuda.malloc(4L * CRC_SLOTS);
+      crcHost = ByteBuffer.allocateDirect(4 * CRC_SLOTS).order(ByteOrder.LITTLE_ENDIAN);
+      Cuda.hostRegister(crcHost);
+      checkCompletions = new Thread(this::completeChecks, "gpudirect-checksum-completions");
+      checkCompletions.setDaemon(true);
+      checkCompletions.start();
+    } else {
+      checksumStream = null;
+      crcDevice = 0;
+      crcHost = null;
+      checkCompletions = null;
+    }
+    this.copyCompletions = new Thread(this::completeCopies, "gpudirect-copy-completions");
+    this.copyCompletions.setDaemon(true);
+    this.copyCompletions.start();
+  }
+
+  /** Whether {@link #copyToDeviceWithCrc32c} can run here (the GPU kernel loaded). */
+  public boolean checksumsOnDevice() {
+    return crc32c != null;
   }
 
   /**
@@ -38,22 +96,65 @@ public final class CopyEngine implements AutoCloseable {
    * is done, or when it fails. The future completes at the same moment.
    */
   public CompletableFuture<Void> copyToDevice(PinnedChunk chunk, int length, long deviceAddress) {
-    CompletableFuture<Void> done = new CompletableFuture<>();
+    return queue(chunk, length, deviceAddress, false).thenApply(crc -> null);
+  }
+
+  /**
+   * As {@link #copyToDevice}, then the GPU computes the CRC32C of the {@code length} bytes at
+   * {@code deviceAddress}: the future completes with it, once both have run (the chunk goes
+   * back to the pool as soon as the copy is done). Only where {@link #checksumsOnDevice()}.
+   */
+  public CompletableFuture<Integer> copyToDeviceWithCrc32c(PinnedChunk chunk, int length, long deviceAddress) {
+    if (crc32c == null) {
+      chunk.close();
+      throw new GpuDirectException("The GPU CRC32C kernel is not loaded here");
+    }
+    return queue(chunk, length, deviceAddress, true);
+  }
+
+  private CompletableFuture<Integer> queue(PinnedChunk chunk, int length, long deviceAddress, boolean crc) {
+    CompletableFuture<Integer> done = new CompletableFuture<>();
     synchronized (this) {
+      while (crc && slotsInUse == CRC_SLOTS && !closed) {
+        try {
+          wait();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          chunk.close();
+          throw new GpuDirectException("Interrupted while waiting to queue a copy", e);
+        }
+      }
       if (closed) {
         chunk.close();
         throw new GpuDirectException("Copy engine is closed");
       }
-      cudaEvent_t event;
+      cudaEvent_t copied;
+      cudaEvent_t checked = null;
+      int slot = -1;
       try {
         Cuda.copyToDeviceAsync(deviceAddress, chunk.view(), length, stream);
-        event = Cuda.createEvent();
-        Cuda.record(event, stream);
+        copied = event();
+        Cuda.record(copied, stream);
+        if (crc) {
+          // Slots are read back in the order they are taken, so the next one round is free
+          // whenever fewer than all are in use.
+          slot = (int) (checksummedCopies++ % CRC_SLOTS);
+          long sum = crcDevice + 4L * slot;
+          Cuda.waitFor(checksumStream, copied);
+          Cuda.zeroAsync(sum, 4, checksumStream);
+          crc32c.launch(deviceAddress, length, sum, checksumStream);
+          Cuda.copyToHostAsync(crcHost.duplicate().position(4 * slot), sum, 4, checksumStream);
+          checked = event();
+          Cuda.record(checked, checksumStream);
+          slotsInUse++;
+        }
       } catch (RuntimeException e) {
+        // A copy already queued still reads the chunk: wait for the stream before giving it back.
+        Cuda.synchronize(stream);
         chunk.close();
         throw e;
       }
-      pending.add(new Pending(event, chunk, done));
+      copies.add(new Pending(copied, chunk, checked, slot, done));
       notifyAll();
     }
     return done;
@@ -64,39 +165,85 @@ public final class CopyEngine implements AutoCloseable {
     Cuda.synchronize(stream);
   }
 
-  private void complete() {
-    while (true) {
-      Pending p;
-      synchronized (this) {
-        while (pending.isEmpty() && !closed) {
-          try {
-            wait();
-          } catch (InterruptedException e) {
-            return;
-          }
-        }
-        if (pending.isEmpty()) {
-          return;
-        }
-        p = pending.peek();
-      }
+  /** A spare event, or a new one; the caller holds the lock. */
+  private cudaEvent_t event() {
+    cudaEvent_t e = spareEvents.poll();
+    return e != null ? e : Cuda.createEvent();
+  }
+
+  /** Gives chunks back as their copies land; hands checksummed ones on to the other thread. */
+  private void completeCopies() {
+    Pending p;
+    while ((p = next(copies, false)) != null) {
+      RuntimeException failure = null;
       try {
-        Cuda.synchronize(p.event());
-        Cuda.destroyEvent(p.event());
-        p.chunk().close();
-        p.done().complete(null);
+        Cuda.synchronize(p.copied());
       } catch (RuntimeException e) {
+        failure = e;
+      } finally {
         p.chunk().close();
-        p.done().completeExceptionally(e);
       }
       synchronized (this) {
-        pending.poll();
+        copies.poll();
+        spareEvents.add(p.copied());
+        if (failure == null && p.checked() != null) {
+          checks.add(p);
+        } else if (p.checked() != null) {
+          slotsInUse--;
+          spareEvents.add(p.checked());
+        }
         notifyAll();
+      }
+      if (failure != null) {
+        p.done().completeExceptionally(failure);
+      } else if (p.checked() == null) {
+        p.done().complete(null);
       }
     }
   }
 
-  /** Waits for queued copies to finish, then destroys the stream. */
+  /** Reads each CRC32C back once the GPU has computed it. */
+  private void completeChecks() {
+    Pending p;
+    while ((p = next(checks, true)) != null) {
+      RuntimeException failure = null;
+      int crc = 0;
+      try {
+        Cuda.synchronize(p.checked());
+        crc = crcHost.getInt(4 * p.slot());
+      } catch (RuntimeException e) {
+        failure = e;
+      }
+      synchronized (this) {
+        checks.poll();
+        spareEvents.add(p.checked());
+        slotsInUse--;
+        notifyAll();
+      }
+      if (failure != null) {
+        p.done().completeExceptionally(failure);
+      } else {
+        p.done().complete(crc);
+      }
+    }
+  }
+
+  /**
+   * The head of {@code queue} once there is one; null once the engine is closed and nothing
+   * is left for this thread (for the checks: nor can come, all copies being done).
+   */
+  private synchronized Pending next(ArrayDeque<Pending> queue, boolean afterCopies) {
+    while (queue.isEmpty() && !(closed && (!afterCopies || copies.isEmpty()))) {
+      try {
+        wait();
+      } catch (InterruptedException e) {
+        return null;
+      }
+    }
+    return queue.peek();
+  }
+
+  /** Waits for queued copies and checksums to finish, then destroys the streams. */
   @Override
   public void close() {
     synchronized (this) {
@@ -107,10 +254,19 @@ public final class CopyEngine implements AutoCloseable {
       notifyAll();
     }
     try {
-      completions.join();
+      copyCompletions.join();
+      if (checkCompletions != null) {
+        checkCompletions.join();
+      }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
+    spareEvents.forEach(Cuda::destroyEvent);
     Cuda.destroyStream(stream);
+    if (crc32c != null) {
+      Cuda.destroyStream(checksumStream);
+      Cuda.hostUnregister(crcHost);
+      Cuda.free(crcDevice);
+    }
   }
 }

@@ -2,14 +2,21 @@ package io.gpudirect.gpu;
 
 import java.nio.ByteBuffer;
 import jcuda.Pointer;
+import jcuda.driver.CUcontext;
+import jcuda.driver.CUfunction;
+import jcuda.driver.CUmodule;
+import jcuda.driver.CUstream;
+import jcuda.driver.JCudaDriver;
 import jcuda.runtime.JCuda;
 import jcuda.runtime.cudaEvent_t;
 import jcuda.runtime.cudaMemcpyKind;
 import jcuda.runtime.cudaStream_t;
 
 /**
- * The CUDA runtime calls gpudirect makes, through jcuda: the one class that imports it. Each
- * call checks its result and throws {@link CudaException} naming the call.
+ * The CUDA calls gpudirect makes, through jcuda: the one class that imports it. Each call
+ * checks its result and throws {@link CudaException} naming the call. Runtime API throughout,
+ * except for loading and launching our own kernels: the runtime launches only kernels linked
+ * into the program, the driver API also those loaded from PTX.
  */
 final class Cuda {
   private Cuda() {}
@@ -80,6 +87,60 @@ final class Cuda {
     check("cudaEventDestroy", JCuda.cudaEventDestroy(e));
   }
 
+  /** Makes {@code waiting} run its later work only once {@code e} has fired. */
+  static void waitFor(cudaStream_t waiting, cudaEvent_t e) {
+    check("cudaStreamWaitEvent", JCuda.cudaStreamWaitEvent(waiting, e, 0));
+  }
+
+  static void zeroAsync(long deviceAddress, long length, cudaStream_t stream) {
+    check("cudaMemsetAsync", JCuda.cudaMemsetAsync(new Address(deviceAddress), 0, length, stream));
+  }
+
+  /** Device to host (a registered direct buffer, from its position), on {@code stream}. */
+  static void copyToHostAsync(ByteBuffer dst, long deviceAddress, int length, cudaStream_t stream) {
+    Pointer host = base(dst).withByteOffset(dst.position());
+    check("cudaMemcpyAsync(device to host, " + length + " bytes)",
+        JCuda.cudaMemcpyAsync(host, new Address(deviceAddress), length, cudaMemcpyKind.cudaMemcpyDeviceToHost, stream));
+  }
+
+  /**
+   * A kernel of {@code ptx} (PTX text), loaded into the current device's primary context, the
+   * one the runtime API uses: the driver compiles the PTX for this GPU.
+   */
+  static CUfunction loadKernel(String ptx, String name) {
+    checkDriver("cuInit", JCudaDriver.cuInit(0));
+    makeContextCurrent();
+    CUmodule module = new CUmodule();
+    checkDriver("cuModuleLoadData", JCudaDriver.cuModuleLoadData(module, ptx));
+    CUfunction f = new CUfunction();
+    checkDriver("cuModuleGetFunction(" + name + ")", JCudaDriver.cuModuleGetFunction(f, module, name));
+    return f;
+  }
+
+  /** Launches {@code f} on {@code stream}; each argument is passed as a 64-bit value. */
+  static void launch(CUfunction f, int blocks, int threadsPerBlock, cudaStream_t stream, long... args) {
+    makeContextCurrent();
+    Pointer[] params = new Pointer[args.length];
+    for (int i = 0; i < args.length; i++) {
+      params[i] = Pointer.to(new long[] {args[i]});
+    }
+    checkDriver("cuLaunchKernel", JCudaDriver.cuLaunchKernel(f, blocks, 1, 1, threadsPerBlock, 1, 1,
+        0, new CUstream(stream), Pointer.to(params), null));
+  }
+
+  /**
+   * The driver API needs a current context on the calling thread; the runtime makes its
+   * primary context current on a thread's first runtime call that needs one, and
+   * {@code cudaFree(NULL)} is the call documented to do no more than that.
+   */
+  private static void makeContextCurrent() {
+    CUcontext current = new CUcontext();
+    checkDriver("cuCtxGetCurrent", JCudaDriver.cuCtxGetCurrent(current));
+    if (current.equals(new CUcontext())) {
+      check("cudaFree(NULL)", JCuda.cudaFree(new Pointer()));
+    }
+  }
+
   /** Host (a registered direct buffer, from its position) to device, on {@code stream}. */
   static void copyToDeviceAsync(long deviceAddress, ByteBuffer src, int length, cudaStream_t stream) {
     Pointer host = base(src).withByteOffset(src.position());
@@ -105,6 +166,14 @@ final class Cuda {
   private static void check(String call, int result) {
     if (result != 0) {
       throw new CudaException(call, result, JCuda.cudaGetErrorString(result));
+    }
+  }
+
+  private static void checkDriver(String call, int result) {
+    if (result != 0) {
+      String[] text = new String[1];
+      JCudaDriver.cuGetErrorString(result, text);
+      throw new CudaException(call, result, text[0]);
     }
   }
 

@@ -42,4 +42,45 @@ class CopyEngineGpuTest extends GpuTest {
       assertArrayEquals(data, copied);
     }
   }
+
+  /**
+   * The GPU's CRC32C of what a copy put in device memory equals the JDK's of the same bytes,
+   * for lengths around the kernel's 256-byte segments and its 256-thread blocks, and at
+   * device addresses with every alignment.
+   */
+  @Test
+  void theGpusCrc32cOfTheCopiedBytesEqualsTheJdks() {
+    int chunk = 1 << 20;
+    byte[] data = new byte[chunk];
+    new Random(3).nextBytes(data);
+    try (BufferAllocator root = BufferAllocator.newRoot("gpu-test", 64L << 20);
+         PinnedChunkPool pool = PinnedChunkPool.forThisJvm(root, 4, chunk, Duration.ofSeconds(10));
+         CopyEngine engine = new CopyEngine();
+         DeviceBuffer device = DeviceBuffer.allocate(16L << 20)) {
+      assertTrue(engine.checksumsOnDevice(), "the CRC32C kernel loads on this GPU");
+      List<CompletableFuture<Integer>> crcs = new ArrayList<>();
+      List<Integer> expected = new ArrayList<>();
+      int[] lengths = {1, 3, 255, 256, 257, 4096, 65535, 65536 + 1, 256 * 256, 256 * 256 + 1, chunk - 3, chunk};
+      // Each copy to its own device range: the next copy may land while a CRC is being computed.
+      long at = 0;
+      for (int length : lengths) {
+        for (int align = 0; align < 4; align++) {
+          int len = Math.min(length, chunk - align);
+          PinnedChunk c = pool.acquire();
+          c.view().put(data, align, len);
+          crcs.add(engine.copyToDeviceWithCrc32c(c, len, device.address() + at + align));
+          at += len + 8;
+          java.util.zip.CRC32C jdk = new java.util.zip.CRC32C();
+          jdk.update(data, align, len);
+          expected.add((int) jdk.getValue());
+        }
+      }
+      for (int i = 0; i < crcs.size(); i++) {
+        assertEquals(String.format("%08x", expected.get(i)), String.format("%08x", crcs.get(i).join()),
+            "copy " + i + " (length " + lengths[i / 4] + ", alignment " + i % 4 + ")");
+      }
+      engine.synchronize();
+      assertEquals(0, pool.chunksInUse(), "every chunk went back after its copy");
+    }
+  }
 }

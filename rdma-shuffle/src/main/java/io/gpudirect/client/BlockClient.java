@@ -1,6 +1,7 @@
 package io.gpudirect.client;
 
 import io.gpudirect.GpuDirectException;
+import io.gpudirect.protocol.Crc32cCombine;
 import io.gpudirect.protocol.ErrorResponse;
 import io.gpudirect.protocol.FileMeta;
 import io.gpudirect.protocol.ListRequest;
@@ -27,6 +28,7 @@ import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.OptionalInt;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
@@ -42,6 +44,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongFunction;
+import java.util.zip.CRC32C;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -196,17 +199,41 @@ public final class BlockClient implements RemoteStore {
 
   @Override
   public CompletableFuture<Void> readAsync(String path, long offset, ByteBuffer dst) {
-    CompletableFuture<Void> result = new CompletableFuture<>();
-    CompletableFuture<Void> internal;
     try {
-      internal = readInternal(path, offset, dst, false);
+      return onWorker(readInternal(path, offset, dst, false, chunkLength(), null));
     } catch (RuntimeException e) {
       return CompletableFuture.failedFuture(e);
     }
-    // Completed off the connection's reader thread, so callers' callbacks cannot stall it.
+  }
+
+  /**
+   * Leaves the check of the bytes' CRC32C to the caller, who completes it where the bytes go
+   * next: the GPU, in device memory. The future gives the CRC32C the server sent for all of
+   * {@code dst}'s bytes (the chunks' combined), or nothing when the client was built without
+   * checksums.
+   */
+  @Override
+  public CompletableFuture<OptionalInt> readAsyncUnverified(String path, long offset, ByteBuffer dst) {
+    if (!config.checksums()) {
+      return readAsync(path, offset, dst).thenApply(v -> OptionalInt.empty());
+    }
+    try {
+      ByteBuffer bytes = dst.slice();
+      int chunk = chunkLength();
+      OptionalInt[] crcs = new OptionalInt[Math.max(1, (bytes.remaining() + chunk - 1) / chunk)];
+      return onWorker(readInternal(path, offset, dst, false, chunk, crcs)
+          .thenApply(v -> combined(path, offset, bytes, chunk, crcs)));
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+  }
+
+  /** Completes off the connection's reader thread, so that callers' callbacks cannot stall it. */
+  private <T> CompletableFuture<T> onWorker(CompletableFuture<T> internal) {
+    CompletableFuture<T> result = new CompletableFuture<>();
     internal.whenComplete((v, err) -> runWorker(() -> {
       if (err == null) {
-        result.complete(null);
+        result.complete(v);
       } else {
         result.completeExceptionally(unwrap(err));
       }
@@ -214,10 +241,38 @@ public final class BlockClient implements RemoteStore {
     return result;
   }
 
+  /**
+   * The CRC32C of a read's bytes from its chunks' (each {@code chunk} long but the last). Should some chunk have come without one (a server restarted without checksums
+   * between a chunk and its retry), the others are checked here and none is handed on.
+   */
+  private OptionalInt combined(String path, long offset, ByteBuffer bytes, int chunk, OptionalInt[] crcs) {
+    boolean all = true;
+    for (OptionalInt c : crcs) {
+      all &= c.isPresent();
+    }
+    int crc = 0;
+    for (int i = 0; i < crcs.length; i++) {
+      int from = i * chunk;
+      int len = Math.min(chunk, bytes.remaining() - from);
+      if (all) {
+        crc = i == 0 ? crcs[i].getAsInt() : Crc32cCombine.combine(crc, crcs[i].getAsInt(), len);
+      } else if (crcs[i].isPresent()) {
+        CRC32C actual = new CRC32C();
+        actual.update(bytes.slice(from, len));
+        if ((int) actual.getValue() != crcs[i].getAsInt()) {
+          throw new ChecksumMismatchException(String.format("CRC32C mismatch reading '%s' at offset"
+              + " %d length %d from gpudirect server %s: expected %08x, got %08x", path,
+              offset + from, len, serverName, crcs[i].getAsInt(), (int) actual.getValue()));
+        }
+      }
+    }
+    return all ? OptionalInt.of(crc) : OptionalInt.empty();
+  }
+
   @Override
   public void read(String path, long offset, ByteBuffer dst) {
     try {
-      readInternal(path, offset, dst, true).join();
+      readInternal(path, offset, dst, true, chunkLength(), null).join();
     } catch (CompletionException e) {
       throw rethrowable(unwrap(e));
     }
@@ -270,7 +325,7 @@ public final class BlockClient implements RemoteStore {
     long start = System.nanoTime();
     List<CompletableFuture<Void>> parts = new ArrayList<>();
     AtomicBoolean failed = new AtomicBoolean();
-    int chunk = Math.min(config.chunkSize(), maxReadLength());
+    int chunk = chunkLength();
     for (long[] piece : range.pieces(address, length, chunk)) {
       if (failed.get()) {
         break;
@@ -343,10 +398,11 @@ public final class BlockClient implements RemoteStore {
   /**
    * Sends the chunks of a read. A caller that waits for a read of one chunk ({@code callerWaits})
    * reads its answer itself when it can (see {@link Connection#readAnswersUntil}): for a small
-   * read, that saves waking the connection's reader thread and then this one.
+   * read, that saves waking the connection's reader thread and then this one. With
+   * {@code unverifiedCrcs}, each chunk's CRC32C is kept there, unchecked, in chunk order.
    */
   private CompletableFuture<Void> readInternal(String path, long offset, ByteBuffer dst,
-      boolean callerWaits) {
+      boolean callerWaits, int chunk, OptionalInt[] unverifiedCrcs) {
     checkOpen();
     if (path == null) {
       throw new IllegalArgumentException("path must not be null");
@@ -363,7 +419,6 @@ public final class BlockClient implements RemoteStore {
     ByteBuffer target = dst.slice();
     List<CompletableFuture<Void>> parts = new ArrayList<>();
     AtomicBoolean failed = new AtomicBoolean();
-    int chunk = Math.min(config.chunkSize(), maxReadLength());
     int off = 0;
     do {
       int len = Math.min(chunk, total - off);
@@ -371,8 +426,10 @@ public final class BlockClient implements RemoteStore {
       if (part == null) {
         break;
       }
-      sendChunk(new Chunk(path, offset + off, len, new HostTarget(target.slice(off, len)), part, failed), 0,
-          callerWaits && len == total);
+      ByteBuffer slice = target.slice(off, len);
+      Target into = unverifiedCrcs == null ? new HostTarget(slice)
+          : new UnverifiedHostTarget(slice, unverifiedCrcs, off / chunk);
+      sendChunk(new Chunk(path, offset + off, len, into, part, failed), 0, callerWaits && len == total);
       off += len;
     } while (off < total && !failed.get());
 
@@ -413,6 +470,15 @@ public final class BlockClient implements RemoteStore {
     public CompletableFuture<Void> read(Connection conn, ReadRequest request, boolean callerReads) {
       dst.clear();
       return callerReads ? conn.readForCaller(request, dst) : conn.read(request, dst);
+    }
+  }
+
+  /** Host memory whose CRC32C is left to the caller: kept in {@code crcs[index]}. */
+  private record UnverifiedHostTarget(ByteBuffer dst, OptionalInt[] crcs, int index) implements Target {
+    @Override
+    public CompletableFuture<Void> read(Connection conn, ReadRequest request, boolean callerReads) {
+      dst.clear();
+      return conn.readUnverified(request, dst).thenAccept(crc -> crcs[index] = crc);
     }
   }
 
@@ -657,6 +723,11 @@ public final class BlockClient implements RemoteStore {
         sleepNanos(backoffNanos(attempt));
       }
     }
+  }
+
+  /** How much of a read one request asks for. */
+  private int chunkLength() {
+    return Math.min(config.chunkSize(), maxReadLength());
   }
 
   private int maxReadLength() {

@@ -3,6 +3,7 @@ package io.gpudirect.client;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.List;
+import java.util.OptionalInt;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -43,6 +44,16 @@ public interface RemoteStore extends AutoCloseable {
    * <p>Fails with an error naming the file when the range runs past the end of the file.
    */
   CompletableFuture<Void> readAsync(String path, long offset, ByteBuffer dst);
+
+  /**
+   * As {@link #readAsync}, but the bytes' checksum is left to the caller, who checks it where
+   * the bytes go next (the GPU, in device memory, where checking costs the CPU nothing): the
+   * future gives the CRC32C the server sent for all of them. Empty when there is none to hand
+   * over; the store then checked the bytes itself, as {@code readAsync} does.
+   */
+  default CompletableFuture<OptionalInt> readAsyncUnverified(String path, long offset, ByteBuffer dst) {
+    return readAsync(path, offset, dst).thenApply(v -> OptionalInt.empty());
+  }
 
   /** Blocking form of {@link #readAsync}. */
   void read(String path, long offset, ByteBuffer dst);

@@ -10,10 +10,15 @@ import io.gpudirect.gpu.PinnedChunk;
 import io.gpudirect.gpu.PinnedChunkPool;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.OptionalInt;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.atomic.AtomicReference;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A remote file as cuDF's {@link ai.rapids.cudf.DataSource}: cuDF's readers
@@ -25,6 +30,8 @@ import java.util.concurrent.atomic.AtomicReference;
  * <p>The store, pool and engine are shared and stay open; this source owns none of them.
  */
 public final class RemoteFileDataSource extends ai.rapids.cudf.DataSource {
+  private static final Logger LOG = LoggerFactory.getLogger(RemoteFileDataSource.class);
+
   private final RemoteStore store;
   private final String path;
   private final long size;
@@ -81,39 +88,31 @@ public final class RemoteFileDataSource extends ai.rapids.cudf.DataSource {
     if (n > 0 && store.readIntoDevice(path, offset, dest.getAddress(), n)) {
       return n;
     }
-    List<CompletableFuture<Void>> copies = new ArrayList<>();
-    // The first failure of any chunk, seen at once instead of by rescanning every future.
+    boolean checkOnDevice = engine.checksumsOnDevice();
+    Map<Piece, CompletableFuture<Boolean>> pieces = new LinkedHashMap<>();
+    // The first failure of any piece, seen at once instead of by rescanning every future.
     AtomicReference<Throwable> failed = new AtomicReference<>();
     long done = 0;
     while (done < n && failed.get() == null) {
       int len = (int) Math.min(pool.chunkSize(), n - done);
-      PinnedChunk chunk = pool.acquire();
-      long at = done;
-      ByteBuffer view = chunk.view();
-      view.limit(len);
-      // The socket fills the chunk; then the engine owns it and gives it back after the copy.
-      CompletableFuture<Void> copy = store.readAsync(path, offset + at, view)
-          .handle((v, err) -> {
-            if (err != null) {
-              chunk.close();
-              throw err instanceof CompletionException ce ? ce : new CompletionException(err);
-            }
-            return chunk;
-          })
-          .thenCompose(c -> engine.copyToDevice(c, len, dest.getAddress() + at));
-      copy.whenComplete((v, err) -> {
+      Piece piece = new Piece(offset + done, len, dest.getAddress() + done);
+      CompletableFuture<Boolean> landed = fetch(piece, checkOnDevice);
+      landed.whenComplete((v, err) -> {
         if (err != null) {
           failed.compareAndSet(null, err instanceof CompletionException ce && ce.getCause() != null ? ce.getCause() : err);
         }
       });
-      copies.add(copy);
+      pieces.put(piece, landed);
       done += len;
     }
     RuntimeException failure = null;
+    List<Piece> corrupt = new ArrayList<>();
     // Wait for every read and copy, even after a failure: none may write into dest later.
-    for (CompletableFuture<Void> c : copies) {
+    for (Map.Entry<Piece, CompletableFuture<Boolean>> p : pieces.entrySet()) {
       try {
-        c.join();
+        if (!p.getValue().join()) {
+          corrupt.add(p.getKey());
+        }
       } catch (CompletionException e) {
         if (failure == null) {
           failure = asRuntime(e.getCause());
@@ -123,9 +122,57 @@ public final class RemoteFileDataSource extends ai.rapids.cudf.DataSource {
     if (failure != null) {
       throw failure;
     }
+    // Rare: bytes the GPU found corrupt come again, checked on the CPU this time, where the
+    // store retries a corrupt chunk on another connection and names it if it stays corrupt.
+    for (Piece p : corrupt) {
+      try {
+        fetch(p, false).join();
+      } catch (CompletionException e) {
+        throw asRuntime(e.getCause());
+      }
+    }
     // Each copy's future completes only once its event has fired, so every byte has landed.
     // No engine-wide synchronize here: it would make concurrent tasks wait for each other's copies.
     return n;
+  }
+
+  /** A chunk-sized piece of a device read: where it is in the file and where it goes. */
+  private record Piece(long fileOffset, int length, long deviceAddress) {}
+
+  /**
+   * Socket -> pinned chunk -> device. With {@code checkOnDevice} the bytes' CRC32C is checked by
+   * the GPU where they landed, instead of by the CPU as they arrive (issue 3: that check was
+   * what held the fetch under the socket's rate). Completes with true once the bytes are in
+   * device memory, false when the GPU found them corrupt.
+   */
+  private CompletableFuture<Boolean> fetch(Piece p, boolean checkOnDevice) {
+    PinnedChunk chunk = pool.acquire();
+    ByteBuffer view = chunk.view().limit(p.length());
+    CompletableFuture<OptionalInt> read = checkOnDevice
+        ? store.readAsyncUnverified(path, p.fileOffset(), view)
+        : store.readAsync(path, p.fileOffset(), view).thenApply(v -> OptionalInt.empty());
+    // The socket fills the chunk; then the engine owns it and gives it back after the copy.
+    return read.handle((crc, err) -> {
+          if (err != null) {
+            chunk.close();
+            throw err instanceof CompletionException ce ? ce : new CompletionException(err);
+          }
+          return crc;
+        })
+        .thenCompose(expected -> expected.isEmpty()
+            ? engine.copyToDevice(chunk, p.length(), p.deviceAddress()).thenApply(v -> true)
+            : engine.copyToDeviceWithCrc32c(chunk, p.length(), p.deviceAddress())
+                .thenApply(actual -> intact(p, expected.getAsInt(), actual)));
+  }
+
+  private boolean intact(Piece p, int expected, int actual) {
+    if (actual == expected) {
+      return true;
+    }
+    LOG.warn("CRC32C of '{}' at offset {} length {} from {} was wrong in device memory (expected"
+        + " {}, got {}); fetching it again, checked on the CPU", path, p.fileOffset(), p.length(),
+        store, String.format("%08x", expected), String.format("%08x", actual));
+    return false;
   }
 
   private static RuntimeException asRuntime(Throwable t) {

@@ -1,5 +1,6 @@
 package io.gpudirect.server;
 
+import io.gpudirect.protocol.Crc32cCombine;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;

@@ -5,6 +5,7 @@ import io.gpudirect.protocol.Message;
 import io.gpudirect.protocol.ReadRequest;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.util.OptionalInt;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -44,6 +45,16 @@ public interface Connection extends AutoCloseable {
    */
   default CompletableFuture<Void> readForCaller(ReadRequest request, ByteBuffer dst) {
     return read(request, dst);
+  }
+
+  /**
+   * As {@link #read(ReadRequest, ByteBuffer)}, except that the payload's checksum is left to
+   * the caller, to check where the bytes go next (the GPU checks them in device memory): the
+   * future completes with the CRC32C the server sent. Empty when there is none to hand over;
+   * the transport then checked what it could itself, as {@code read} does.
+   */
+  default CompletableFuture<OptionalInt> readUnverified(ReadRequest request, ByteBuffer dst) {
+    return read(request, dst).thenApply(v -> OptionalInt.empty());
   }
 
   /**

@@ -27,6 +27,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.OptionalInt;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
@@ -347,6 +348,47 @@ class BlockClientTest {
       assertEquals(ByteBuffer.wrap(big, 0, 1 << 20), b.nioBuffer());
       assertEquals(1, client.stats().retries());
     }
+  }
+
+  @Test
+  void anUnverifiedReadHandsOnTheServersCrc32cOfAllItsChunksUnchecked() throws Exception {
+    // 1 MiB + 5 in 256 KiB chunks: five answers, five CRCs combined into that of the whole.
+    int length = (1 << 20) + 5;
+    try (BlockClient client = BlockClient.connect(address(server.port()), config().build());
+        HostBuffer b = allocator.allocate(length)) {
+      OptionalInt crc = client.readAsyncUnverified("data/big.bin", 777, b.nioBuffer()).get(10, TimeUnit.SECONDS);
+      assertEquals(ByteBuffer.wrap(big, 777, length), b.nioBuffer());
+      assertEquals(OptionalInt.of(crc32c(big, 777, length)), crc);
+    }
+    // A flipped byte is not caught here: the CRC handed on is the server's, which the caller's
+    // own check (the GPU's, in device memory) then finds does not match the bytes.
+    try (LoopbackCutter once = new LoopbackCutter(server.port(), 100_000, 1)
+             .corruptInsteadOfClose(Long.MAX_VALUE);
+        BlockClient client = BlockClient.connect(address(once.port()), config().streams(1).build());
+        HostBuffer b = allocator.allocate(length)) {
+      OptionalInt crc = client.readAsyncUnverified("data/big.bin", 0, b.nioBuffer()).get(10, TimeUnit.SECONDS);
+      assertEquals(1, once.faultsInjected());
+      assertEquals(OptionalInt.of(crc32c(big, 0, length)), crc);
+      assertNotEquals(crc32c(big, 0, length), crc32c(b.nioBuffer()));
+      assertEquals(0, client.stats().retries());
+    }
+    // Without checksums there is nothing to hand on.
+    try (BlockClient client = BlockClient.connect(address(server.port()), config().checksums(false).build());
+        HostBuffer b = allocator.allocate(4096)) {
+      assertEquals(OptionalInt.empty(),
+          client.readAsyncUnverified("data/big.bin", 0, b.nioBuffer()).get(10, TimeUnit.SECONDS));
+      assertEquals(ByteBuffer.wrap(big, 0, 4096), b.nioBuffer());
+    }
+  }
+
+  private static int crc32c(byte[] bytes, int offset, int length) {
+    return crc32c(ByteBuffer.wrap(bytes, offset, length));
+  }
+
+  private static int crc32c(ByteBuffer bytes) {
+    java.util.zip.CRC32C c = new java.util.zip.CRC32C();
+    c.update(bytes.duplicate());
+    return (int) c.getValue();
   }
 
   @Test

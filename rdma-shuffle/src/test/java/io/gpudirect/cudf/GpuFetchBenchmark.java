@@ -58,12 +58,14 @@ public final class GpuFetchBenchmark {
         try (BufferAllocator allocator = BufferAllocator.newRoot("bench", 4L << 30);
              PinnedChunkPool pool = PinnedChunkPool.forThisJvm(allocator, 64, chunk,
                  Duration.ofSeconds(60));
-             CopyEngine engine = new CopyEngine()) {
+             CopyEngine engine = new CopyEngine();
+             CopyEngine cpuChecks = new CopyEngine(false)) {
           double h2d = best(3, () -> pinnedCopy(pool, engine, device, bytes));
           System.out.printf("%nchunk %d MiB, %d pinned chunks: pinned H2D copy engine %.2f GB/s%n", chunk >> 20,
               pool.heldBytes() / chunk, h2d);
           System.out.println("streams | raw socket GB/s | raw, kept GB/s | to device, CRC32C on | CRC32C on, first read"
-              + " | CRC32C off | ratio (on, first, off) to min(raw, H2D) | ratio (on, first, off) to min(raw kept, H2D)");
+              + " | CRC32C by the CPU | CRC32C off | ratio (on, first, CPU, off) to min(raw, H2D)"
+              + " | ratio (on, first, CPU, off) to min(raw kept, H2D)");
           for (String s : streamCounts) {
             int streams = Integer.parseInt(s.trim());
             double raw = best(3, () -> rawSocket(file, bytes, streams, BLOCK, 1));
@@ -72,12 +74,14 @@ public final class GpuFetchBenchmark {
             double kept = best(3, () -> rawSocket(file, bytes, streams, chunk, chunksPerStream(streams)));
             double on = toDevice(server, pool, engine, device, bytes, streams, chunk, true, "on");
             double first = toDevice(uncached, pool, engine, device, bytes, streams, chunk, true, "on, first read");
+            double cpu = toDevice(server, pool, cpuChecks, device, bytes, streams, chunk, true, "by the CPU");
             double off = toDevice(server, pool, engine, device, bytes, streams, chunk, false, "off");
             double limit = Math.min(raw, h2d);
             double keptLimit = Math.min(kept, h2d);
-            System.out.printf("%7d | %15.2f | %14.2f | %19.2f | %21.2f | %10.2f | %.2f, %.2f, %.2f | %.2f, %.2f, %.2f%n",
-                streams, raw, kept, on, first, off, on / limit, first / limit, off / limit, on / keptLimit,
-                first / keptLimit, off / keptLimit);
+            System.out.printf("%7d | %15.2f | %14.2f | %19.2f | %21.2f | %17.2f | %10.2f | %.2f, %.2f, %.2f, %.2f"
+                    + " | %.2f, %.2f, %.2f, %.2f%n",
+                streams, raw, kept, on, first, cpu, off, on / limit, first / limit, cpu / limit, off / limit,
+                on / keptLimit, first / keptLimit, cpu / keptLimit, off / keptLimit);
           }
         }
       }

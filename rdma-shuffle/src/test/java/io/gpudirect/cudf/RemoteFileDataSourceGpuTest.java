@@ -185,6 +185,54 @@ class RemoteFileDataSourceGpuTest {
     }
   }
 
+  /**
+   * Device reads have the GPU check each chunk's CRC32C where it landed. A clean read passes
+   * that check chunk by chunk (one read each, none again); a byte flipped on the wire reaches
+   * device memory, is caught there, and the chunk comes again, checked on the CPU, where the
+   * store retries it on a new connection: the device ends up with the file's bytes.
+   */
+  @Test
+  void theGpuChecksEachChunkWhereItLandedAndACorruptOneComesAgain(@org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
+    assertTrue(engine.checksumsOnDevice(), "the CRC32C kernel loads on this GPU");
+    int length = 3 * 1024 * 1024 + 77;
+    byte[] file = new byte[length];
+    new java.util.Random(7).nextBytes(file);
+    Files.write(dir.resolve("r.bin"), file);
+    try (BlockServer own = BlockServer.builder().root(dir).port(0).build().start()) {
+      try (BlockClient clean = BlockClient.connect(new InetSocketAddress("127.0.0.1", own.port()), ClientConfig.defaults())) {
+        assertSameBytes(file, deviceRead(source(clean, "r.bin"), 5, length - 5), 5);
+        assertEquals((length - 5 + 64 * 1024 - 1) / (64 * 1024), clean.stats().reads(),
+            "one read per 64 KiB chunk: the GPU found every CRC32C right");
+      }
+      // The first connection flips a byte every 200 kB past 300 kB: so does any retry on it.
+      try (io.gpudirect.testing.LoopbackCutter bad = new io.gpudirect.testing.LoopbackCutter(own.port(), 300_000, 1)
+               .corruptInsteadOfClose(200_000);
+          BlockClient client = BlockClient.connect(new InetSocketAddress("127.0.0.1", bad.port()),
+              ClientConfig.builder().streams(1).build())) {
+        assertSameBytes(file, deviceRead(source(client, "r.bin"), 0, length), 0);
+        assertTrue(bad.faultsInjected() >= 1, "no byte was flipped");
+        assertTrue(client.stats().reads() > (length + 64 * 1024 - 1) / (64 * 1024),
+            "the corrupt chunks came again");
+      }
+    }
+  }
+
+  private static byte[] deviceRead(RemoteFileDataSource source, long offset, int length) {
+    try (ai.rapids.cudf.DeviceMemoryBuffer d = ai.rapids.cudf.DeviceMemoryBuffer.allocate(length);
+         ai.rapids.cudf.HostMemoryBuffer h = ai.rapids.cudf.HostMemoryBuffer.allocate(length)) {
+      assertEquals(length, source.deviceRead(offset, d, ai.rapids.cudf.Cuda.DEFAULT_STREAM));
+      h.copyFromDeviceBuffer(d);
+      byte[] out = new byte[length];
+      h.getBytes(out, 0, 0, length);
+      return out;
+    }
+  }
+
+  private static void assertSameBytes(byte[] file, byte[] got, int offset) {
+    org.junit.jupiter.api.Assertions.assertArrayEquals(
+        java.util.Arrays.copyOfRange(file, offset, offset + got.length), got);
+  }
+
   private static RemoteFileDataSource source(BlockClient c, String path) {
     return new RemoteFileDataSource(c, path, c.stat(path).length(), pool, engine);
   }

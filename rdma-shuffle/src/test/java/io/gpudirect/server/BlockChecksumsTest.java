@@ -3,6 +3,7 @@ package io.gpudirect.server;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.gpudirect.protocol.Crc32cCombine;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;

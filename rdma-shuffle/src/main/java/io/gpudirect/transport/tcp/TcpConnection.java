@@ -39,6 +39,7 @@ import java.nio.channels.WritableByteChannel;
 import javax.net.ssl.SSLException;
 import javax.net.ssl.SSLHandshakeException;
 import java.util.Map;
+import java.util.OptionalInt;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -103,8 +104,12 @@ final class TcpConnection implements Connection {
   /** The read whose payload the reader thread is filling; it is no longer in {@link #pending}. */
   private volatile Pending receiving;
 
+  /**
+   * A request waiting for its answer. {@code unverified}: a READ whose checksum is handed to
+   * the caller (its future completes with the CRC32C, or null without checksums).
+   */
   private record Pending(long requestId, ReadRequest read, ByteBuffer dst,
-      CompletableFuture<Object> future) {
+      CompletableFuture<Object> future, boolean unverified) {
     /** A control call or a READ whose whole answer fits the inbox. */
     boolean small() {
       return read == null || read.length() <= INLINE_VERIFY_BYTES;
@@ -271,7 +276,7 @@ final class TcpConnection implements Connection {
   @SuppressWarnings("unchecked")
   public CompletableFuture<Message> call(long requestId, Message request) {
     CompletableFuture<Object> f = send(new Pending(requestId, null, null,
-        new CompletableFuture<>()), request, false);
+        new CompletableFuture<>(), false), request, false);
     return (CompletableFuture<Message>) (CompletableFuture<?>) f;
   }
 
@@ -285,13 +290,22 @@ final class TcpConnection implements Connection {
     return read(request, dst, true);
   }
 
+  @Override
+  public CompletableFuture<OptionalInt> readUnverified(ReadRequest request, ByteBuffer dst) {
+    return send(readPending(request, dst, true), request, false)
+        .thenApply(crc -> crc == null ? OptionalInt.empty() : OptionalInt.of((Integer) crc));
+  }
+
   private CompletableFuture<Void> read(ReadRequest request, ByteBuffer dst, boolean callerReads) {
+    return send(readPending(request, dst, false), request, callerReads).thenApply(x -> null);
+  }
+
+  private static Pending readPending(ReadRequest request, ByteBuffer dst, boolean unverified) {
     if (dst.remaining() != request.length()) {
       throw new IllegalArgumentException("Destination has " + dst.remaining()
           + " bytes left for a READ of " + request.length());
     }
-    return send(new Pending(request.requestId(), request, dst, new CompletableFuture<>()),
-        request, callerReads).thenApply(x -> null);
+    return new Pending(request.requestId(), request, dst, new CompletableFuture<>(), unverified);
   }
 
   /**
@@ -470,7 +484,8 @@ final class TcpConnection implements Connection {
     int start = p.dst.position();
     drainInbox(p.dst);
     // A large payload into direct memory is checksummed as it arrives (see receiveChecking).
-    boolean checkOnTheWay = crc && p.dst.isDirect() && p.read.length() > INLINE_VERIFY_BYTES;
+    boolean checkOnTheWay = crc && !p.unverified && p.dst.isDirect()
+        && p.read.length() > INLINE_VERIFY_BYTES;
     if (checkOnTheWay) {
       receiveChecking(p.dst, start);
     } else if (p.dst.isDirect()) {
@@ -487,6 +502,10 @@ final class TcpConnection implements Connection {
     // Still "receiving" until the trailer is in: a connection lost before then fails this read too.
     receiving = null;
     int expected = inbox.getInt();
+    if (p.unverified) {
+      p.future.complete(expected);
+      return;
+    }
     // A small payload is checked here, where checking costs less than a hand-off to the pool;
     // a large one into heap memory on another core, so that this thread goes on reading.
     if (checkOnTheWay) {

@@ -1,16 +1,17 @@
-package io.gpudirect.server;
+package io.gpudirect.protocol;
 
 /**
  * The CRC32C of a concatenation from the CRC32C of its parts: {@code crc(A ‖ B)} from
  * {@code crc(A)}, {@code crc(B)} and the length of B, without the bytes. This is what lets the
- * server keep one checksum per block of a file and answer any range from them.
+ * server keep one checksum per block of a file and answer any range from them, and a client
+ * check a read that arrived in several answers with one pass over the bytes.
  *
  * <p>The arithmetic is that of zlib's {@code crc32_combine} (polynomials over GF(2), bit-reflected
  * as the CRC is), with the Castagnoli polynomial: appending {@code n} bytes to A multiplies its
  * CRC by x<sup>8n</sup> modulo the polynomial, and the pre- and post-conditioning of the two CRCs
  * cancel out, so the standard CRC values combine as they are.
  */
-final class Crc32cCombine {
+public final class Crc32cCombine {
   /** The Castagnoli polynomial, bit-reflected. */
   private static final int POLY = 0x82F63B78;
   /**
@@ -32,7 +33,7 @@ final class Crc32cCombine {
   private Crc32cCombine() {}
 
   /** crc(A ‖ B), given crc(A), crc(B) and B's length in bytes. */
-  static int combine(int crcA, int crcB, long lengthB) {
+  public static int combine(int crcA, int crcB, long lengthB) {
     return combineShifted(crcA, crcB, shift(lengthB));
   }
 
@@ -40,7 +41,7 @@ final class Crc32cCombine {
    * x^(8n) modulo the polynomial: the factor that appends {@code n} bytes. Computing it once
    * per block size makes each later combine of that size a single {@link #combineShifted}.
    */
-  static int shift(long n) {
+  public static int shift(long n) {
     if (n < 0) {
       throw new IllegalArgumentException("negative length " + n);
     }
@@ -57,7 +58,7 @@ final class Crc32cCombine {
   }
 
   /** crc(A ‖ B) where {@code shiftB} is {@link #shift}(length of B). */
-  static int combineShifted(int crcA, int crcB, int shiftB) {
+  public static int combineShifted(int crcA, int crcB, int shiftB) {
     return multiply(shiftB, crcA) ^ crcB;
   }
 
