@@ -61,27 +61,47 @@ public final class GpuFetchBenchmark {
              CopyEngine engine = new CopyEngine();
              CopyEngine cpuChecks = new CopyEngine(false)) {
           double h2d = best(3, () -> pinnedCopy(pool, engine, device, bytes));
-          System.out.printf("%nchunk %d MiB, %d pinned chunks: pinned H2D copy engine %.2f GB/s%n", chunk >> 20,
-              pool.heldBytes() / chunk, h2d);
+          System.out.printf("%nchunk %d MiB, %d pinned chunks: pinned H2D copy engine %.2f GB/s;"
+              + " medians of %d interleaved rounds%n", chunk >> 20, pool.heldBytes() / chunk, h2d, ROUNDS);
           System.out.println("streams | raw socket GB/s | raw, kept GB/s | to device, CRC32C on | CRC32C on, first read"
               + " | CRC32C by the CPU | CRC32C off | ratio (on, first, CPU, off) to min(raw, H2D)"
               + " | ratio (on, first, CPU, off) to min(raw kept, H2D)");
           for (String s : streamCounts) {
             int streams = Integer.parseInt(s.trim());
-            double raw = best(3, () -> rawSocket(file, bytes, streams, BLOCK, 1));
-            // The bytes a reader keeps until the GPU has copied them cannot all sit in one
-            // buffer that stays in cache: the same read, rotating over the window's chunks.
-            double kept = best(3, () -> rawSocket(file, bytes, streams, chunk, chunksPerStream(streams)));
-            double on = toDevice(server, pool, engine, device, bytes, streams, chunk, true, "on");
-            double first = toDevice(uncached, pool, engine, device, bytes, streams, chunk, true, "on, first read");
-            double cpu = toDevice(server, pool, cpuChecks, device, bytes, streams, chunk, true, "by the CPU");
-            double off = toDevice(server, pool, engine, device, bytes, streams, chunk, false, "off");
-            double limit = Math.min(raw, h2d);
-            double keptLimit = Math.min(kept, h2d);
-            System.out.printf("%7d | %15.2f | %14.2f | %19.2f | %21.2f | %17.2f | %10.2f | %.2f, %.2f, %.2f, %.2f"
-                    + " | %.2f, %.2f, %.2f, %.2f%n",
-                streams, raw, kept, on, first, cpu, off, on / limit, first / limit, cpu / limit, off / limit,
-                on / keptLimit, first / keptLimit, cpu / keptLimit, off / keptLimit);
+            // Each round measures every column once, so that the machine's drift (large on a
+            // shared host) hits them all alike; a ratio is the median of the rounds' ratios.
+            double[][] gbs = new double[6][ROUNDS];
+            try (DeviceFetch on = new DeviceFetch(server, pool, engine, device, bytes, streams, chunk, true, "on");
+                 DeviceFetch first = new DeviceFetch(uncached, pool, engine, device, bytes, streams, chunk, true, "on, first read");
+                 DeviceFetch cpu = new DeviceFetch(server, pool, cpuChecks, device, bytes, streams, chunk, true, "by the CPU");
+                 DeviceFetch off = new DeviceFetch(server, pool, engine, device, bytes, streams, chunk, false, "off")) {
+              for (int r = 0; r < ROUNDS; r++) {
+                gbs[0][r] = rawSocket(file, bytes, streams, BLOCK, 1);
+                // The bytes a reader keeps until the GPU has copied them cannot all sit in one
+                // buffer that stays in cache: the same read, rotating over the window's chunks.
+                gbs[1][r] = rawSocket(file, bytes, streams, chunk, chunksPerStream(streams));
+                gbs[2][r] = on.gbPerSecond();
+                gbs[3][r] = first.gbPerSecond();
+                gbs[4][r] = cpu.gbPerSecond();
+                gbs[5][r] = off.gbPerSecond();
+              }
+              for (DeviceFetch f : List.of(on, first, cpu, off)) {
+                f.printProfile();
+              }
+            }
+            StringBuilder line = new StringBuilder(String.format("%7d | %15.2f | %14.2f | %19.2f | %21.2f | %17.2f | %10.2f |",
+                streams, median(gbs[0]), median(gbs[1]), median(gbs[2]), median(gbs[3]), median(gbs[4]), median(gbs[5])));
+            for (int reference = 0; reference < 2; reference++) {
+              for (int col = 2; col < 6; col++) {
+                double[] ratios = new double[ROUNDS];
+                for (int r = 0; r < ROUNDS; r++) {
+                  ratios[r] = gbs[col][r] / Math.min(gbs[reference][r], h2d);
+                }
+                line.append(String.format(col == 2 ? " %.2f" : ", %.2f", median(ratios)));
+              }
+              line.append(reference == 0 ? " |" : "");
+            }
+            System.out.println(line);
           }
         }
       }
@@ -91,38 +111,72 @@ public final class GpuFetchBenchmark {
     }
   }
 
+  private static final int ROUNDS = Integer.getInteger("gpudirect.bench.rounds", 5);
+
+  private static double median(double[] values) {
+    double[] v = values.clone();
+    java.util.Arrays.sort(v);
+    return v.length % 2 == 1 ? v[v.length / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
+  }
+
   /** Chunks in flight per stream: enough to keep every connection busy while earlier chunks copy. */
   private static int chunksPerStream(int streams) {
     return Integer.getInteger("gpudirect.bench.chunksPerStream", Math.max(1, Math.min(streams * 4, 48) / streams));
   }
 
-  /** Best of three whole-file reads into device memory through RemoteFileDataSource. */
-  private static double toDevice(BlockServer server, PinnedChunkPool pool, CopyEngine engine,
-      DeviceMemoryBuffer device, long bytes, int streams, int chunk, boolean checksums, String label) throws Exception {
-    int window = chunksPerStream(streams) * streams * chunk;
-    ClientConfig config = ClientConfig.builder().streams(streams).chunkSize(chunk).maxBytesInFlight(window)
-        .checksums(checksums).build();
-    try (BlockClient client = BlockClient.connect(new InetSocketAddress("127.0.0.1", server.port()), config)) {
-      RemoteFileDataSource source = new RemoteFileDataSource(client, "data.bin", bytes, pool, engine);
-      Map<String, Long> before = cpuByRole();
-      double gbs = best(3, () -> {
-        long start = System.nanoTime();
-        source.deviceRead(0, device, ai.rapids.cudf.Cuda.DEFAULT_STREAM);
-        return bytes / ((System.nanoTime() - start) / 1e9) / 1e9;
-      });
+  /** Whole-file reads into device memory through RemoteFileDataSource, over one client. */
+  private static final class DeviceFetch implements AutoCloseable {
+    private final BlockClient client;
+    private final RemoteFileDataSource source;
+    private final DeviceMemoryBuffer device;
+    private final long bytes;
+    private final String label;
+    /** CPU nanoseconds by thread role during this fetch's reads alone (with the profile on). */
+    private final Map<String, Long> cpu = new TreeMap<>();
+    private int reads;
+
+    DeviceFetch(BlockServer server, PinnedChunkPool pool, CopyEngine engine, DeviceMemoryBuffer device,
+        long bytes, int streams, int chunk, boolean checksums, String label) {
+      int window = chunksPerStream(streams) * streams * chunk;
+      ClientConfig config = ClientConfig.builder().streams(streams).chunkSize(chunk).maxBytesInFlight(window)
+          .checksums(checksums).build();
+      this.client = BlockClient.connect(new InetSocketAddress("127.0.0.1", server.port()), config);
+      this.source = new RemoteFileDataSource(client, "data.bin", bytes, pool, engine);
+      this.device = device;
+      this.bytes = bytes;
+      this.label = String.format("%d streams, %d MiB, CRC32C %s", streams, chunk >> 20, label);
+    }
+
+    double gbPerSecond() {
+      Map<String, Long> before = PROFILE ? cpuByRole() : Map.of();
+      long start = System.nanoTime();
+      source.deviceRead(0, device, ai.rapids.cudf.Cuda.DEFAULT_STREAM);
+      double gbs = bytes / ((System.nanoTime() - start) / 1e9) / 1e9;
+      reads++;
       if (PROFILE) {
-        Map<String, Long> after = cpuByRole();
-        StringBuilder line = new StringBuilder(String.format("    CPU s/GB by thread role (%d streams, %d MiB, CRC32C %s):",
-            streams, chunk >> 20, label));
-        after.forEach((role, ns) -> {
-          double sPerGb = (ns - before.getOrDefault(role, 0L)) / 1e9 / (3 * bytes / 1e9);
-          if (sPerGb >= 0.005) {
-            line.append(String.format(" %s %.3f;", role, sPerGb));
-          }
-        });
-        System.out.println(line);
+        cpuByRole().forEach((role, ns) -> cpu.merge(role, ns - before.getOrDefault(role, 0L), Long::sum));
       }
       return gbs;
+    }
+
+    /** CPU seconds per GB by thread role over this fetch's reads (the fetches run one at a time). */
+    void printProfile() {
+      if (!PROFILE) {
+        return;
+      }
+      StringBuilder line = new StringBuilder("    CPU s/GB by thread role (" + label + "):");
+      cpu.forEach((role, ns) -> {
+        double sPerGb = ns / 1e9 / (reads * bytes / 1e9);
+        if (sPerGb >= 0.005) {
+          line.append(String.format(" %s %.3f;", role, sPerGb));
+        }
+      });
+      System.out.println(line);
+    }
+
+    @Override
+    public void close() {
+      client.close();
     }
   }
 
