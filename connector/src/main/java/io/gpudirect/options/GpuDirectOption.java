@@ -21,7 +21,8 @@ public enum GpuDirectOption {
   READ_AHEAD("readAhead", "0",
       "Bytes of a Parquet slice's needed column chunks fetched ahead of the reader, per task; 0 (the default) is off."),
   MAX_PARTITION_BYTES("maxPartitionBytes", "128m",
-      "Target size of one Spark partition, made of whole row groups or record batches."),
+      "Largest target size of one Spark partition, made of whole row groups or record batches;"
+          + " a smaller scan aims at an even share per core, as Spark's file sources do."),
   CONNECT_TIMEOUT("connectTimeout", "10s", "Time allowed to connect and authenticate."),
   REQUEST_TIMEOUT("requestTimeout", "30s", "Time allowed for one read to complete."),
   MAX_RETRIES("maxRetries", "3",

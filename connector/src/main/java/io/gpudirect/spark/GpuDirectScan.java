@@ -55,7 +55,8 @@ final class GpuDirectScan implements Scan, Batch {
   @Override
   public synchronized InputPartition[] planInputPartitions() {
     if (partitions == null) {
-      long target = context.options.getBytes(GpuDirectOption.MAX_PARTITION_BYTES);
+      long target = PartitionPacker.target(context.options.getBytes(GpuDirectOption.MAX_PARTITION_BYTES),
+          context.files, minPartitions());
       // Slices list their column chunks only for read-ahead, which is what reads them.
       StructType chunksOf = context.options.getBytes(GpuDirectOption.READ_AHEAD) > 0 ? readSchema : null;
       List<FileSlice> slices = new ArrayList<>();
@@ -67,6 +68,17 @@ final class GpuDirectScan implements Scan, Batch {
       partitions = PartitionPacker.pack(slices, target).toArray(new InputPartition[0]);
     }
     return partitions;
+  }
+
+  /** As many partitions as Spark's file sources ask of a scan at least: its cores, by default. */
+  private int minPartitions() {
+    org.apache.spark.sql.internal.SQLConf conf = context.session.sessionState().conf();
+    for (String key : new String[] {"spark.sql.files.minPartitionNum", "spark.sql.leafNodeDefaultParallelism"}) {
+      if (conf.contains(key)) {
+        return Integer.parseInt(conf.getConfString(key));
+      }
+    }
+    return context.session.sparkContext().defaultParallelism();
   }
 
   @Override

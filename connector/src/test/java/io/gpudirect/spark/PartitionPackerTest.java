@@ -46,4 +46,19 @@ class PartitionPackerTest {
     assertEquals(2, partitions.get(0).slices().size());
     assertEquals("b", partitions.get(1).host());
   }
+
+  @Test
+  void theTargetIsSparksSplitSize() {
+    List<DataFile> eight = new ArrayList<>();
+    for (int f = 0; f < 8; f++) {
+      eight.add(new DataFile(GpuDirectUri.parse("gpudirect://a:7337/f" + f), 11 * MIB + MIB / 2, DataFormat.PARQUET));
+    }
+    // 8 x (11.5 MiB + 4 MiB open cost) over 2 cores: 62 MiB a partition, not 128.
+    assertEquals(62 * MIB, PartitionPacker.target(128 * MIB, eight, 2));
+    assertEquals(124 * MIB, PartitionPacker.target(128 * MIB, eight, 1));
+    // A large scan: maxPartitionBytes; a tiny one: the open cost.
+    DataFile big = new DataFile(GpuDirectUri.parse("gpudirect://a:7337/big"), 1L << 30, DataFormat.PARQUET);
+    assertEquals(128 * MIB, PartitionPacker.target(128 * MIB, List.of(big), 2));
+    assertEquals(4 * MIB, PartitionPacker.target(128 * MIB, List.of(eight.get(0)), 64));
+  }
 }

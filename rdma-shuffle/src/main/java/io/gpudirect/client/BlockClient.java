@@ -242,8 +242,9 @@ public final class BlockClient implements RemoteStore {
   }
 
   /**
-   * The CRC32C of a read's bytes from its chunks' (each {@code chunk} long but the last). Should some chunk have come without one (a server restarted without checksums
-   * between a chunk and its retry), the others are checked here and none is handed on.
+   * The CRC32C of a read's bytes from its chunks' (each {@code chunk} long but the last).
+   * Should some chunk have come without one (a server restarted without checksums between a
+   * chunk and its retry), the others are checked here and none is handed on.
    */
   private OptionalInt combined(String path, long offset, ByteBuffer bytes, int chunk, OptionalInt[] crcs) {
     boolean all = true;
