@@ -261,9 +261,8 @@ public final class BlockClient implements RemoteStore {
         CRC32C actual = new CRC32C();
         actual.update(bytes.slice(from, len));
         if ((int) actual.getValue() != crcs[i].getAsInt()) {
-          throw new ChecksumMismatchException(String.format("CRC32C mismatch reading '%s' at offset"
-              + " %d length %d from gpudirect server %s: expected %08x, got %08x", path,
-              offset + from, len, serverName, crcs[i].getAsInt(), (int) actual.getValue()));
+          throw new ChecksumMismatchException(path, offset + from, len,
+              "from gpudirect server " + serverName, crcs[i].getAsInt(), (int) actual.getValue());
         }
       }
     }

@@ -5,4 +5,13 @@ public class ChecksumMismatchException extends TransportException {
   public ChecksumMismatchException(String message) {
     super(message);
   }
+
+  /**
+   * The one wording of a mismatch, naming what was read and where from: {@code source} as in
+   * "from gpudirect server HOST:PORT" or "over RDMA from HOST:PORT".
+   */
+  public ChecksumMismatchException(String path, long offset, int length, String source, int expected, int actual) {
+    this(String.format("CRC32C mismatch reading '%s' at offset %d length %d %s: expected %08x, got %08x",
+        path, offset, length, source, expected, actual));
+  }
 }

@@ -407,9 +407,8 @@ public final class RdmaConnection implements Connection {
     if (actual == expected) {
       finish(p, null);
     } else {
-      finish(p, new ChecksumMismatchException(String.format("CRC32C mismatch reading '%s' at offset"
-          + " %d length %d over RDMA from %s: expected %08x, got %08x", p.request.path(),
-          p.request.offset(), p.request.length(), server, expected, actual)));
+      finish(p, new ChecksumMismatchException(p.request.path(), p.request.offset(),
+          p.request.length(), "over RDMA from " + server, expected, actual));
     }
   }
 

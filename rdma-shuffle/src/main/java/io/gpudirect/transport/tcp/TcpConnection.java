@@ -592,10 +592,8 @@ final class TcpConnection implements Connection {
 
   private void settle(Pending p, int expected, int actual) {
     if (actual != expected) {
-      p.future.completeExceptionally(new ChecksumMismatchException(String.format(
-          "CRC32C mismatch reading '%s' at offset %d length %d from gpudirect server %s:"
-              + " expected %08x, got %08x", p.read.path(), p.read.offset(), p.read.length(), server,
-          expected, actual)));
+      p.future.completeExceptionally(new ChecksumMismatchException(p.read.path(), p.read.offset(),
+          p.read.length(), "from gpudirect server " + server, expected, actual));
     } else {
       p.future.complete(null);
     }
