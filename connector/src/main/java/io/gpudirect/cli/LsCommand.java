@@ -7,7 +7,10 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Parameters;
 
-@Command(name = "ls", mixinStandardHelpOptions = true, description = "List the files below a gpudirect:// path.")
+@Command(name = "ls", mixinStandardHelpOptions = true, description = {
+    "List the files below a gpudirect:// path: size and URI, one a line, in the server's order.",
+    "Control characters in names are escaped as GNU ls -b does (\\n, \\t, \\033 for ESC,"
+        + " \\\\ for a backslash), so a name cannot move the cursor or retitle the terminal."})
 final class LsCommand implements Callable<Integer> {
   @Parameters(paramLabel = "URI", description = "gpudirect://HOST:PORT/PATH")
   String uri;
@@ -19,7 +22,8 @@ final class LsCommand implements Callable<Integer> {
   public Integer call() {
     GpuDirectUri location = GpuDirectUri.parse(uri);
     for (FileEntry e : client.connect(location).list(location.path())) {
-      System.out.printf("%14d  %s%n", e.length(), location.withPath(e.path()));
+      System.out.printf("%14d  %s%n", e.length(),
+          TerminalText.escape(location.withPath(e.path()).toString()));
     }
     return 0;
   }

@@ -51,6 +51,9 @@ public final class RemoteStores {
         .checksums(o.getBoolean(GpuDirectOption.CHECKSUMS))
         .tls(o.getBoolean(GpuDirectOption.TLS))
         .tlsTrustStore(trustStore(o))
+        .maxListEntries(o.getInt(GpuDirectOption.LISTING_MAX_ENTRIES))
+        .maxListBytes(o.getBytes(GpuDirectOption.LISTING_MAX_BYTES))
+        .listTimeout(o.getDuration(GpuDirectOption.LISTING_TIMEOUT))
         .build();
   }
 
@@ -95,7 +98,8 @@ public final class RemoteStores {
       GpuDirectOption.TRANSPORT, GpuDirectOption.STREAMS, GpuDirectOption.MAX_BYTES_IN_FLIGHT,
       GpuDirectOption.CHUNK_SIZE, GpuDirectOption.CONNECT_TIMEOUT, GpuDirectOption.REQUEST_TIMEOUT,
       GpuDirectOption.MAX_RETRIES, GpuDirectOption.RETRY_BACKOFF, GpuDirectOption.CHECKSUMS,
-      GpuDirectOption.TLS, GpuDirectOption.TLS_TRUST_STORE};
+      GpuDirectOption.TLS, GpuDirectOption.TLS_TRUST_STORE, GpuDirectOption.LISTING_MAX_ENTRIES,
+      GpuDirectOption.LISTING_MAX_BYTES, GpuDirectOption.LISTING_TIMEOUT};
 
   private record Key(String host, int port, String settings) {}
 }

@@ -6,6 +6,7 @@ import io.gpudirect.protocol.ErrorResponse;
 import io.gpudirect.protocol.FileMeta;
 import io.gpudirect.protocol.ListRequest;
 import io.gpudirect.protocol.ListResponse;
+import io.gpudirect.protocol.ListingOrder;
 import io.gpudirect.protocol.Message;
 import io.gpudirect.protocol.ReadRequest;
 import io.gpudirect.protocol.StatRequest;
@@ -177,24 +178,36 @@ public final class BlockClient implements RemoteStore {
     return new FileEntry(e.path(), e.length(), e.modifiedMillis(), e.directory());
   }
 
+  /**
+   * {@inheritDoc} Page by page, each asked for after the last path of the one before. What a
+   * server can make this hold or take is bounded by {@link ClientConfig#maxListEntries},
+   * {@link ClientConfig#maxListBytes} and {@link ClientConfig#listTimeout}, whatever it sends;
+   * past one, the listing fails with a {@link ListingLimitException} that says which. A page
+   * that does not go on in {@link ListingOrder} after the one before is refused too.
+   */
   @Override
   public List<FileEntry> list(String path) {
+    ListingBudget budget = new ListingBudget(serverName, path, config);
     List<FileEntry> out = new ArrayList<>();
-    int start = 0;
-    while (start >= 0) {
-      int from = start;
+    String after = ListRequest.FIRST_PAGE;
+    while (true) {
+      String cursor = after;
       ListResponse page = (ListResponse) control(path, "list",
-          id -> new ListRequest(id, path, from));
+          id -> new ListRequest(id, path, cursor), budget);
+      budget.take(page);
       for (FileMeta e : page.entries()) {
+        if (!after.isEmpty() && ListingOrder.INSTANCE.compare(e.path(), after) <= 0) {
+          throw new GpuDirectException("Gpudirect server " + serverName + " sent a listing of '"
+              + path + "' that does not go on in order: '" + e.path() + "' came after '" + after
+              + "'. The server is broken or not a gpudirect server of this version");
+        }
         out.add(new FileEntry(e.path(), e.length(), e.modifiedMillis(), e.directory()));
+        after = e.path();
       }
-      if (page.nextIndex() >= 0 && page.nextIndex() <= start) {
-        throw new GpuDirectException("Gpudirect server " + serverName + " sent a listing of '"
-            + path + "' that does not advance (next page " + page.nextIndex() + ")");
+      if (page.last()) {
+        return out;
       }
-      start = page.nextIndex();
     }
-    return out;
   }
 
   @Override
@@ -574,15 +587,29 @@ public final class BlockClient implements RemoteStore {
   // ---- control requests (stat, list)
 
   private Message control(String path, String what, LongFunction<Message> request) {
+    return control(path, what, request, null);
+  }
+
+  /** A control call; within the listing's time too when {@code listing} is not null. */
+  private Message control(String path, String what, LongFunction<Message> request,
+      ListingBudget listing) {
     checkOpen();
     for (int attempt = 0; ; attempt++) {
       Throwable err;
       Connection conn = null;
+      long wait = config.requestTimeout().toNanos();
+      boolean listingTime = listing != null && listing.nanosLeft() < wait;
       try {
+        if (listingTime) {
+          wait = listing.nanosLeft();
+          if (wait <= 0) {
+            throw new TimeoutException();
+          }
+        }
         conn = connection();
         long id = requestIds.incrementAndGet();
         CompletableFuture<Message> f = conn.call(id, request.apply(id));
-        Message m = f.get(config.requestTimeout().toNanos(), TimeUnit.NANOSECONDS);
+        Message m = f.get(wait, TimeUnit.NANOSECONDS);
         if (m instanceof ErrorResponse e) {
           throw new ServerErrorException(e.code(), e.message());
         }
@@ -591,6 +618,9 @@ public final class BlockClient implements RemoteStore {
         if (conn != null) {
           conn.abort(new ConnectionLostException("Connection to gpudirect server "
               + serverName + " closed: " + what + " timed out", null));
+        }
+        if (listingTime) {
+          throw listing.timedOut();
         }
         throw new RequestTimeoutException("Cannot " + what + " '" + path + "' on gpudirect"
             + " server " + serverName + ": no answer within " + config.requestTimeout());

@@ -17,6 +17,9 @@ public final class ClientConfig {
   private final boolean checksums;
   private final boolean tls;
   private final Path tlsTrustStore;
+  private final int maxListEntries;
+  private final long maxListBytes;
+  private final Duration listTimeout;
 
   private ClientConfig(Builder b) {
     this.secret = b.secret == null ? null : b.secret.clone();
@@ -31,6 +34,9 @@ public final class ClientConfig {
     this.checksums = b.checksums;
     this.tls = b.tls;
     this.tlsTrustStore = b.tlsTrustStore;
+    this.maxListEntries = b.maxListEntries;
+    this.maxListBytes = b.maxListBytes;
+    this.listTimeout = b.listTimeout;
   }
 
   public static Builder builder() {
@@ -98,11 +104,27 @@ public final class ClientConfig {
     return tlsTrustStore;
   }
 
+  /** Most entries one listing may have; a server that sends more is refused. */
+  public int maxListEntries() {
+    return maxListEntries;
+  }
+
+  /** Most bytes of entries (as on the wire) one listing may have. */
+  public long maxListBytes() {
+    return maxListBytes;
+  }
+
+  /** Time allowed for a whole listing, every page of it. */
+  public Duration listTimeout() {
+    return listTimeout;
+  }
+
   public Builder toBuilder() {
     return new Builder().secret(secret).streams(streams).maxBytesInFlight(maxBytesInFlight)
         .chunkSize(chunkSize).connectTimeout(connectTimeout).requestTimeout(requestTimeout)
         .maxRetries(maxRetries).retryBackoff(retryBackoff).transport(transport)
-        .checksums(checksums).tls(tls).tlsTrustStore(tlsTrustStore);
+        .checksums(checksums).tls(tls).tlsTrustStore(tlsTrustStore)
+        .maxListEntries(maxListEntries).maxListBytes(maxListBytes).listTimeout(listTimeout);
   }
 
   @Override
@@ -112,11 +134,14 @@ public final class ClientConfig {
         + ", connectTimeout=" + connectTimeout + ", requestTimeout=" + requestTimeout
         + ", maxRetries=" + maxRetries + ", retryBackoff=" + retryBackoff + ", transport="
         + transport + ", checksums=" + checksums + ", tls=" + tls
-        + (tlsTrustStore == null ? "" : ", tlsTrustStore=" + tlsTrustStore) + "]";
+        + (tlsTrustStore == null ? "" : ", tlsTrustStore=" + tlsTrustStore)
+        + ", maxListEntries=" + maxListEntries + ", maxListBytes=" + maxListBytes
+        + ", listTimeout=" + listTimeout + "]";
   }
 
   /** Defaults: 4 streams, 64 MiB in flight, 4 MiB chunks, 10 s connect, 30 s request,
-   *  3 retries from 100 ms, transport auto. */
+   *  3 retries from 100 ms, transport auto; listings of at most 1,000,000 entries, 256 MiB
+   *  and 5 minutes. */
   public static final class Builder {
     private byte[] secret;
     private int streams = 4;
@@ -130,8 +155,32 @@ public final class ClientConfig {
     private boolean checksums = true;
     private boolean tls;
     private Path tlsTrustStore;
+    private int maxListEntries = 1_000_000;
+    private long maxListBytes = 256L << 20;
+    private Duration listTimeout = Duration.ofMinutes(5);
 
     private Builder() {}
+
+    /**
+     * Most entries a listing may have (default 1,000,000): what a listing holds in memory is
+     * bounded by this and {@link #maxListBytes}, whatever a server sends.
+     */
+    public Builder maxListEntries(int maxListEntries) {
+      this.maxListEntries = maxListEntries;
+      return this;
+    }
+
+    /** Most bytes of entries, as on the wire, a listing may have; default 256 MiB. */
+    public Builder maxListBytes(long maxListBytes) {
+      this.maxListBytes = maxListBytes;
+      return this;
+    }
+
+    /** Time allowed for a whole listing, every page of it; default 5 minutes. */
+    public Builder listTimeout(Duration listTimeout) {
+      this.listTimeout = listTimeout;
+      return this;
+    }
 
     /** Encrypt every connection with TLS; the server must run with a TLS certificate. */
     public Builder tls(boolean tls) {
@@ -212,6 +261,9 @@ public final class ClientConfig {
           "retryBackoff must not be negative");
       check(transport != null, "transport must be auto, tcp or rdma");
       check(tls || tlsTrustStore == null, "tlsTrustStore is set but tls is off");
+      check(maxListEntries > 0, "maxListEntries must be positive: " + maxListEntries);
+      check(maxListBytes > 0, "maxListBytes must be positive: " + maxListBytes);
+      check(positive(listTimeout), "listTimeout must be positive");
       return new ClientConfig(this);
     }
 

@@ -40,8 +40,9 @@ public record HelloAck(int version, long capabilities, boolean authRequired, byt
     boolean auth = Wire.getBoolean(buf, "HELLO_ACK authRequired");
     byte[] nonce = Wire.getBytes(buf, Protocol.NONCE_BYTES, "HELLO_ACK server nonce");
     int maxRead = buf.getInt();
-    if (maxRead <= 0) {
-      throw new ProtocolException("HELLO_ACK maxReadLength must be positive: " + maxRead);
+    if (maxRead < Protocol.MIN_MAX_READ_LENGTH) {
+      throw new ProtocolException("HELLO_ACK maxReadLength must be at least "
+          + Protocol.MIN_MAX_READ_LENGTH + ": " + maxRead);
     }
     return new HelloAck(version, caps, auth, nonce, maxRead);
   }

@@ -3,10 +3,15 @@ package io.gpudirect.protocol;
 import java.nio.ByteBuffer;
 
 /**
- * Lists every regular file below {@code path}, sorted by path, one page at a time: the page
- * starts at index {@code startIndex} of that sorted list.
+ * Lists every regular file below {@code path}, in {@link ListingOrder}, one page at a time.
+ * {@code after} is empty for the first page; for each later one, the path of the last entry
+ * of the page before (as the server sent it, relative to the root): the page continues with
+ * the first file after it. The server keeps nothing between pages, so a client that never
+ * asks for the next page costs it nothing.
  */
-public record ListRequest(long requestId, String path, int startIndex) implements Message {
+public record ListRequest(long requestId, String path, String after) implements Message {
+  public static final String FIRST_PAGE = "";
+
   @Override
   public MessageType type() {
     return MessageType.LIST;
@@ -14,23 +19,20 @@ public record ListRequest(long requestId, String path, int startIndex) implement
 
   @Override
   public int encodedLength() {
-    return 8 + Wire.stringLength(path) + 4;
+    return 8 + Wire.stringLength(path) + Wire.stringLength(after);
   }
 
   @Override
   public void encode(ByteBuffer buf) {
     buf.putLong(requestId);
     Wire.putString(buf, path);
-    buf.putInt(startIndex);
+    Wire.putString(buf, after);
   }
 
   public static ListRequest decode(ByteBuffer buf) {
     long id = buf.getLong();
     String path = Wire.getString(buf, Protocol.MAX_PATH_BYTES, "LIST path");
-    int start = buf.getInt();
-    if (start < 0) {
-      throw new ProtocolException("LIST startIndex must not be negative: " + start);
-    }
-    return new ListRequest(id, path, start);
+    String after = Wire.getString(buf, Protocol.MAX_PATH_BYTES, "LIST cursor");
+    return new ListRequest(id, path, after);
   }
 }

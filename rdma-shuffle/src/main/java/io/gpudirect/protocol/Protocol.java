@@ -3,7 +3,7 @@ package io.gpudirect.protocol;
 import java.nio.charset.StandardCharsets;
 
 /**
- * Constants of the gpudirect wire protocol, version 1.
+ * Constants of the gpudirect wire protocol, version 3.
  *
  * <pre>
  * connection := MAGIC(4, each side, first) frame*
@@ -16,8 +16,11 @@ import java.nio.charset.StandardCharsets;
 public final class Protocol {
   /** "GPDR": the first four bytes each side sends, so a foreign peer is recognised at once. */
   public static final byte[] MAGIC = {'G', 'P', 'D', 'R'};
-  /** 2: the READ_DATA checksum moved from the header to a trailer after the payload. */
-  public static final int VERSION = 2;
+  /**
+   * 2: the READ_DATA checksum moved from the header to a trailer after the payload. 3: a LIST
+   * page continues after a path (a cursor) rather than at an index.
+   */
+  public static final int VERSION = 3;
 
   /** Capability bits exchanged in HELLO / HELLO_ACK; the connection uses their intersection. */
   public static final long CAP_TCP = 1L;
@@ -31,6 +34,12 @@ public final class Protocol {
   public static final int NONCE_BYTES = 32;
   public static final int MAC_BYTES = 32;
   public static final int DEFAULT_MAX_READ_LENGTH = 64 << 20;
+  /**
+   * The smallest maxReadLength a server may announce: a client splits a read into requests of
+   * at most that length, and keeps a little state for each, so a server announcing a few bytes
+   * could make a client hold millions of them for one read.
+   */
+  public static final int MIN_MAX_READ_LENGTH = 64 << 10;
 
   private Protocol() {}
 

@@ -63,6 +63,7 @@ public final class BlockServer implements AutoCloseable {
    * {@link OpenFiles}), so that an idle client does not hold a deleted file's disk blocks.
    */
   static final long OPEN_FILES_IDLE_NANOS = TimeUnit.SECONDS.toNanos(2);
+  static final int DEFAULT_LIST_PAGE_ENTRIES = 10_000;
 
   private final Path rootPath;
   private final String bindAddress;
@@ -77,6 +78,8 @@ public final class BlockServer implements AutoCloseable {
   private final Supplier<Verbs> verbs;
   private final RdmaService.Settings rdmaSettings;
   private final javax.net.ssl.SSLContext tls;
+  private final int maxListPageEntries;
+  private final ListingSlots listingSlots;
 
   private final Map<ServerConnection, Thread> connections = new ConcurrentHashMap<>();
   private final AtomicInteger rejecting = new AtomicInteger();
@@ -88,6 +91,9 @@ public final class BlockServer implements AutoCloseable {
   private final AtomicLong authFailures = new AtomicLong();
   private final AtomicInteger connectionIds = new AtomicInteger();
   private final AtomicInteger readsInFlight = new AtomicInteger();
+  /** What listing pages cost: directory entries read, and those looked at (lstat). */
+  private final AtomicLong listingNamesRead = new AtomicLong();
+  private final AtomicLong listingEntriesLooked = new AtomicLong();
 
   private RootDirectory root;
   private ServerSocketChannel listener;
@@ -115,6 +121,8 @@ public final class BlockServer implements AutoCloseable {
     this.verbs = b.verbs;
     this.rdmaSettings = b.rdmaSettings;
     this.tls = b.tls;
+    this.maxListPageEntries = b.maxListPageEntries;
+    this.listingSlots = new ListingSlots(b.maxConcurrentListings, b.listingQueueTimeout);
   }
 
   public static Builder builder() {
@@ -422,6 +430,29 @@ public final class BlockServer implements AutoCloseable {
     return handshakeTimeout;
   }
 
+  int maxListPageEntries() {
+    return maxListPageEntries;
+  }
+
+  ListingSlots listingSlots() {
+    return listingSlots;
+  }
+
+  void listingWalked(DirectoryWalk walk) {
+    listingNamesRead.addAndGet(walk.namesRead());
+    listingEntriesLooked.addAndGet(walk.looked());
+  }
+
+  /** Directory entries read by listing pages so far (tests check what a page costs). */
+  long listingNamesRead() {
+    return listingNamesRead.get();
+  }
+
+  /** Directory entries looked at ({@code lstat}) by listing pages so far. */
+  long listingEntriesLooked() {
+    return listingEntriesLooked.get();
+  }
+
   void countBytesSent(long n) {
     bytesSent.addAndGet(n);
   }
@@ -487,8 +518,40 @@ public final class BlockServer implements AutoCloseable {
     private Supplier<Verbs> verbs = DisniVerbs::open;
     private RdmaService.Settings rdmaSettings = RdmaService.Settings.defaults();
     private javax.net.ssl.SSLContext tls;
+    private int maxListPageEntries = DEFAULT_LIST_PAGE_ENTRIES;
+    private int maxConcurrentListings = defaultConcurrentListings();
+    private Duration listingQueueTimeout = Duration.ofSeconds(10);
 
     private Builder() {}
+
+    /**
+     * Most entries in one LIST page; default 10,000. A page's walk keeps about this many names
+     * and entries in memory (and at most one frame, 1 MiB, of them); a smaller page costs more
+     * pages, and each page reads every name of the directories it enters.
+     */
+    public Builder maxListPageEntries(int entries) {
+      this.maxListPageEntries = entries;
+      return this;
+    }
+
+    /**
+     * Most listing pages walked at once, server-wide; default half the cores, at least 1.
+     * Further LISTs wait their turn (see {@link #listingQueueTimeout}).
+     */
+    public Builder maxConcurrentListings(int listings) {
+      this.maxConcurrentListings = listings;
+      return this;
+    }
+
+    /** How long a LIST waits for a listing slot before it is refused; default 10 s. */
+    public Builder listingQueueTimeout(Duration timeout) {
+      this.listingQueueTimeout = timeout;
+      return this;
+    }
+
+    static int defaultConcurrentListings() {
+      return Math.max(1, Runtime.getRuntime().availableProcessors() / 2);
+    }
 
     /** Whether to serve RDMA too; default {@link RdmaMode#OFF} (the CLI defaults to auto). */
     public Builder rdma(RdmaMode mode) {
@@ -577,12 +640,18 @@ public final class BlockServer implements AutoCloseable {
       check(root != null, "root is required");
       check(port >= 0 && port <= 65535, "port must be 0..65535: " + port);
       check(secret == null || secret.length > 0, "secret must not be empty (use null for none)");
-      check(maxReadLength > 0, "maxReadLength must be positive: " + maxReadLength);
+      check(maxReadLength >= Protocol.MIN_MAX_READ_LENGTH, "maxReadLength must be at least "
+          + Protocol.MIN_MAX_READ_LENGTH + ": " + maxReadLength);
       check(checksumCacheBlocks >= 0, "checksumCacheBlocks must not be negative: " + checksumCacheBlocks);
       check(maxConnections > 0, "maxConnections must be positive: " + maxConnections);
       check(!gracePeriod.isNegative(), "shutdownGracePeriod must not be negative");
       check(!handshakeTimeout.isNegative() && !handshakeTimeout.isZero(),
           "handshakeTimeout must be positive");
+      check(maxListPageEntries > 0, "maxListPageEntries must be positive: " + maxListPageEntries);
+      check(maxConcurrentListings > 0,
+          "maxConcurrentListings must be positive: " + maxConcurrentListings);
+      check(listingQueueTimeout != null && !listingQueueTimeout.isNegative(),
+          "listingQueueTimeout must not be negative");
       return new BlockServer(this);
     }
 

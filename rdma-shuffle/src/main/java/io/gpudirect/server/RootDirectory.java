@@ -2,17 +2,14 @@ package io.gpudirect.server;
 
 import io.gpudirect.protocol.ErrorCode;
 import io.gpudirect.protocol.FileMeta;
+import io.gpudirect.protocol.ListResponse;
 import java.io.IOException;
-import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.SimpleFileVisitor;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayDeque;
-import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.Deque;
 import java.util.List;
 
@@ -22,9 +19,6 @@ import java.util.List;
  * (checked on the real path), so nothing outside the root can be named, listed or read.
  */
 final class RootDirectory {
-  /** A listing larger than this is refused rather than held in memory. */
-  static final int MAX_LIST_ENTRIES = 1_000_000;
-
   private final Path root;
 
   RootDirectory(Path root) throws IOException {
@@ -190,56 +184,26 @@ final class RootDirectory {
     return meta(real, a);
   }
 
-  /** Every regular file below {@code requested}, sorted by path; just the file for a file. */
-  List<FileMeta> list(String requested) {
+  /**
+   * One page of the listing of {@code requested}: the regular files below it after the cursor
+   * {@code after} ({@link DirectoryWalk}); just the file, on one page, for a file.
+   */
+  ListResponse list(long requestId, String requested, String after, DirectoryWalk walk) {
     Path start = resolve(requested);
     BasicFileAttributes startAttrs = attributes(requested, start);
     if (startAttrs.isRegularFile()) {
-      return List.of(meta(start, startAttrs));
+      return new ListResponse(requestId,
+          after.isEmpty() ? List.of(meta(start, startAttrs)) : List.of(), true);
     }
     if (!startAttrs.isDirectory()) {
       throw notAFile(requested, start);
     }
-    List<FileMeta> out = new ArrayList<>();
-    try {
-      Files.walkFileTree(start, new SimpleFileVisitor<>() {
-        @Override
-        public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
-          BasicFileAttributes a = attrs;
-          if (attrs.isSymbolicLink()) {
-            Path real;
-            try {
-              real = file.toRealPath();
-            } catch (IOException e) {
-              return FileVisitResult.CONTINUE;
-            }
-            // A link that leaves the root, or leads to a directory (cycles), is not listed.
-            if (!real.startsWith(root)) {
-              return FileVisitResult.CONTINUE;
-            }
-            a = Files.readAttributes(real, BasicFileAttributes.class);
-          }
-          if (a.isRegularFile()) {
-            if (out.size() >= MAX_LIST_ENTRIES) {
-              throw new RequestRefusedException(ErrorCode.LIMIT_EXCEEDED, "Listing "
-                  + show(requested) + " has more than " + MAX_LIST_ENTRIES + " files");
-            }
-            out.add(new FileMeta(relative(file), a.size(), a.lastModifiedTime().toMillis(), false));
-          }
-          return FileVisitResult.CONTINUE;
-        }
-
-        @Override
-        public FileVisitResult visitFileFailed(Path file, IOException exc) {
-          return FileVisitResult.CONTINUE;
-        }
-      });
+    try (PathDirectory dir = new PathDirectory(root, start)) {
+      return walk.page(requestId, dir, relative(start), after, requested);
     } catch (IOException e) {
       throw new RequestRefusedException(ErrorCode.IO_ERROR,
           "Cannot list " + show(requested) + ": " + e.getMessage(), e);
     }
-    out.sort(Comparator.comparing(FileMeta::path));
-    return out;
   }
 
   private FileMeta meta(Path real, BasicFileAttributes a) {

@@ -5,7 +5,6 @@ import io.gpudirect.protocol.AuthOk;
 import io.gpudirect.protocol.AuthResponse;
 import io.gpudirect.protocol.ErrorCode;
 import io.gpudirect.protocol.ErrorResponse;
-import io.gpudirect.protocol.FileMeta;
 import io.gpudirect.protocol.Frames;
 import io.gpudirect.protocol.Hello;
 import io.gpudirect.protocol.HelloAck;
@@ -315,20 +314,19 @@ final class ServerConnection implements Runnable {
     send(offer.ack(setup.requestId()));
   }
 
+  /**
+   * One page, walked while holding a listing slot and encoded before the slot goes back: a
+   * client that does not read its answer then holds one frame of this connection's, not a
+   * slot and not the page's entries.
+   */
   private void list(ListRequest l) throws IOException {
-    List<FileMeta> all = server.root().list(l.path());
-    List<FileMeta> page = new ArrayList<>();
-    int bytes = 0;
-    int i = Math.min(l.startIndex(), all.size());
-    for (; i < all.size(); i++) {
-      int n = ListResponse.entryLength(all.get(i));
-      if (bytes + n > ListResponse.PAGE_BYTES) {
-        break;
-      }
-      bytes += n;
-      page.add(all.get(i));
+    ByteBuffer frame;
+    try (ListingSlots.Slot slot = server.listingSlots().acquire(server.address(), l.path())) {
+      DirectoryWalk walk = new DirectoryWalk(server.maxListPageEntries(), ListResponse.PAGE_BYTES);
+      frame = Frames.encode(server.root().list(l.requestId(), l.path(), l.after(), walk));
+      server.listingWalked(walk);
     }
-    send(new ListResponse(l.requestId(), page, i < all.size() ? i : -1));
+    writeFully(frame);
   }
 
   private void read(ReadRequest r) throws IOException {

@@ -19,9 +19,9 @@ class FramesTest {
         new HelloAck(1, Protocol.CAP_TCP, true, NONCE, 1 << 20),
         new AuthResponse(new byte[Protocol.MAC_BYTES]),
         new AuthOk(new byte[Protocol.MAC_BYTES]),
-        new ListRequest(7, "dir/sub", 3),
+        new ListRequest(7, "dir/sub", "dir/sub/a/b.parquet"),
         new ListResponse(8, List.of(new FileMeta("a/b.parquet", 10, 20, false),
-            new FileMeta("ü/ñ.bin", 0, -1, false)), -1),
+            new FileMeta("ü/ñ.bin", 0, -1, false)), true),
         new StatRequest(9, "/x"),
         new StatResponse(10, new FileMeta("", 0, 5, true)),
         new ReadRequest(11, "f", 1L << 40, 4096),
@@ -60,7 +60,7 @@ class FramesTest {
     ProtocolException e = assertThrows(ProtocolException.class, () -> Frames.decode(huge));
     assertTrue(e.getMessage().contains("STAT path length"), e.getMessage());
     ByteBuffer manyEntries = ByteBuffer.allocate(64);
-    manyEntries.put(MessageType.LIST_RESPONSE.id()).putLong(1).putInt(-1)
+    manyEntries.put(MessageType.LIST_RESPONSE.id()).putLong(1).put((byte) 1)
         .putInt(Integer.MAX_VALUE).flip();
     e = assertThrows(ProtocolException.class, () -> Frames.decode(manyEntries));
     assertTrue(e.getMessage().contains("entry count"), e.getMessage());

@@ -42,6 +42,8 @@ import java.util.Map;
 import java.util.OptionalInt;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -137,9 +139,18 @@ final class TcpConnection implements Connection {
   static TcpConnection open(InetSocketAddress peer, ConnectionOptions options) {
     String server = describe(peer);
     SocketChannel ch = null;
+    int timeoutMs = (int) Math.max(1, options.connectTimeout().toMillis());
+    // SO_TIMEOUT bounds each read, not the handshake: a server that sends a byte now and then
+    // would hold it forever. At the deadline the socket is closed, which ends any read.
+    AtomicBoolean late = new AtomicBoolean();
+    ScheduledFuture<?> deadline = null;
     try {
       ch = SocketChannel.open();
-      int timeoutMs = (int) Math.max(1, options.connectTimeout().toMillis());
+      SocketChannel opened = ch;
+      deadline = HandshakeDeadline.TIMER.schedule(() -> {
+        late.set(true);
+        closeQuietly(opened);
+      }, timeoutMs, TimeUnit.MILLISECONDS);
       ch.socket().connect(peer, timeoutMs);
       ch.socket().setTcpNoDelay(true);
       // Handshake reads go through the socket adaptor, whose reads honour SO_TIMEOUT.
@@ -153,15 +164,43 @@ final class TcpConnection implements Connection {
       }
       HelloAck ack = handshake(in, wire, server, options.secret(), options.checksums(), options.rdma());
       ch.socket().setSoTimeout(0);
+      if (!deadline.cancel(false)) {
+        throw new IOException("closed at the deadline");
+      }
       TcpConnection c = new TcpConnection(ch, wire, peer, ack, options.threadName());
       c.reader.start();
       return c;
     } catch (IOException e) {
       closeQuietly(ch);
+      if (late.get()) {
+        throw new TransportException("Cannot connect to gpudirect server " + server + ": the"
+            + " connection and handshake did not complete within connectTimeout ("
+            + options.connectTimeout() + "); the server is overloaded, or not answering as a"
+            + " gpudirect server does", e);
+      }
       throw new TransportException("Cannot connect to gpudirect server " + server + ": " + e, e);
     } catch (RuntimeException e) {
       closeQuietly(ch);
       throw e;
+    } finally {
+      if (deadline != null) {
+        deadline.cancel(false);
+      }
+    }
+  }
+
+  /** Closes the sockets of handshakes that run past their deadline; one daemon thread. */
+  private static final class HandshakeDeadline {
+    static final ScheduledThreadPoolExecutor TIMER = timer();
+
+    private static ScheduledThreadPoolExecutor timer() {
+      ScheduledThreadPoolExecutor t = new ScheduledThreadPoolExecutor(1, r -> {
+        Thread th = new Thread(r, "gpudirect-handshake-deadline");
+        th.setDaemon(true);
+        return th;
+      });
+      t.setRemoveOnCancelPolicy(true);
+      return t;
     }
   }
 

@@ -1,0 +1,192 @@
+package io.gpudirect.server;
+
+import io.gpudirect.protocol.ErrorCode;
+import io.gpudirect.protocol.FileMeta;
+import io.gpudirect.protocol.ListResponse;
+import io.gpudirect.protocol.ListingOrder;
+import io.gpudirect.protocol.Protocol;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.PriorityQueue;
+
+/**
+ * One page of a listing: the regular files below a directory, in {@link ListingOrder}, that
+ * come after a cursor (the last path of the page before), up to a number of entries and the
+ * bytes of one frame.
+ *
+ * <p>Nothing is kept between pages, and a page costs what it returns, not what came before
+ * it: the walk goes down the cursor's own path and, in each directory on the way, passes over
+ * the names at or before the cursor's without looking at them or below them. A directory's
+ * names come in no order, so each directory the page enters is read in full, but only the
+ * page's worth of its names after the cursor is kept (the smallest, in a bounded heap) and
+ * looked at ({@code lstat}). Memory is bounded by the page, whatever the size of the tree.
+ */
+final class DirectoryWalk {
+  /** An entry's bytes on the wire besides its path's UTF-8. */
+  private static final int FIXED_ENTRY_BYTES = ListResponse.entryLength(new FileMeta("", 0, 0, false));
+  private final int maxEntries;
+  private final int maxBytes;
+  private final List<FileMeta> page = new ArrayList<>();
+  private int bytes;
+  private boolean full;
+  /** Names read from directories; see {@link #namesRead()}. */
+  private long namesRead;
+  /** Names looked at; see {@link #looked()}. */
+  private long looked;
+
+  DirectoryWalk(int maxEntries, int maxBytes) {
+    this.maxEntries = maxEntries;
+    this.maxBytes = maxBytes;
+  }
+
+  /**
+   * The page of files below {@code start} after {@code after}. {@code startPath} is the path of
+   * {@code start} relative to the root ("" for the root), as entries are named; {@code after}
+   * is "" for the first page, else a path below {@code startPath}.
+   */
+  ListResponse page(long requestId, ListedDirectory start, String startPath, String after,
+      String requested) throws IOException {
+    List<String> cursor = cursor(startPath, after, requested);
+    walk(start, startPath, cursor, 0);
+    return new ListResponse(requestId, List.copyOf(page), !full);
+  }
+
+  /** Directory entries read (every name of every directory the page entered), for tests. */
+  long namesRead() {
+    return namesRead;
+  }
+
+  /** Directory entries looked at ({@code lstat}), for tests: about the page's size. */
+  long looked() {
+    return looked;
+  }
+
+  /** The cursor's names below {@code startPath}; refused unless it is below it. */
+  private static List<String> cursor(String startPath, String after, String requested) {
+    if (after.isEmpty()) {
+      return List.of();
+    }
+    String prefix = startPath.isEmpty() ? "" : startPath + "/";
+    String below = after.startsWith(prefix) ? after.substring(prefix.length()) : "";
+    List<String> names = below.isEmpty() ? List.of() : List.of(below.split("/", -1));
+    if (names.isEmpty() || names.contains("") || names.contains(".") || names.contains("..")) {
+      throw new RequestRefusedException(ErrorCode.BAD_REQUEST, "LIST cursor "
+          + RootDirectory.show(after) + " is not a path below the listed "
+          + RootDirectory.show(requested) + "; send the last path of the page before");
+    }
+    return names;
+  }
+
+  /**
+   * Adds the files of {@code dir} (at {@code path}) that come after the cursor's names from
+   * {@code depth} on (all of them when the cursor has none left), until the page is full.
+   */
+  private void walk(ListedDirectory dir, String path, List<String> cursor, int depth)
+      throws IOException {
+    String after = null;
+    if (depth < cursor.size()) {
+      after = cursor.get(depth);
+      if (depth < cursor.size() - 1) {
+        // The page before ended inside this directory: go on there first.
+        ListedDirectory.Entry e = look(dir, after);
+        if (e != null && e.directory()) {
+          enter(dir, after, child(path, after), cursor, depth + 1);
+          if (full) {
+            return;
+          }
+        }
+      }
+    }
+    while (true) {
+      int batch = Math.max(1, maxEntries - page.size());
+      List<String> names = smallestAfter(dir, after, batch);
+      for (String name : names) {
+        ListedDirectory.Entry e = look(dir, name);
+        if (e == null) {
+          continue;
+        }
+        String p = child(path, name);
+        if (e.directory()) {
+          enter(dir, name, p, List.of(), 0);
+        } else {
+          add(new FileMeta(p, e.size(), e.modifiedMillis(), false));
+        }
+        if (full) {
+          return;
+        }
+      }
+      if (names.size() < batch) {
+        return;
+      }
+      // Every one was a directory without files, or something not listed: read on.
+      after = names.get(names.size() - 1);
+    }
+  }
+
+  private void enter(ListedDirectory dir, String name, String path, List<String> cursor,
+      int depth) throws IOException {
+    ListedDirectory sub;
+    try {
+      sub = dir.open(name);
+    } catch (IOException e) {
+      return; // unreadable or gone: left out, as a file that cannot be looked at is
+    }
+    try (sub) {
+      walk(sub, path, cursor, depth);
+    } catch (IOException e) {
+      // unreadable, or gone while being walked: what is left of it is left out
+    }
+  }
+
+  private ListedDirectory.Entry look(ListedDirectory dir, String name) {
+    looked++;
+    try {
+      return dir.look(name);
+    } catch (IOException e) {
+      return null;
+    }
+  }
+
+  /** The {@code n} smallest names of {@code dir} after {@code after} (all, when null), sorted. */
+  private List<String> smallestAfter(ListedDirectory dir, String after, int n) throws IOException {
+    // The largest kept on top, so that it is the one to go when a smaller name comes.
+    PriorityQueue<String> kept = new PriorityQueue<>(Math.min(n, 1024), Collections.reverseOrder());
+    dir.names(name -> {
+      namesRead++;
+      if (after != null && name.compareTo(after) <= 0) {
+        return;
+      }
+      if (kept.size() < n) {
+        kept.add(name);
+      } else if (name.compareTo(kept.peek()) < 0) {
+        kept.poll();
+        kept.add(name);
+      }
+    });
+    List<String> sorted = new ArrayList<>(kept);
+    Collections.sort(sorted);
+    return sorted;
+  }
+
+  private void add(FileMeta entry) {
+    int n = ListResponse.entryLength(entry);
+    if (n - FIXED_ENTRY_BYTES > Protocol.MAX_PATH_BYTES) {
+      return; // a path no request could name: not listed
+    }
+    if (bytes + n > maxBytes) {
+      full = true;
+      return;
+    }
+    page.add(entry);
+    bytes += n;
+    if (page.size() >= maxEntries) {
+      full = true;
+    }
+  }
+
+  private static String child(String path, String name) {
+    return path.isEmpty() ? name : path + "/" + name;
+  }
+}
