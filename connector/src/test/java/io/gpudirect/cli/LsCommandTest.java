@@ -1,0 +1,79 @@
+package io.gpudirect.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import io.gpudirect.client.ListingLimitException;
+import io.gpudirect.remote.RemoteStores;
+import io.gpudirect.server.BlockServer;
+import io.gpudirect.testing.EndlessListingServer;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+/** {@code gpudirect ls} in this JVM, against a real server and a hostile one on loopback. */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class LsCommandTest {
+  private final PrintStream stdout = System.out;
+
+  @AfterEach
+  void restore() {
+    System.setOut(stdout);
+    System.clearProperty("spark.gpudirect.listing.maxEntries");
+    RemoteStores.closeAll();
+  }
+
+  @Test
+  void controlCharactersInNamesAreEscapedAndOtherLettersKept(@TempDir Path root) throws Exception {
+    assumeTrue("UTF-8".equals(System.getProperty("sun.jnu.encoding")),
+        "file names need a UTF-8 locale");
+    // ESC ] 0 ; ... BEL retitles an xterm; the newline would forge a second line.
+    Files.writeString(root.resolve("a\u001b]0;pwned\u0007\nété.txt"), "x");
+    try (BlockServer s = BlockServer.builder().root(root).port(0).build().start()) {
+      String uri = "gpudirect://127.0.0.1:" + s.port();
+      Run run = ls(uri + "/");
+      assertEquals(0, run.exit);
+      assertEquals("             1  " + uri + "/a\\033]0;pwned\\a\\nété.txt\n", run.out);
+    }
+  }
+
+  @Test
+  void aServerThatNeverEndsAListingIsRefusedAtTheLimit() throws Exception {
+    System.setProperty("spark.gpudirect.listing.maxEntries", "50000");
+    try (EndlessListingServer hostile = new EndlessListingServer(5000, Duration.ZERO)) {
+      Run run = ls("gpudirect://127.0.0.1:" + hostile.port() + "/");
+      assertEquals(1, run.exit);
+      ListingLimitException e = assertInstanceOf(ListingLimitException.class, run.error);
+      assertTrue(e.getMessage().contains("127.0.0.1:" + hostile.port())
+          && e.getMessage().contains("spark.gpudirect.listing.maxEntries"), e.getMessage());
+      assertEquals("", run.out, "nothing printed from a listing that was refused");
+    }
+  }
+
+  private record Run(int exit, String out, Throwable error) {}
+
+  private static Run ls(String uri) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
+    AtomicReference<Throwable> error = new AtomicReference<>();
+    CommandLine cli = new CommandLine(new GpuDirectCli());
+    cli.setExecutionExceptionHandler((e, cmd, parsed) -> {
+      error.set(e);
+      return 1;
+    });
+    int exit = cli.execute("ls", uri);
+    return new Run(exit, out.toString(StandardCharsets.UTF_8), error.get());
+  }
+}

@@ -1,0 +1,99 @@
+package io.gpudirect.client;
+
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.gpudirect.testing.EndlessListingServer;
+import java.lang.management.ManagementFactory;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * A server that answers LIST with endless advancing pages: the client gives up at its limits,
+ * with an error naming the server, the limit and the option, and holds no more than they
+ * allow. Before the limits, {@code gpudirect ls} against such a server grew to 4.4 GB and hung.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class HostileServerTest {
+
+  @Test
+  void endlessPagesStopAtTheEntryLimitWithTheDefaults() throws Exception {
+    try (EndlessListingServer hostile = new EndlessListingServer(20_000, Duration.ZERO);
+        BlockClient c = connect(hostile, ClientConfig.builder())) {
+      long before = liveHeap();
+      AtomicLong peak = new AtomicLong();
+      AtomicBoolean done = new AtomicBoolean();
+      Thread sampler = new Thread(() -> {
+        while (!done.get()) {
+          peak.accumulateAndGet(liveHeap() - before, Math::max);
+          sleep(200);
+        }
+      });
+      sampler.start();
+      long t0 = System.nanoTime();
+      ListingLimitException e;
+      try {
+        e = assertThrows(ListingLimitException.class, () -> c.list("/"));
+      } finally {
+        done.set(true);
+        sampler.join();
+      }
+      long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+      assertTrue(e.getMessage().contains("127.0.0.1:" + hostile.port())
+          && e.getMessage().contains("more than 1000000 entries")
+          && e.getMessage().contains("listing.maxEntries"), e.getMessage());
+      System.out.printf("HostileServerTest: refused after %d ms, live heap grew by at most %d MiB%n",
+          ms, peak.get() >> 20);
+      // 1,000,000 entries of ~40-byte paths, held until the limit: a bounded few hundred MiB.
+      assertTrue(peak.get() < 512L << 20, "live heap grew by " + (peak.get() >> 20) + " MiB");
+    }
+  }
+
+  @Test
+  void endlessPagesStopAtTheByteLimit() throws Exception {
+    try (EndlessListingServer hostile = new EndlessListingServer(1000, Duration.ZERO);
+        BlockClient c = connect(hostile, ClientConfig.builder().maxListBytes(1 << 20))) {
+      ListingLimitException e = assertThrows(ListingLimitException.class, () -> c.list("x"));
+      assertTrue(e.getMessage().contains("more than 1048576 bytes of entries")
+          && e.getMessage().contains("listing.maxBytes") && e.getMessage().contains("'x'"),
+          e.getMessage());
+    }
+  }
+
+  @Test
+  void slowEndlessPagesStopAtTheListingTimeout() throws Exception {
+    try (EndlessListingServer hostile = new EndlessListingServer(10, Duration.ofMillis(300));
+        BlockClient c = connect(hostile, ClientConfig.builder().listTimeout(Duration.ofSeconds(1)))) {
+      long t0 = System.nanoTime();
+      ListingLimitException e = assertThrows(ListingLimitException.class, () -> c.list("/"));
+      long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+      assertTrue(e.getMessage().contains("no last page within PT1S")
+          && e.getMessage().contains("listing.timeout"), e.getMessage());
+      assertTrue(ms < 5000, "gave up after " + ms + " ms");
+    }
+  }
+
+  private static BlockClient connect(EndlessListingServer s, ClientConfig.Builder config)
+      throws Exception {
+    return BlockClient.connect(new InetSocketAddress("127.0.0.1", s.port()),
+        config.streams(1).transport("tcp").build());
+  }
+
+  private static long liveHeap() {
+    System.gc();
+    return ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
+  }
+
+  private static void sleep(long ms) {
+    try {
+      Thread.sleep(ms);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}

@@ -1,0 +1,115 @@
+package io.gpudirect.server;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.gpudirect.client.BlockClient;
+import io.gpudirect.client.ClientConfig;
+import io.gpudirect.client.FileEntry;
+import io.gpudirect.protocol.ErrorCode;
+import io.gpudirect.protocol.ErrorResponse;
+import io.gpudirect.protocol.FileMeta;
+import io.gpudirect.protocol.ListRequest;
+import io.gpudirect.protocol.ListResponse;
+import io.gpudirect.protocol.ListingOrder;
+import io.gpudirect.testing.RawPeer;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/** A listing, page by page: each page costs what it returns, not what came before it. */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class ListingPagesTest {
+  static final int DIRS = 40;
+  static final int FILES_PER_DIR = 1000;
+  static final int PAGE = 1000;
+
+  /**
+   * 40,000 files in 40 directories, 1000 a page. Before the cursor, every page walked (and
+   * {@code lstat}ed) the whole tree again: 40 pages of 40,000. Now a page reads the root's
+   * names and those of the one or two directories it is in, and looks at about a page of them.
+   */
+  @Test
+  void pagesCostWhatTheyReturnNotWhatCameBefore(@TempDir Path root) throws IOException {
+    for (int d = 0; d < DIRS; d++) {
+      Path dir = Files.createDirectory(root.resolve(String.format("part-%02d", d)));
+      for (int f = 0; f < FILES_PER_DIR; f++) {
+        Files.createFile(dir.resolve(String.format("f-%04d.bin", f)));
+      }
+    }
+    try (BlockServer s = BlockServer.builder().root(root).port(0).maxListPageEntries(PAGE)
+        .build().start(); RawPeer peer = new RawPeer(s.port())) {
+      peer.handshake();
+      List<String> all = new ArrayList<>();
+      List<long[]> costs = new ArrayList<>();
+      String after = ListRequest.FIRST_PAGE;
+      for (int id = 1; ; id++) {
+        long read = s.listingNamesRead();
+        long looked = s.listingEntriesLooked();
+        peer.send(new ListRequest(id, "/", after));
+        ListResponse page = (ListResponse) peer.receive();
+        costs.add(new long[] {s.listingNamesRead() - read, s.listingEntriesLooked() - looked});
+        page.entries().forEach(e -> all.add(e.path()));
+        if (page.last()) {
+          break;
+        }
+        after = page.entries().get(page.entries().size() - 1).path();
+      }
+      assertEquals(DIRS * FILES_PER_DIR, all.size());
+      assertEquals(all.stream().distinct().sorted(ListingOrder.INSTANCE).toList(), all);
+      for (int i = 0; i < costs.size(); i++) {
+        long[] c = costs.get(i);
+        // The root's 40 names, the directory the page before ended in, the one this page
+        // ends in (two reads of each at most: one to find the cursor, one to go on).
+        assertTrue(c[0] <= DIRS + 4L * FILES_PER_DIR, "page " + i + " read " + c[0] + " names");
+        assertTrue(c[1] <= PAGE + DIRS + 2, "page " + i + " looked at " + c[1] + " entries");
+      }
+      System.out.printf("ListingPagesTest: %d pages; names read per page, first %d, last %d;"
+          + " entries looked at, first %d, last %d%n", costs.size(), costs.get(0)[0],
+          costs.get(costs.size() - 1)[0], costs.get(0)[1], costs.get(costs.size() - 1)[1]);
+    }
+  }
+
+  @Test
+  void theOrderIsTreeOrderAndAListingGoesOnAfterAPathThatWentAway(@TempDir Path root)
+      throws IOException {
+    Files.createDirectories(root.resolve("a/sub"));
+    Files.createFile(root.resolve("a/x"));
+    Files.createFile(root.resolve("a/sub/y"));
+    Files.createFile(root.resolve("a-b"));
+    Files.createFile(root.resolve("a.txt"));
+    Files.createFile(root.resolve("b"));
+    try (BlockServer s = BlockServer.builder().root(root).port(0).maxListPageEntries(2)
+        .build().start();
+        BlockClient c = BlockClient.connect(new InetSocketAddress("127.0.0.1", s.port()),
+            ClientConfig.builder().streams(1).transport("tcp").build());
+        RawPeer peer = new RawPeer(s.port())) {
+      assertEquals(List.of("a/sub/y", "a/x", "a-b", "a.txt", "b"),
+          c.list("/").stream().map(FileEntry::path).toList());
+      peer.handshake();
+      peer.send(new ListRequest(1, "/", ""));
+      ListResponse first = (ListResponse) peer.receive();
+      assertEquals(List.of("a/sub/y", "a/x"), first.entries().stream().map(FileMeta::path).toList());
+      // The last file sent, and the directory it was in, are gone before the next page.
+      Files.delete(root.resolve("a/x"));
+      Files.delete(root.resolve("a/sub/y"));
+      Files.delete(root.resolve("a/sub"));
+      peer.send(new ListRequest(2, "/", "a/sub/y"));
+      ListResponse next = (ListResponse) peer.receive();
+      assertEquals(List.of("a-b", "a.txt"), next.entries().stream().map(FileMeta::path).toList());
+      assertFalse(next.last());
+      peer.send(new ListRequest(3, "a", "b"));
+      ErrorResponse e = (ErrorResponse) peer.receive();
+      assertEquals(ErrorCode.BAD_REQUEST, e.code());
+      assertTrue(e.message().contains("cursor 'b' is not a path below"), e.message());
+    }
+  }
+}

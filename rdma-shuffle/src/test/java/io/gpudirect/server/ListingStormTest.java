@@ -1,0 +1,130 @@
+package io.gpudirect.server;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.gpudirect.client.BlockClient;
+import io.gpudirect.client.ClientConfig;
+import io.gpudirect.protocol.Frames;
+import io.gpudirect.protocol.ListRequest;
+import io.gpudirect.testing.RawPeer;
+import io.gpudirect.testing.TestFiles;
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Many connections, each with LISTs of a 50,000-file directory pipelined, against one server:
+ * its heap stays bounded, and a client that only wants to read is still served at once.
+ * Before listings were bounded, each LIST held the whole directory's entries (the server's RSS
+ * went from 454 MiB to 3.1 GiB under 16 connections x 5 LISTs of 200,000 files) and every
+ * connection's walk ran at once, starving everything else of the CPU.
+ */
+@Timeout(value = 180, unit = TimeUnit.SECONDS)
+class ListingStormTest {
+  static final int FILES = 50_000;
+  static final int CONNECTIONS = 32;
+  static final int PIPELINED = 4;
+
+  @Test
+  void aListingStormLeavesTheHeapBoundedAndAReaderServed(@TempDir Path root) throws Exception {
+    Path big = Files.createDirectory(root.resolve("big"));
+    for (int i = 0; i < FILES; i++) {
+      Files.createFile(big.resolve(String.format("part-%06d-of-a-dataset-with-long-names.parquet", i)));
+    }
+    TestFiles.write(root.resolve("small.bin"), 4096, 1);
+    try (BlockServer s = BlockServer.builder().root(root).port(0).build().start()) {
+      long before = liveHeap();
+      AtomicBoolean stop = new AtomicBoolean();
+      List<Thread> storm = new ArrayList<>();
+      for (int i = 0; i < CONNECTIONS; i++) {
+        Thread t = new Thread(() -> listUntil(s.port(), stop), "list-storm-" + i);
+        t.setDaemon(true);
+        t.start();
+        storm.add(t);
+      }
+      try {
+        Thread.sleep(1000);
+        long peak = 0;
+        for (int i = 0; i < 8; i++) {
+          peak = Math.max(peak, liveHeap() - before);
+          Thread.sleep(250);
+        }
+        long slowest = 0;
+        for (int i = 0; i < 8; i++) {
+          slowest = Math.max(slowest, servedNanos(s.port()));
+          Thread.sleep(200);
+        }
+        System.out.printf("ListingStormTest: live heap grew by at most %d MiB; a reader was"
+            + " served within %d ms at worst; %d LIST pages answered%n", peak >> 20,
+            TimeUnit.NANOSECONDS.toMillis(slowest), s.stats().requests());
+        assertTrue(peak < 48L << 20, "live heap grew by " + (peak >> 20) + " MiB");
+        assertTrue(slowest < TimeUnit.SECONDS.toNanos(1),
+            "a reader waited " + TimeUnit.NANOSECONDS.toMillis(slowest) + " ms");
+      } finally {
+        stop.set(true);
+        for (Thread t : storm) {
+          t.join(TimeUnit.SECONDS.toMillis(30));
+        }
+      }
+    }
+  }
+
+  /** Heap in use after a full collection: what the server holds, not its garbage. */
+  private static long liveHeap() {
+    System.gc();
+    return ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
+  }
+
+  /** Connect, handshake and a 4 KiB read, as a reader that lists nothing does. */
+  private static long servedNanos(int port) {
+    long t0 = System.nanoTime();
+    try (BlockClient c = BlockClient.connect(new InetSocketAddress("127.0.0.1", port),
+        ClientConfig.builder().streams(1).transport("tcp").maxRetries(0).build())) {
+      c.read("small.bin", 0, ByteBuffer.allocate(4096));
+    }
+    return System.nanoTime() - t0;
+  }
+
+  /**
+   * First pages of the big directory, {@link #PIPELINED} at a time, until told to stop. The
+   * answers are read and dropped undecoded, so that the heap measured is the server's.
+   */
+  private static void listUntil(int port, AtomicBoolean stop) {
+    try (RawPeer peer = new RawPeer(port)) {
+      peer.channel.socket().setSoTimeout(60_000);
+      peer.handshake();
+      var in = java.nio.channels.Channels.newChannel(peer.channel.socket().getInputStream());
+      ByteBuffer length = ByteBuffer.allocate(4);
+      ByteBuffer sink = ByteBuffer.allocate(64 << 10);
+      long id = 0;
+      while (!stop.get()) {
+        for (int i = 0; i < PIPELINED; i++) {
+          peer.send(new ListRequest(++id, "big", ListRequest.FIRST_PAGE));
+        }
+        for (int i = 0; i < PIPELINED; i++) {
+          Frames.readFully(in, length.clear(), false);
+          int left = length.flip().getInt();
+          while (left > 0) {
+            sink.clear().limit(Math.min(left, sink.capacity()));
+            Frames.readFully(in, sink, false);
+            left -= sink.position();
+          }
+        }
+      }
+    } catch (IOException e) {
+      if (!stop.get()) {
+        throw new IllegalStateException("storm connection failed", e);
+      }
+    }
+  }
+}
