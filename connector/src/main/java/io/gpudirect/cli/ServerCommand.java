@@ -56,6 +56,21 @@ final class ServerCommand implements Callable<Integer> {
           + " read twice (8 bytes a block: 32 MB covers 256 GiB of files; 0 turns it off; default ${DEFAULT-VALUE}).")
   long checksumCacheMb;
 
+  @Option(names = "--max-list-page-entries", defaultValue = "10000", paramLabel = "N",
+      description = "Most entries in one page of a listing (default ${DEFAULT-VALUE}); a page's walk holds about"
+          + " this many names in memory, and reads every name of each directory it enters.")
+  int maxListPageEntries;
+
+  @Option(names = "--max-concurrent-listings", paramLabel = "N",
+      description = "Most listing pages walked at once, server-wide (default: half the cores, at least 1);"
+          + " further LISTs wait their turn.")
+  Integer maxConcurrentListings;
+
+  @Option(names = "--listing-queue-seconds", defaultValue = "10", paramLabel = "S",
+      description = "How long a LIST waits for its turn before it is refused with LIMIT_EXCEEDED"
+          + " (default ${DEFAULT-VALUE}).")
+  int listingQueueSeconds;
+
   @Option(names = "--status", paramLabel = "URI",
       description = "Print the counters of the server at gpudirect://HOST:PORT and exit.")
   String status;
@@ -81,14 +96,25 @@ final class ServerCommand implements Callable<Integer> {
       throw new GpuDirectException("server: --tls-cert and --tls-key go together (the certificate"
           + " chain and its private key, both PEM)");
     }
+    if (maxListPageEntries <= 0 || (maxConcurrentListings != null && maxConcurrentListings <= 0)
+        || listingQueueSeconds < 0) {
+      throw new GpuDirectException("server: --max-list-page-entries and --max-concurrent-listings"
+          + " must be positive, --listing-queue-seconds must not be negative");
+    }
     String secret = SecretFile.read(secretFile);
-    BlockServer server = BlockServer.builder()
+    BlockServer.Builder builder = BlockServer.builder();
+    if (maxConcurrentListings != null) {
+      builder.maxConcurrentListings(maxConcurrentListings);
+    }
+    BlockServer server = builder
         .root(root)
         .bindAddress(bind)
         .port(port)
         .secret(secret == null ? null : secret.getBytes(StandardCharsets.UTF_8))
         .shutdownGracePeriod(Duration.ofSeconds(graceSeconds))
         .checksumCacheBlocks(checksumCacheMb * (1L << 20) / 8)
+        .maxListPageEntries(maxListPageEntries)
+        .listingQueueTimeout(Duration.ofSeconds(listingQueueSeconds))
         .rdma(rdmaMode)
         .tls(tlsCert == null ? null : TlsContexts.server(tlsCert, tlsKey))
         .build();

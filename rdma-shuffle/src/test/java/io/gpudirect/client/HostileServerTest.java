@@ -3,7 +3,16 @@ package io.gpudirect.client;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.gpudirect.protocol.Auth;
+import io.gpudirect.protocol.Frames;
+import io.gpudirect.protocol.HelloAck;
+import io.gpudirect.protocol.Protocol;
 import io.gpudirect.testing.EndlessListingServer;
+import io.gpudirect.transport.TransportException;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
 import java.lang.management.ManagementFactory;
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -31,7 +40,7 @@ class HostileServerTest {
       Thread sampler = new Thread(() -> {
         while (!done.get()) {
           peak.accumulateAndGet(liveHeap() - before, Math::max);
-          sleep(200);
+          sleep(1000);
         }
       });
       sampler.start();
@@ -75,6 +84,67 @@ class HostileServerTest {
       assertTrue(e.getMessage().contains("no last page within PT1S")
           && e.getMessage().contains("listing.timeout"), e.getMessage());
       assertTrue(ms < 5000, "gave up after " + ms + " ms");
+    }
+  }
+
+  /**
+   * A server that sends its HELLO_ACK a byte at a time, each well within the socket timeout,
+   * announcing a 1 MiB frame it never finishes: the handshake ends at connectTimeout.
+   */
+  @Test
+  void aHandshakeTrickledByteByByteEndsAtTheConnectTimeout() throws Exception {
+    try (ServerSocketChannel server = ServerSocketChannel.open()
+        .bind(new InetSocketAddress("127.0.0.1", 0))) {
+      Thread trickler = new Thread(() -> {
+        try (SocketChannel ch = server.accept()) {
+          ch.write(ByteBuffer.wrap(Protocol.MAGIC));
+          ByteBuffer frame = ByteBuffer.allocate(1 << 20).putInt((1 << 20) - 4).rewind();
+          while (frame.hasRemaining()) {
+            ch.write(frame.slice(frame.position(), 1));
+            frame.position(frame.position() + 1);
+            Thread.sleep(100);
+          }
+        } catch (IOException | InterruptedException e) {
+          // the client gave up
+        }
+      });
+      trickler.setDaemon(true);
+      trickler.start();
+      long t0 = System.nanoTime();
+      TransportException e = assertThrows(TransportException.class, () -> BlockClient.connect(
+          (InetSocketAddress) server.getLocalAddress(), ClientConfig.builder().streams(1)
+              .transport("tcp").maxRetries(0).connectTimeout(Duration.ofSeconds(1)).build()));
+      long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+      assertTrue(e.getMessage().contains("did not complete within connectTimeout (PT1S)"),
+          e.getMessage());
+      assertTrue(ms < 5000, "gave up after " + ms + " ms");
+    }
+  }
+
+  /** A read is split into requests of at most maxReadLength; a server cannot make that tiny. */
+  @Test
+  void aTinyMaxReadLengthIsRefused() throws Exception {
+    try (ServerSocketChannel server = ServerSocketChannel.open()
+        .bind(new InetSocketAddress("127.0.0.1", 0))) {
+      Thread liar = new Thread(() -> {
+        try (SocketChannel ch = server.accept()) {
+          Frames.readFully(ch, ByteBuffer.allocate(Protocol.MAGIC.length), false);
+          Frames.read(ch);
+          ch.write(ByteBuffer.wrap(Protocol.MAGIC));
+          ch.write(Frames.encode(new HelloAck(Protocol.VERSION, Protocol.CAP_TCP, false,
+              Auth.newNonce(), 1)));
+          Thread.sleep(5000);
+        } catch (IOException | InterruptedException e) {
+          // the client gave up
+        }
+      });
+      liar.setDaemon(true);
+      liar.start();
+      Exception e = assertThrows(Exception.class, () -> BlockClient.connect(
+          (InetSocketAddress) server.getLocalAddress(), ClientConfig.builder().streams(1)
+              .transport("tcp").maxRetries(0).build()));
+      assertTrue(e.getMessage().contains("maxReadLength must be at least 65536: 1"),
+          e.getMessage());
     }
   }
 

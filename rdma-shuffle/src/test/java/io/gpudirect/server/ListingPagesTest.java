@@ -112,4 +112,25 @@ class ListingPagesTest {
       assertTrue(e.message().contains("cursor 'b' is not a path below"), e.message());
     }
   }
+
+  /** With every listing slot taken, a LIST waits its turn, then is refused, naming the limit. */
+  @Test
+  void aListWaitsForASlotThenIsRefused(@TempDir Path root) throws IOException {
+    Files.createFile(root.resolve("f"));
+    try (BlockServer s = BlockServer.builder().root(root).port(0).maxConcurrentListings(1)
+        .listingQueueTimeout(java.time.Duration.ofMillis(200)).build().start();
+        RawPeer peer = new RawPeer(s.port())) {
+      peer.handshake();
+      try (ListingSlots.Slot held = s.listingSlots().acquire(s.address(), "/")) {
+        peer.send(new ListRequest(1, "/", ""));
+        ErrorResponse e = (ErrorResponse) peer.receive();
+        assertEquals(ErrorCode.LIMIT_EXCEEDED, e.code());
+        assertTrue(e.message().contains("1 listings in progress")
+            && e.message().contains("--max-concurrent-listings"), e.message());
+      }
+      peer.send(new ListRequest(2, "/", ""));
+      assertEquals(List.of("f"), ((ListResponse) peer.receive()).entries().stream()
+          .map(FileMeta::path).toList());
+    }
+  }
 }
