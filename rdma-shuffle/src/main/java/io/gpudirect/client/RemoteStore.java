@@ -30,7 +30,8 @@ public interface RemoteStore extends AutoCloseable {
   FileEntry stat(String path);
 
   /**
-   * Every regular file below {@code path}, recursively, sorted by path. When {@code path} is
+   * Every regular file below {@code path}, recursively, in
+   * {@link io.gpudirect.protocol.ListingOrder} (tree order). When {@code path} is
    * a file, the list holds just that file.
    */
   List<FileEntry> list(String path);
