@@ -34,10 +34,12 @@ final class ListingBudget {
       bytes += ListResponse.entryLength(e);
     }
     if (entries > config.maxListEntries()) {
-      throw over("more than " + config.maxListEntries() + " entries", "listing.maxEntries");
+      throw over("more than " + config.maxListEntries() + " entries", "listing.maxEntries",
+          "maxListEntries");
     }
     if (bytes > config.maxListBytes()) {
-      throw over("more than " + config.maxListBytes() + " bytes of entries", "listing.maxBytes");
+      throw over("more than " + config.maxListBytes() + " bytes of entries", "listing.maxBytes",
+          "maxListBytes");
     }
     if (nanosLeft() <= 0) {
       throw timedOut();
@@ -46,21 +48,13 @@ final class ListingBudget {
 
   ListingLimitException timedOut() {
     return over("no last page within " + config.listTimeout() + " (" + entries
-        + " entries so far)", "listing.timeout");
+        + " entries so far)", "listing.timeout", "listTimeout");
   }
 
-  private ListingLimitException over(String what, String option) {
+  private ListingLimitException over(String what, String option, String setting) {
     return new ListingLimitException("Listing '" + path + "' on gpudirect server " + server
         + " stopped: it has " + what + ", the client's limit. Either the directory is that"
         + " large, or the server keeps sending pages. To allow more, raise the option " + option
-        + " (spark.gpudirect." + option + "; ClientConfig." + builderName(option) + ")");
-  }
-
-  private static String builderName(String option) {
-    return switch (option) {
-      case "listing.maxEntries" -> "maxListEntries";
-      case "listing.maxBytes" -> "maxListBytes";
-      default -> "listTimeout";
-    };
+        + " (spark.gpudirect." + option + "; ClientConfig." + setting + ")");
   }
 }

@@ -24,6 +24,11 @@ import java.util.PriorityQueue;
  * looked at ({@code lstat}). Memory is bounded by the page, whatever the size of the tree.
  */
 final class DirectoryWalk {
+  /**
+   * Fewest names taken from a directory at a time: with room for one more entry left, a
+   * directory of many empty subdirectories is still read once per this many of them.
+   */
+  private static final int MIN_BATCH = 256;
   /** An entry's bytes on the wire besides its path's UTF-8. */
   private static final int FIXED_ENTRY_BYTES = ListResponse.entryLength(new FileMeta("", 0, 0, false));
   private final int maxEntries;
@@ -88,19 +93,18 @@ final class DirectoryWalk {
     String after = null;
     if (depth < cursor.size()) {
       after = cursor.get(depth);
-      if (depth < cursor.size() - 1) {
-        // The page before ended inside this directory: go on there first.
-        ListedDirectory.Entry e = look(dir, after);
-        if (e != null && e.directory()) {
-          enter(dir, after, child(path, after), cursor, depth + 1);
-          if (full) {
-            return;
-          }
+      // What is below the cursor's name here comes after the cursor: the rest of the directory
+      // the page before ended in, or all of a directory that has replaced the file it ended with.
+      ListedDirectory.Entry e = look(dir, after);
+      if (e != null && e.directory()) {
+        enter(dir, after, child(path, after), cursor, depth + 1);
+        if (full) {
+          return;
         }
       }
     }
     while (true) {
-      int batch = Math.max(1, maxEntries - page.size());
+      int batch = Math.max(MIN_BATCH, maxEntries - page.size());
       List<String> names = smallestAfter(dir, after, batch);
       for (String name : names) {
         ListedDirectory.Entry e = look(dir, name);
@@ -109,7 +113,11 @@ final class DirectoryWalk {
         }
         String p = child(path, name);
         if (e.directory()) {
-          enter(dir, name, p, List.of(), 0);
+          // Below a path this long no file could be named in a request: not walked, which
+          // also bounds how deep the walk goes.
+          if (p.length() < Protocol.MAX_PATH_BYTES) {
+            enter(dir, name, p, List.of(), 0);
+          }
         } else {
           add(new FileMeta(p, e.size(), e.modifiedMillis(), false));
         }
@@ -120,7 +128,7 @@ final class DirectoryWalk {
       if (names.size() < batch) {
         return;
       }
-      // Every one was a directory without files, or something not listed: read on.
+      // The page still has room (directories without files, things not listed): read on.
       after = names.get(names.size() - 1);
     }
   }

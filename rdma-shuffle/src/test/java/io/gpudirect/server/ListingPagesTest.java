@@ -106,6 +106,13 @@ class ListingPagesTest {
       ListResponse next = (ListResponse) peer.receive();
       assertEquals(List.of("a-b", "a.txt"), next.entries().stream().map(FileMeta::path).toList());
       assertFalse(next.last());
+      // The file the page ended with is now a directory: what is in it comes after it.
+      Files.delete(root.resolve("a.txt"));
+      Files.createFile(Files.createDirectory(root.resolve("a.txt")).resolve("z"));
+      peer.send(new ListRequest(4, "/", "a.txt"));
+      ListResponse replaced = (ListResponse) peer.receive();
+      assertEquals(List.of("a.txt/z", "b"),
+          replaced.entries().stream().map(FileMeta::path).toList());
       peer.send(new ListRequest(3, "a", "b"));
       ErrorResponse e = (ErrorResponse) peer.receive();
       assertEquals(ErrorCode.BAD_REQUEST, e.code());
