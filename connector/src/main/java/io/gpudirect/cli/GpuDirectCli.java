@@ -10,18 +10,23 @@ import picocli.CommandLine.Command;
         DoctorCommand.class})
 public final class GpuDirectCli {
   public static void main(String[] args) {
+    System.exit(commandLine().execute(args));
+  }
+
+  /** The command line as {@link #main} runs it, for tests that run it in their own JVM. */
+  static CommandLine commandLine() {
     CommandLine cli = new CommandLine(new GpuDirectCli());
     addBenchWhenPresent(cli);
     // A GpuDirectException already says what went wrong and what to do: print it, not a stack.
+    // Escaped: it can carry a server's words and file names (see TerminalText).
     cli.setExecutionExceptionHandler((e, cmd, parsed) -> {
-      cmd.getErr().println("gpudirect: " + e.getMessage());
+      cmd.getErr().println("gpudirect: " + TerminalText.escape(String.valueOf(e.getMessage())));
       if (System.getenv("GPUDIRECT_DEBUG") != null) {
         e.printStackTrace(cmd.getErr());
       }
       return 1;
     });
-    int code = cli.execute(args);
-    System.exit(code);
+    return cli;
   }
 
   /**

@@ -49,7 +49,8 @@ final class ServerStatus {
     GpuDirectUri server = GpuDirectUri.parse(uri);
     Map<String, Long> counters = fetch(server, secret, tls);
     out.println("gpudirect server " + server.authority());
-    counters.forEach((name, value) -> out.printf("  %-22s %d%n", name, value));
+    // Names come from the server: escaped, as ls escapes file names.
+    counters.forEach((name, value) -> out.printf("  %-22s %d%n", TerminalText.escape(name), value));
     out.flush();
     return 0;
   }

@@ -62,13 +62,28 @@ class LsCommandTest {
     }
   }
 
+  /** An error message that names a path (or carries a server's words) is escaped too. */
+  @Test
+  void anErrorNamingAPathWithControlCharactersIsEscaped(@TempDir Path root) {
+    try (BlockServer s = BlockServer.builder().root(root).port(0).build().start()) {
+      String uri = "gpudirect://127.0.0.1:" + s.port();
+      ByteArrayOutputStream err = new ByteArrayOutputStream();
+      CommandLine cli = GpuDirectCli.commandLine();
+      cli.setErr(new java.io.PrintWriter(err, true, StandardCharsets.UTF_8));
+      assertEquals(1, cli.execute("ls", uri + "/gone%1B%5D0;pwned%07"));
+      String printed = err.toString(StandardCharsets.UTF_8);
+      assertTrue(printed.contains("gone\\033]0;pwned\\a") && !printed.contains("\u001b")
+          && !printed.contains("\u0007"), printed);
+    }
+  }
+
   private record Run(int exit, String out, Throwable error) {}
 
   private static Run ls(String uri) {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
     AtomicReference<Throwable> error = new AtomicReference<>();
-    CommandLine cli = new CommandLine(new GpuDirectCli());
+    CommandLine cli = GpuDirectCli.commandLine();
     cli.setExecutionExceptionHandler((e, cmd, parsed) -> {
       error.set(e);
       return 1;
