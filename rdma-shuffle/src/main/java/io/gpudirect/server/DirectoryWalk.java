@@ -106,7 +106,14 @@ final class DirectoryWalk {
     while (true) {
       int batch = Math.max(MIN_BATCH, maxEntries - page.size());
       List<String> names = smallestAfter(dir, after, batch);
+      String previous = null;
       for (String name : names) {
+        // Names the JDK could not decode all read as U+FFFD: one of each, so that a page never
+        // names a path twice (a client refuses a listing that does not go forward).
+        if (name.equals(previous)) {
+          continue;
+        }
+        previous = name;
         ListedDirectory.Entry e = look(dir, name);
         if (e == null) {
           continue;
