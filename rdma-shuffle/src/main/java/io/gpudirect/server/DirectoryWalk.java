@@ -21,7 +21,8 @@ import java.util.PriorityQueue;
  * the names at or before the cursor's without looking at them or below them. A directory's
  * names come in no order, so each directory the page enters is read in full, but only the
  * page's worth of its names after the cursor is kept (the smallest, in a bounded heap) and
- * looked at ({@code lstat}). Memory is bounded by the page, whatever the size of the tree.
+ * looked at ({@code lstat}). Memory is bounded by the page (and a batch of names for each
+ * directory the walk is inside), whatever the size of the tree.
  */
 final class DirectoryWalk {
   /**
