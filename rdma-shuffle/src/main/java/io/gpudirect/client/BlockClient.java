@@ -149,9 +149,16 @@ public final class BlockClient implements RemoteStore {
       client.close();
       throw e;
     }
-    LOG.info("Connected to gpudirect server {} over {}{} ({} streams): {}", client.serverName,
-        client.transport.name(), config.tls() ? " with TLS" : "", config.streams(),
-        client.transportReason);
+    // Over TCP every ls, cat and scan connects: the transport line (TcpFallbackNotice) said once
+    // why it is TCP, and the scan's metrics say it again; a connection over RDMA is worth a line.
+    String connected = "Connected to gpudirect server {} over {}{} ({} streams): {}";
+    Object[] args = {client.serverName, client.transport.name(), config.tls() ? " with TLS" : "",
+        config.streams(), client.transportReason};
+    if (client.transport instanceof RdmaTransport) {
+      LOG.info(connected, args);
+    } else {
+      LOG.debug(connected, args);
+    }
     return client;
   }
 

@@ -10,6 +10,7 @@ import io.gpudirect.transport.rdma.DisniVerbs;
 import io.gpudirect.transport.rdma.RdmaException;
 import io.gpudirect.transport.rdma.RdmaService;
 import io.gpudirect.transport.rdma.RdmaUnavailableException;
+import io.gpudirect.transport.rdma.TcpFallbackNotice;
 import io.gpudirect.transport.rdma.Verbs;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -179,8 +180,13 @@ public final class BlockServer implements AutoCloseable {
         throw new GpuDirectException("Cannot serve RDMA on " + address + " (--rdma on): "
             + e.getMessage(), e);
       }
-      rdmaStatus = "no rdma: " + (e instanceof RdmaUnavailableException u ? u.reason() : e.getMessage());
-      LOG.info("BlockServer on {} serves TCP only (--rdma auto): {}", address, e.getMessage());
+      if (e instanceof RdmaUnavailableException u) {
+        rdmaStatus = "no rdma: " + u.summary();
+        TcpFallbackNotice.say(u);
+      } else {
+        rdmaStatus = "no rdma: " + e.getMessage();
+        LOG.info("BlockServer on {} serves TCP only (--rdma auto): {}", address, e.getMessage());
+      }
     }
   }
 
