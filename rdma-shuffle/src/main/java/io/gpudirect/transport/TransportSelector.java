@@ -66,7 +66,7 @@ public final class TransportSelector {
         } catch (RdmaUnavailableException e) {
           TcpFallbackNotice.say(e);
           yield new Selection(new TcpTransport(), "transport=auto chose TCP: " + e.summary()
-              + " (gpudirect doctor says what RDMA needs)");
+              + "; see gpudirect doctor");
         }
       }
       case "tcp" -> new Selection(new TcpTransport(), "transport=tcp requested");

@@ -11,7 +11,7 @@ import org.slf4j.LoggerFactory;
  * {@code gpudirect doctor} and to the error of {@code transport=rdma}, not to every command.
  */
 public final class TcpFallbackNotice {
-  private static final Logger LOG = LoggerFactory.getLogger("io.gpudirect.transport");
+  private static final Logger LOG = LoggerFactory.getLogger(TcpFallbackNotice.class);
   private static final AtomicBoolean SAID = new AtomicBoolean();
 
   private TcpFallbackNotice() {}
