@@ -287,12 +287,11 @@ class BlockServerTest {
   @Test
   void serverThreadsEndWithTheServer(@TempDir Path dir) throws Exception {
     long before = TestFiles.gpudirectThreads("gpudirect-server");
-    BlockServer s = BlockServer.builder().root(dir).port(0).build().start();
-    BlockClient c = BlockClient.connect(address(s), ClientConfig.builder().streams(3).build());
-    // accept, the idle-files sweeper, one per connection
-    assertEquals(before + 5, TestFiles.gpudirectThreads("gpudirect-server"));
-    c.close();
-    s.close();
+    try (BlockServer s = BlockServer.builder().root(dir).port(0).build().start();
+        BlockClient c = BlockClient.connect(address(s), ClientConfig.builder().streams(3).build())) {
+      // accept, the idle-files sweeper, one per connection
+      assertEquals(before + 5, TestFiles.settledThreads("gpudirect-server", before + 5));
+    }
     assertEquals(before, TestFiles.settledThreads("gpudirect-server", before));
   }
 
