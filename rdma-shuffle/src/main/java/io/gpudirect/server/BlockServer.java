@@ -318,8 +318,9 @@ public final class BlockServer implements AutoCloseable {
 
   /** Connections closed before authenticating, and failed logins: a few lines, not one per try. */
   void logSummaries() {
-    pending.logSummary(LOG_SUMMARY_INTERVAL);
-    logins.logSummary(LOG_SUMMARY_INTERVAL, System.nanoTime());
+    long now = System.nanoTime();
+    pending.logSummary(now);
+    logins.logSummary(now);
   }
 
   /** False when interrupted: the caller stops waiting. */

@@ -45,6 +45,7 @@ final class LoginThrottle {
   }
 
   private final String server;
+  private long lastSummaryNanos = System.nanoTime();
   /** Least recently seen first. Guarded by this. */
   private final LinkedHashMap<InetAddress, Network> networks =
       new LinkedHashMap<>(16, 0.75f, true) {
@@ -109,7 +110,9 @@ final class LoginThrottle {
   }
 
   /** One WARN line per network that failed or was refused since the last call; forgets quiet ones. */
-  synchronized void logSummary(Duration interval, long now) {
+  synchronized void logSummary(long now) {
+    long since = Math.max(1, TimeUnit.NANOSECONDS.toSeconds(now - lastSummaryNanos));
+    lastSummaryNanos = now;
     for (Iterator<Map.Entry<InetAddress, Network>> it = networks.entrySet().iterator(); it.hasNext(); ) {
       Map.Entry<InetAddress, Network> e = it.next();
       Network n = e.getValue();
@@ -117,7 +120,7 @@ final class LoginThrottle {
         long waitMs = Math.max(0, TimeUnit.NANOSECONDS.toMillis(n.refusedUntilNanos - now));
         LOG.warn("{} failed and {} refused logins from {} on {} in the last {} s ({} failed in all);"
             + " {}", n.failedSinceSummary, n.refusedSinceSummary, ClientNetwork.show(e.getKey()),
-            server, interval.toSeconds(), n.failures, waitMs > 0
+            server, since, n.failures, waitMs > 0
                 ? "its logins are refused for another " + (waitMs + 999) / 1000 + " s"
                 : "its logins are allowed again");
         n.failedSinceSummary = 0;

@@ -42,6 +42,7 @@ final class PendingHandshakes {
   private final Map<InetAddress, ArrayDeque<Pending>> byNetwork = new HashMap<>();
   /** Closed since the last summary, by network. Guarded by this. */
   private Map<InetAddress, long[]> closedSinceSummary = new HashMap<>();
+  private long lastSummaryNanos = System.nanoTime();
   private final AtomicLong expired = new AtomicLong();
   private final AtomicLong evicted = new AtomicLong();
 
@@ -148,9 +149,12 @@ final class PendingHandshakes {
    * One WARN line for every connection closed before it finished its handshake since the last
    * call (a few per interval, however many there were); called on a fixed interval.
    */
-  void logSummary(Duration interval) {
+  void logSummary(long now) {
     Map<InetAddress, long[]> closed;
+    long since;
     synchronized (this) {
+      since = now - lastSummaryNanos;
+      lastSummaryNanos = now;
       if (closedSinceSummary.isEmpty()) {
         return;
       }
@@ -173,7 +177,7 @@ final class PendingHandshakes {
     LOG.warn("BlockServer on {} closed {} connections in the last {} s before they finished the"
         + " handshake: {} past the {} s deadline, {} to make room for newer ones (at most {}"
         + " pending, {} per address); from {} addresses, most from {} ({})", server,
-        late + pushed, interval.toSeconds(), late, deadline.toMillis() / 1000.0, pushed, budget,
+        late + pushed, Math.max(1, TimeUnit.NANOSECONDS.toSeconds(since)), late, deadline.toMillis() / 1000.0, pushed, budget,
         perAddress, closed.size(), ClientNetwork.show(most), mostCount);
   }
 

@@ -32,7 +32,8 @@ public final class ServerSecret {
    */
   public static void checkLength(byte[] secret, String source, String file) {
     if (secret.length < MIN_BYTES) {
-      throw new GpuDirectException("The " + source + " holds " + secret.length + " bytes (leading"
+      throw new GpuDirectException("The " + source + " holds " + secret.length
+          + (secret.length == 1 ? " byte" : " bytes") + " (leading"
           + " and trailing whitespace not counted); a server secret must have at least "
           + MIN_BYTES + ", from a random source. Make one with: " + howToMake(file)
           + " (and give clients the same secret)");
