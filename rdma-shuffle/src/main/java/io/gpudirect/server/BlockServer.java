@@ -440,7 +440,7 @@ public final class BlockServer implements AutoCloseable {
     return true;
   }
 
-  /** {@code served}: whether it got past {@link #handshakeDone}. */
+  /** {@code wasServed}: whether it got past {@link #handshakeDone}. */
   void connectionEnded(ServerConnection conn, boolean wasServed) {
     pending.ended(conn);
     if (wasServed) {
@@ -449,7 +449,7 @@ public final class BlockServer implements AutoCloseable {
     connections.remove(conn);
   }
 
-  /** Why logins from the connection's network are refused, or null. */
+  /** Failed logins by address, and the backoff they earn. */
   LoginThrottle logins() {
     return logins;
   }
