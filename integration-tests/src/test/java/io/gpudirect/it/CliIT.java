@@ -100,8 +100,14 @@ class CliIT {
     Path weak = Files.writeString(tmp.resolve("weak-secret"), "x\n");
     Process refused = cli("server", "--root", root.toString(), "--port", "0", "--secret-file", weak.toString())
         .redirectErrorStream(true).start();
+    // A server that took the secret would serve until stopped: wait, then read what it said.
+    boolean exited = refused.waitFor(60, TimeUnit.SECONDS);
+    if (!exited) {
+      refused.destroy();
+      refused.waitFor(30, TimeUnit.SECONDS);
+    }
     String out = new String(refused.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-    assertTrue(refused.waitFor(60, TimeUnit.SECONDS));
+    assertTrue(exited, "the server started with a 1-byte secret: " + out);
     assertEquals(1, refused.exitValue(), out);
     assertTrue(out.contains("secret file " + weak + " holds 1 byte") && out.contains("at least 16")
         && out.contains("head -c 32 /dev/urandom | base64 > " + weak) && !out.contains("listening"), out);

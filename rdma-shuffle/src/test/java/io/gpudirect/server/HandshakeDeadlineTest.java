@@ -15,6 +15,7 @@ import io.gpudirect.testing.TestFiles;
 import io.gpudirect.transport.tls.TlsContexts;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.PrintStream;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
@@ -101,6 +102,9 @@ class HandshakeDeadlineTest {
       peers.watchUntil(() -> false, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(200), null);
       assertEquals(strangers - perAddress, peers.closedCount(),
           "the address's newest " + perAddress + " are still pending: " + peers.closedIndexes());
+      String log = logged(server::logSummaries);
+      assertTrue(log.contains("closed 24 connections in the last") && log.contains("0 past the 10.0 s"
+          + " deadline, 24 to make room for newer ones") && log.contains("most from 127.0.0.2 (24)"), log);
     }
   }
 
@@ -160,6 +164,19 @@ class HandshakeDeadlineTest {
       c.read("f.bin", 0, dst);
       assertArrayEquals(data, dst.array());
     }
+  }
+
+  /** What {@code action} logs (slf4j-simple writes to System.err). */
+  private static String logged(Runnable action) {
+    ByteArrayOutputStream log = new ByteArrayOutputStream();
+    PrintStream stderr = System.err;
+    System.setErr(new PrintStream(log, true, StandardCharsets.UTF_8));
+    try {
+      action.run();
+    } finally {
+      System.setErr(stderr);
+    }
+    return log.toString(StandardCharsets.UTF_8);
   }
 
   /** What a TLS client sends first: its ClientHello record. */
