@@ -44,7 +44,6 @@ final class PendingHandshakes {
   private Map<InetAddress, long[]> closedSinceSummary = new HashMap<>();
   private long lastSummaryNanos = System.nanoTime();
   private final AtomicLong expired = new AtomicLong();
-  private final AtomicLong evicted = new AtomicLong();
 
   private record Pending(ServerConnection connection, InetAddress network, ScheduledFuture<?> deadline) {}
 
@@ -95,7 +94,6 @@ final class PendingHandshakes {
       byNetwork.computeIfAbsent(network, n -> new ArrayDeque<>()).addLast(p);
     }
     if (victim != null) {
-      evicted.incrementAndGet();
       LOG.debug("Closing {}, whose handshake is the oldest pending, to admit {}",
           victim.connection().peer(), connection.peer());
       victim.connection().closeNow();
@@ -181,16 +179,9 @@ final class PendingHandshakes {
         perAddress, closed.size(), ClientNetwork.show(most), mostCount);
   }
 
-  synchronized int size() {
-    return pending.size();
-  }
-
+  /** Connections closed at their deadline, since start. */
   long expired() {
     return expired.get();
-  }
-
-  long evicted() {
-    return evicted.get();
   }
 
   /** Connections that end before finishing (their peer left) give their place back. */
