@@ -66,7 +66,7 @@ final class LoginThrottle {
   synchronized Verdict decide(InetAddress address, boolean proofMatches, String peer, long now) {
     InetAddress key = ClientNetwork.of(address);
     Network n = networks.get(key);
-    if (n != null && now - n.refusedUntilNanos < 0) {
+    if (n != null && refusedForNanos(n, now) > 0) {
       n.refusedSinceSummary++;
       return Verdict.REFUSED;
     }
@@ -93,6 +93,11 @@ final class LoginThrottle {
     return Verdict.FAILED;
   }
 
+  /** How much longer the network's logins are refused; 0 when they are not. */
+  private static long refusedForNanos(Network n, long now) {
+    return n.failures < FREE_FAILURES ? 0 : Math.max(0, n.refusedUntilNanos - now);
+  }
+
   /** How long logins from the network are refused after its {@code failures}-th failure. */
   static long backoffNanos(long failures) {
     long doublings = Math.min(failures - FREE_FAILURES, 30);
@@ -103,7 +108,7 @@ final class LoginThrottle {
   synchronized String refusal(InetAddress address, long now) {
     Network n = networks.get(ClientNetwork.of(address));
     long failures = n == null ? 0 : n.failures;
-    long seconds = n == null ? 0 : Math.max(1, TimeUnit.NANOSECONDS.toSeconds(n.refusedUntilNanos - now) + 1);
+    long seconds = n == null ? 0 : (refusedForNanos(n, now) + 999_999_999L) / 1_000_000_000L;
     return "Server " + server + " refuses logins from " + ClientNetwork.show(ClientNetwork.of(address))
         + " for another " + seconds + " s after " + failures + " failed logins; check that"
         + " spark.gpudirect.auth.secret matches the server's secret, then retry";
@@ -117,7 +122,7 @@ final class LoginThrottle {
       Map.Entry<InetAddress, Network> e = it.next();
       Network n = e.getValue();
       if (n.failedSinceSummary > 0 || n.refusedSinceSummary > 0) {
-        long waitMs = Math.max(0, TimeUnit.NANOSECONDS.toMillis(n.refusedUntilNanos - now));
+        long waitMs = TimeUnit.NANOSECONDS.toMillis(refusedForNanos(n, now));
         LOG.warn("{} failed and {} refused logins from {} on {} in the last {} s ({} failed in all);"
             + " {}", n.failedSinceSummary, n.refusedSinceSummary, ClientNetwork.show(e.getKey()),
             server, since, n.failures, waitMs > 0
@@ -128,7 +133,7 @@ final class LoginThrottle {
       } else {
         n.summarising = false;
       }
-      if (now - n.lastFailureNanos > FORGET_NANOS && now - n.refusedUntilNanos > 0) {
+      if (now - n.lastFailureNanos > FORGET_NANOS && refusedForNanos(n, now) == 0) {
         it.remove();
       }
     }
