@@ -28,12 +28,17 @@ final class SecretFile {
     }
   }
 
-  /** The secret in {@code file}, or in the file named by $GPUDIRECT_SECRET_FILE, or null. */
-  static String read(Path file) {
-    Path f = file;
-    if (f == null && System.getenv(ENV) != null) {
-      f = Path.of(System.getenv(ENV));
+  /** {@code file}, or the file named by $GPUDIRECT_SECRET_FILE, or null. */
+  static Path resolve(Path file) {
+    if (file == null && System.getenv(ENV) != null) {
+      return Path.of(System.getenv(ENV));
     }
+    return file;
+  }
+
+  /** The secret in {@link #resolve}'s file, leading and trailing whitespace stripped, or null. */
+  static String read(Path file) {
+    Path f = resolve(file);
     if (f == null) {
       return null;
     }

@@ -95,6 +95,46 @@ class CliIT {
   }
 
   @Test
+  void theServerRefusesAShortSecretFileAndWarnsAboutOneOthersCanRead() throws Exception {
+    Path root = Files.createDirectories(tmp.resolve("root"));
+    Path weak = Files.writeString(tmp.resolve("weak-secret"), "x\n");
+    Process refused = cli("server", "--root", root.toString(), "--port", "0", "--secret-file", weak.toString())
+        .redirectErrorStream(true).start();
+    // A server that took the secret would serve until stopped: wait, then read what it said.
+    boolean exited = refused.waitFor(60, TimeUnit.SECONDS);
+    if (!exited) {
+      refused.destroy();
+      refused.waitFor(30, TimeUnit.SECONDS);
+    }
+    String out = new String(refused.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertTrue(exited, "the server started with a 1-byte secret: " + out);
+    assertEquals(1, refused.exitValue(), out);
+    assertTrue(out.contains("secret file " + weak + " holds 1 byte") && out.contains("at least 16")
+        && out.contains("head -c 32 /dev/urandom | base64 > " + weak) && !out.contains("listening"), out);
+
+    Path readable = Files.writeString(tmp.resolve("readable-secret"), "a-secret-of-more-than-16-bytes\n");
+    Files.setPosixFilePermissions(readable, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
+    ProcessBuilder pb = cli("server", "--root", root.toString(), "--port", "0", "--secret-file", readable.toString());
+    // As bin/gpudirect runs it: warnings shown.
+    pb.command().add(1, "-Dlog4j2.configurationFile=" + Path.of("..", "bin", "log4j2-cli.properties").toAbsolutePath());
+    Process server = pb.redirectErrorStream(true).start();
+    try {
+      BufferedReader lines = new BufferedReader(new InputStreamReader(server.getInputStream(), StandardCharsets.UTF_8));
+      StringBuilder seen = new StringBuilder();
+      String line;
+      while ((line = lines.readLine()) != null && !LISTENING.matcher(line).find()) {
+        seen.append(line).append('\n');
+      }
+      assertTrue(line != null, "the server starts: " + seen);
+      assertTrue(seen.toString().contains("Secret file " + readable + " can be read by every user of this host")
+          && seen.toString().contains("chmod 600 " + readable), seen.toString());
+    } finally {
+      server.destroy();
+      assertTrue(server.waitFor(30, TimeUnit.SECONDS), "the server stops on SIGTERM");
+    }
+  }
+
+  @Test
   void serverAndLsOverTls() throws Exception {
     Path root = Files.createDirectories(tmp.resolve("root"));
     Files.writeString(root.resolve("a.txt"), "over tls\n");

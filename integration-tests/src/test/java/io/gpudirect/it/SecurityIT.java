@@ -85,7 +85,7 @@ class SecurityIT {
   void aWrongOrMissingSecretIsRefusedAndTheRightOneReads() throws Exception {
     SparkSession spark = LocalSpark.get();
     Path parquet = LocalSpark.testdata().resolve("parquet");
-    try (ServerFixture fixture = ServerFixture.serve(parquet, "s3cr3t-value".getBytes(StandardCharsets.UTF_8))) {
+    try (ServerFixture fixture = ServerFixture.serve(parquet, "s3cr3t-value-long-enough".getBytes(StandardCharsets.UTF_8))) {
       String uri = fixture.uri("alltypes_plain.parquet");
       Exception missing = assertThrows(Exception.class, () -> spark.read().format("gpudirect").load(uri).count());
       assertTrue(missing.getMessage().contains("requires a secret"), missing.getMessage());
@@ -94,11 +94,11 @@ class SecurityIT {
       spark.conf().set("spark.gpudirect.auth.secret", "not-the-secret-42");
       Exception wrong = assertThrows(Exception.class, () -> spark.read().format("gpudirect").load(uri).count());
       assertTrue(wrong.getMessage().toLowerCase().contains("secret"), wrong.getMessage());
-      assertTrue(!wrong.getMessage().contains("s3cr3t-value") && !wrong.getMessage().contains("not-the-secret-42"),
+      assertTrue(!wrong.getMessage().contains("s3cr3t-value-long-enough") && !wrong.getMessage().contains("not-the-secret-42"),
           "the error never shows a secret: " + wrong.getMessage());
 
       RemoteStores.closeAll();
-      spark.conf().set("spark.gpudirect.auth.secret", "s3cr3t-value");
+      spark.conf().set("spark.gpudirect.auth.secret", "s3cr3t-value-long-enough");
       assertEquals(8, spark.read().format("gpudirect").load(uri).count());
     }
   }

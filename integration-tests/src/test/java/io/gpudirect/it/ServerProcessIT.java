@@ -54,7 +54,7 @@ import picocli.CommandLine;
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class ServerProcessIT {
-  private static final byte[] SECRET = "operator secret".getBytes(StandardCharsets.UTF_8);
+  private static final byte[] SECRET = "operator secret, long enough".getBytes(StandardCharsets.UTF_8);
   private static final int CHUNK = 32 << 20;
 
   @TempDir

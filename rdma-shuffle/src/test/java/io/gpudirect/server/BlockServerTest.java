@@ -289,7 +289,7 @@ class BlockServerTest {
     long before = TestFiles.gpudirectThreads("gpudirect-server");
     try (BlockServer s = BlockServer.builder().root(dir).port(0).build().start();
         BlockClient c = BlockClient.connect(address(s), ClientConfig.builder().streams(3).build())) {
-      // accept, the idle-files sweeper, one per connection
+      // accept, the timers (handshake deadlines, idle files, log summaries), one per connection
       assertEquals(before + 5, TestFiles.settledThreads("gpudirect-server", before + 5));
     }
     assertEquals(before, TestFiles.settledThreads("gpudirect-server", before));
