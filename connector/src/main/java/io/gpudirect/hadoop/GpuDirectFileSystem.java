@@ -34,13 +34,17 @@ import org.apache.hadoop.util.Progressable;
  * {@code json} and every other Hadoop-based reader find it without configuration; only the
  * byte ranges a reader asks for cross the wire.
  *
- * <p>Client settings come from the keys {@code spark.gpudirect.*}. Hadoop caches one instance
- * per server and user, made with the conf of the first caller, so a cached instance looks its
- * settings up on every call: in the running Spark session's conf first (on an executor, the
- * conf its query started with), then in that first conf, then in this JVM's Spark conf. A
- * secret corrected with {@code spark.conf.set} therefore works on the next read. An instance
- * made outside the cache ({@code fs.gpudirect.impl.disable.cache}, as the gpudirect source
- * asks for) takes its conf as given, since that conf is the caller's own.
+ * <p>Client settings come from the Hadoop conf keys {@code spark.gpudirect.*} (Spark copies
+ * its session conf there), else from the Spark conf of this JVM, else from the defaults.
+ *
+ * <p>Hadoop would cache one instance per server and user, made with the conf of the first
+ * caller, and hand it to every later caller: a secret corrected with {@code spark.conf.set}
+ * would never reach it, and no other source can tell a cached instance the caller's settings
+ * (a footer read on an executor's helper thread has no task and no session). So loading this
+ * class turns that cache off for {@code gpudirect://}, as a Hadoop default
+ * ({@code gpudirect-hadoop-default.xml}, the way HDFS adds {@code hdfs-default.xml}). That is
+ * cheap here: an instance is a view that parses its URI; the connections live in
+ * {@link RemoteStores}, one pool per server and settings, the secret among them as a digest.
  *
  * <p>The server lists regular files only, recursively: directories are derived from the
  * paths of the files below them, so an empty directory is not seen. Every call that would
@@ -50,11 +54,17 @@ public final class GpuDirectFileSystem extends FileSystem {
   /** Reported as the block size: what Hadoop-style planners split files by. */
   private static final long SPLIT_SIZE_HINT = 128L << 20;
 
-  private URI uri;
-  private GpuDirectUri server;
   /** Where a user of this file system sets the secret, as authentication errors name it. */
   static final String SECRET_SETTING = "spark.gpudirect.auth.secret (in the Spark session conf,"
       + " or the Hadoop conf)";
+
+  static {
+    Configuration.addDefaultResource("gpudirect-hadoop-default.xml");
+  }
+
+  private URI uri;
+  private GpuDirectUri server;
+  private ResolvedOptions options;
   private Path workingDir;
 
   @Override
@@ -70,6 +80,10 @@ public final class GpuDirectFileSystem extends FileSystem {
     List<String> settings = new java.util.ArrayList<>();
     conf.getPropsWithPrefix("spark.gpudirect.").keySet().forEach(k -> settings.add("spark.gpudirect." + k));
     io.gpudirect.options.UnknownOptions.checkSessionKeys(settings);
+    options = ResolvedOptions.resolve(Map.of(), key -> {
+      String v = conf.get(key);
+      return v != null ? v : SparkConfLookup.get(key);
+    });
   }
 
   @Override
@@ -116,7 +130,7 @@ public final class GpuDirectFileSystem extends FileSystem {
    * {@link ReadPlan}) and the readAhead option is above 0.
    */
   private ReadAhead readAhead(String qualified, String path) {
-    long window = options().getBytes(io.gpudirect.options.GpuDirectOption.READ_AHEAD);
+    long window = options.getBytes(io.gpudirect.options.GpuDirectOption.READ_AHEAD);
     ReadPlan plan = getConf() == null ? null : ReadPlan.get(getConf());
     if (window <= 0 || plan == null || plan.size() == 0
         || !qualify(new Path(plan.uri())).toString().equals(qualified)) {
@@ -325,20 +339,7 @@ public final class GpuDirectFileSystem extends FileSystem {
 
   /** The JVM's shared store for this server; reconnects if the stores were closed meanwhile. */
   private RemoteStore store() {
-    return RemoteStores.get(server, options(), SECRET_SETTING);
-  }
-
-  /** The client settings as of now; see the class comment for where they come from. */
-  private ResolvedOptions options() {
-    Configuration conf = getConf();
-    boolean cached = !conf.getBoolean("fs." + GpuDirectUri.SCHEME + ".impl.disable.cache", false);
-    return ResolvedOptions.resolve(Map.of(), key -> {
-      String v = cached ? SparkConfLookup.session(key) : null;
-      if (v == null) {
-        v = conf.get(key);
-      }
-      return v != null ? v : SparkConfLookup.get(key);
-    });
+    return RemoteStores.get(server, options, SECRET_SETTING);
   }
 
   private FileEntry stat(Path f, String path) throws IOException {
@@ -387,15 +388,6 @@ public final class GpuDirectFileSystem extends FileSystem {
    * so the file system also loads where Spark is absent.
    */
   private static final class SparkConfLookup {
-    /** The running session's value (on an executor, the running query's), or null. */
-    static String session(String key) {
-      try {
-        return org.apache.spark.sql.internal.SQLConf.get().getConfString(key, null);
-      } catch (NoClassDefFoundError e) {
-        return null;
-      }
-    }
-
     static String get(String key) {
       try {
         org.apache.spark.SparkEnv env = org.apache.spark.SparkEnv.get();
