@@ -46,9 +46,8 @@ final class DatasetListing {
   }
 
   /**
-   * The data files under every location. A directory holding files the source cannot read
-   * beside ones it can is refused, naming them, as {@code spark.read.parquet} fails on it:
-   * reading only the files it knows would return part of the dataset without a word.
+   * The data files under every location. A directory holding files the source cannot read is
+   * refused, naming them (see {@link UnreadableFiles}); option pathGlobFilter leaves them out.
    */
   static List<DataFile> list(List<GpuDirectUri> locations, ResolvedOptions options) {
     String formatOption = options.get(GpuDirectOption.FORMAT);
@@ -64,7 +63,7 @@ final class DatasetListing {
         if (!single && isHidden(e.path(), location.path())) {
           continue;
         }
-        if (nameFilter != null && !nameFilter.matches(fileName(e.path()))) {
+        if (nameFilter != null && !nameFilter.matches(UnreadableFiles.fileName(e.path()))) {
           continue;
         }
         GpuDirectUri uri = location.withPath(e.path());
@@ -73,10 +72,7 @@ final class DatasetListing {
             : DataFormat.fromOption(formatOption, e.path());
         if (format == null) {
           if (single) {
-            throw new GpuDirectException("Cannot read " + uri + ": the gpudirect format reads"
-                + " Parquet and Arrow IPC, and this file's extension names neither. To read it, "
-                + otherReader(List.of(e.path()), uri, false) + "; or, for a Parquet or Arrow file"
-                + " without its extension, set option format to parquet or arrow");
+            throw UnreadableFiles.oneFile(uri, e.path());
           }
           unreadable.add(e.path());
           continue;
@@ -84,19 +80,10 @@ final class DatasetListing {
         here.add(new DataFile(uri, e.length(), format));
       }
       if (!unreadable.isEmpty() && !here.isEmpty()) {
-        throw new GpuDirectException("Cannot read " + location + ": beside its "
-            + here.size() + " Parquet or Arrow IPC file(s) it holds " + unreadable.size()
-            + " file(s) of another format (" + sample(unreadable) + "), as spark.read.parquet"
-            + " would refuse it. To read only the Parquet and Arrow files, set option"
-            + " pathGlobFilter to " + globFor(here) + "; to read the others, "
-            + otherReader(unreadable, location, true));
+        throw UnreadableFiles.besideDataFiles(location, here, unreadable);
       }
       if (!unreadable.isEmpty()) {
-        throw new GpuDirectException("No Parquet or Arrow IPC files under " + location
-            + " (the formats the gpudirect format reads); found " + unreadable.size()
-            + " other file(s): " + sample(unreadable) + ". To read them, "
-            + otherReader(unreadable, location, false) + "; or, for Parquet or Arrow files"
-            + " without their extension, set option format to parquet or arrow");
+        throw UnreadableFiles.only(location, unreadable);
       }
       files.addAll(here);
     }
@@ -108,51 +95,6 @@ final class DatasetListing {
     return files;
   }
 
-  /**
-   * How to read files the gpudirect format cannot: with Spark's own reader on the same URI,
-   * which the gpudirect:// file system serves. {@code filtered}: keep that reader to them.
-   */
-  private static String otherReader(List<String> paths, GpuDirectUri location, boolean filtered) {
-    java.util.Set<String> readers = new java.util.TreeSet<>();
-    java.util.Set<String> extensions = new java.util.TreeSet<>();
-    for (String p : paths) {
-      String name = fileName(p).toLowerCase(java.util.Locale.ROOT);
-      int dot = name.lastIndexOf('.');
-      String ext = dot < 0 ? "" : name.substring(dot + 1);
-      extensions.add(ext);
-      readers.add(switch (ext) {
-        case "csv", "tsv" -> "csv";
-        case "json", "jsonl", "ndjson" -> "json";
-        case "orc" -> "orc";
-        case "txt", "text" -> "text";
-        default -> "?";
-      });
-    }
-    String reader = readers.size() == 1 ? readers.iterator().next() : "?";
-    if (reader.equals("?") || (filtered && extensions.size() > 1)) {
-      return "use Spark's own reader for their format (spark.read.csv, json, orc, text) on the same"
-          + " URI, which the gpudirect:// file system serves" + (filtered ? ", with option pathGlobFilter" : "");
-    }
-    return "use Spark's own reader on the same URI, which the gpudirect:// file system serves: spark.read"
-        + (filtered ? ".option(\"pathGlobFilter\", \"*." + extensions.iterator().next() + "\")" : "")
-        + "." + reader + "(\"" + location + "\")";
-  }
-
-  /** A glob that keeps the readable files: their common extension when they share one. */
-  private static String globFor(List<DataFile> files) {
-    String ext = null;
-    for (DataFile f : files) {
-      String name = fileName(f.uri().path());
-      int dot = name.lastIndexOf('.');
-      String e = dot < 0 ? "" : name.substring(dot);
-      if (ext != null && !ext.equals(e)) {
-        return "a glob of their names";
-      }
-      ext = e;
-    }
-    return "\"*" + ext + "\"";
-  }
-
   /** The glob syntax of Spark's pathGlobFilter (Hadoop's), matched against file names as there. */
   private static org.apache.hadoop.fs.GlobPattern globPattern(String glob) {
     try {
@@ -160,16 +102,6 @@ final class DatasetListing {
     } catch (RuntimeException e) {
       throw new GpuDirectException("Invalid option pathGlobFilter '" + glob + "': " + e.getMessage(), e);
     }
-  }
-
-  private static String sample(List<String> paths) {
-    int shown = Math.min(5, paths.size());
-    return String.join(", ", paths.subList(0, shown))
-        + (paths.size() > shown ? " and " + (paths.size() - shown) + " more" : "");
-  }
-
-  private static String fileName(String path) {
-    return path.substring(path.lastIndexOf('/') + 1);
   }
 
   /** Spark's convention: names starting with '_' or '.' below the location are not data. */
