@@ -54,10 +54,6 @@ public final class GpuDirectFileSystem extends FileSystem {
   /** Reported as the block size: what Hadoop-style planners split files by. */
   private static final long SPLIT_SIZE_HINT = 128L << 20;
 
-  /** Where a user of this file system sets the secret, as authentication errors name it. */
-  static final String SECRET_SETTING = "spark.gpudirect.auth.secret (in the Spark session conf,"
-      + " or the Hadoop conf)";
-
   static {
     Configuration.addDefaultResource("gpudirect-hadoop-default.xml");
   }
@@ -339,7 +335,7 @@ public final class GpuDirectFileSystem extends FileSystem {
 
   /** The JVM's shared store for this server; reconnects if the stores were closed meanwhile. */
   private RemoteStore store() {
-    return RemoteStores.get(server, options, SECRET_SETTING);
+    return RemoteStores.get(server, options);
   }
 
   private FileEntry stat(Path f, String path) throws IOException {

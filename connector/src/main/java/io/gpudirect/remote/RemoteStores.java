@@ -26,18 +26,25 @@ public final class RemoteStores {
 
   private RemoteStores() {}
 
-  /** Where a Spark user sets the secret: what authentication errors of Spark reads name. */
+  /**
+   * Where a Spark user sets the secret, for spark.read.format("gpudirect") and the
+   * gpudirect:// file system alike: what authentication errors of Spark reads name.
+   */
   public static final String SPARK_SECRET_SETTING =
-      "spark.gpudirect.auth.secret (or the read option auth.secret)";
+      "spark.gpudirect.auth.secret (in the Spark session conf, or the read option auth.secret)";
 
   public static RemoteStore get(String host, int port, ResolvedOptions options) {
     return get(host, port, options, SPARK_SECRET_SETTING);
   }
 
-  /** @param secretSetting where this caller's user sets the secret, named in authentication errors */
+  /**
+   * @param secretSetting where this caller's user sets the secret, named in authentication
+   *     errors. Not part of the key: the source's planning and the file system its readers use
+   *     must share one pool; a JVM has one kind of caller (Spark, or the command line).
+   */
   public static RemoteStore get(String host, int port, ResolvedOptions options, String secretSetting) {
     ClientConfig config = clientConfig(options, secretSetting);
-    Key key = new Key(host, port, settingsFingerprint(options), secretSetting);
+    Key key = new Key(host, port, settingsFingerprint(options));
     return STORES.computeIfAbsent(key, k -> BlockClient.connect(new InetSocketAddress(host, port), config));
   }
 
@@ -115,5 +122,5 @@ public final class RemoteStores {
       GpuDirectOption.MAX_RETRIES, GpuDirectOption.RETRY_BACKOFF, GpuDirectOption.CHECKSUMS,
       GpuDirectOption.TLS, GpuDirectOption.TLS_TRUST_STORE};
 
-  private record Key(String host, int port, String settings, String secretSetting) {}
+  private record Key(String host, int port, String settings) {}
 }

@@ -117,8 +117,8 @@ class SecurityIT {
       spark.conf().set("spark.gpudirect.auth.secret", "not-the-secret-42");
       Exception wrong = assertThrows(Exception.class, () -> spark.read().parquet(uri).count());
       String expected = "Secret rejected by gpudirect server 127.0.0.1:" + fixture.server.port()
-          + ": the secret in spark.gpudirect.auth.secret (in the Spark session conf, or the Hadoop conf)"
-          + " is not the one the server was started with (its --secret-file)";
+          + ": the secret in spark.gpudirect.auth.secret (in the Spark session conf, or the read option"
+          + " auth.secret) is not the one the server was started with (its --secret-file)";
       assertTrue(messages(wrong).contains(expected), messages(wrong));
 
       spark.conf().set("spark.gpudirect.auth.secret", "s3cr3t-value");
