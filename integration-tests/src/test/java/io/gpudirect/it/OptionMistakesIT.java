@@ -109,5 +109,10 @@ class OptionMistakesIT {
         + " Parquet or Arrow files without their extension, set option format to parquet or arrow",
         e.getMessage());
     assertEquals(1, spark.read().option("header", "true").csv(location).count());
+    Exception csv = assertThrows(Exception.class,
+        () -> spark.read().format("gpudirect").option("format", "csv").load(location).count());
+    assertEquals("format csv is not read by the gpudirect format, which reads parquet and arrow (Arrow IPC):"
+        + " read csv files with spark.read.csv(\"gpudirect://HOST:PORT/PATH\"), Spark's own reader over the"
+        + " gpudirect:// file system", csv.getMessage());
   }
 }
