@@ -12,6 +12,8 @@ import java.nio.file.Path;
  */
 final class SecretFile {
   static final String ENV = "GPUDIRECT_SECRET_FILE";
+  /** Where a command-line user sets the secret, as authentication errors name it. */
+  static final String SETTING = "--secret-file FILE (or $" + ENV + ")";
 
   private SecretFile() {}
 

@@ -66,7 +66,9 @@ class CliIT {
       String error = new String(missing.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
       assertTrue(missing.waitFor(60, TimeUnit.SECONDS));
       assertEquals(1, missing.exitValue(), error);
-      assertTrue(error.contains("d/nope.bin"), error);
+      // Told as the user's own action on the file, not as the client's internal stat.
+      assertTrue(error.startsWith("gpudirect: Cannot access 'd/nope.bin' on gpudirect server 127.0.0.1:"
+          + m.group(2) + ": "), error);
     } finally {
       server.destroy();
       assertTrue(server.waitFor(30, TimeUnit.SECONDS), "the server stops on SIGTERM");
@@ -92,6 +94,48 @@ class CliIT {
           && !out.contains("listening"), out);
       assertTrue(!out.contains("hunter2"), "the refusal does not echo the secret: " + out);
     }
+  }
+
+  /** The first mistakes of a new user, each told once, with the cause and what to do. */
+  @Test
+  void firstMistakesAreToldPlainly() throws Exception {
+    int nothing;
+    try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
+      nothing = s.getLocalPort();
+    }
+    assertEquals("gpudirect: Cannot connect to gpudirect server 127.0.0.1:" + nothing + " after 4 attempts:"
+        + " connection refused. Is a gpudirect server running there? (bin/gpudirect server --root DIR"
+        + " --port " + nothing + ")", failure("ls", "gpudirect://127.0.0.1:" + nothing + "/"));
+
+    Path missing = tmp.resolve("no-such-root");
+    assertTrue(failure("server", "--root", missing.toString(), "--port", "0")
+        .startsWith("gpudirect: Cannot serve root " + missing + ": it does not exist"));
+
+    Path root = Files.createDirectories(tmp.resolve("root"));
+    Path serverSecret = Files.writeString(tmp.resolve("server.secret"), "right");
+    Path clientSecret = Files.writeString(tmp.resolve("client.secret"), "wrong");
+    // Bound to every interface: the server knows itself as 0.0.0.0, the client dialled 127.0.0.1.
+    Process server = cli("server", "--root", root.toString(), "--port", "0", "--bind", "0.0.0.0",
+        "--secret-file", serverSecret.toString()).redirectErrorStream(true).start();
+    try {
+      String port = awaitPort(server);
+      assertEquals("gpudirect: Secret rejected by gpudirect server 127.0.0.1:" + port + ": the secret in"
+          + " --secret-file FILE (or $GPUDIRECT_SECRET_FILE) is not the one the server was started with"
+          + " (its --secret-file)",
+          failure("ls", "--secret-file", clientSecret.toString(), "gpudirect://127.0.0.1:" + port + "/"));
+    } finally {
+      server.destroy();
+      assertTrue(server.waitFor(30, TimeUnit.SECONDS), "the server stops on SIGTERM");
+    }
+  }
+
+  /** The first line a failing command prints; it must exit with 1. */
+  private static String failure(String... args) throws Exception {
+    Process p = cli(args).redirectErrorStream(true).start();
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertTrue(p.waitFor(60, TimeUnit.SECONDS));
+    assertEquals(1, p.exitValue(), out);
+    return out.lines().filter(l -> l.startsWith("gpudirect: ")).findFirst().orElse(out);
   }
 
   @Test

@@ -143,7 +143,8 @@ public final class BlockServer implements AutoCloseable {
     try {
       root = new RootDirectory(rootPath);
     } catch (IOException e) {
-      throw new GpuDirectException("Cannot serve root " + rootPath + ": " + e.getMessage(), e);
+      throw new GpuDirectException("Cannot serve root " + rootPath + ": " + e.getMessage()
+          + "; pass --root an existing directory this user can read", e);
     }
     try {
       listener = ServerSocketChannel.open();

@@ -3,6 +3,7 @@ package io.gpudirect.server;
 import io.gpudirect.protocol.ErrorCode;
 import io.gpudirect.protocol.FileMeta;
 import java.io.IOException;
+import java.nio.file.AccessDeniedException;
 import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -27,11 +28,24 @@ final class RootDirectory {
 
   private final Path root;
 
+  /** @throws IOException whose message says why the root cannot be served, in a few words */
   RootDirectory(Path root) throws IOException {
-    this.root = root.toRealPath();
-    if (!Files.isDirectory(this.root)) {
-      throw new IOException("Server root " + root + " is not a directory");
+    Path real;
+    try {
+      real = root.toRealPath();
+    } catch (NoSuchFileException e) {
+      // The JDK's message is the bare path; say what is wrong with it.
+      throw new IOException("it does not exist", e);
+    } catch (AccessDeniedException e) {
+      throw new IOException("it is not readable (permission denied on " + e.getFile() + ")", e);
     }
+    if (!Files.isDirectory(real)) {
+      throw new IOException("it is not a directory");
+    }
+    if (!Files.isReadable(real) || !Files.isExecutable(real)) {
+      throw new IOException("it is not readable by this user (it needs read and execute permission)");
+    }
+    this.root = real;
   }
 
   Path path() {
