@@ -1,0 +1,199 @@
+package io.gpudirect.server;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.gpudirect.client.BlockClient;
+import io.gpudirect.client.ClientConfig;
+import io.gpudirect.client.FileEntry;
+import io.gpudirect.client.RemoteFileException;
+import io.gpudirect.testing.LoopbackVerbsDouble;
+import io.gpudirect.testing.RenameLoop;
+import io.gpudirect.transport.TransportSelector;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The attack of issue 13 on a real server: while a local user who may rename entries below the
+ * root swaps a directory for a symlink that leads out of it, and back, as fast as renames go,
+ * clients read, stat and list through the swapped name. Outside the root lie files of the same
+ * names, with other bytes and twice the size; no answer may ever carry either. Reads rotate
+ * over more files than a connection keeps open ({@link OpenFiles#MAX_OPEN}), so that they keep
+ * opening files rather than reusing one opened before the race began.
+ *
+ * <p>Before the fix (commit d6a1532, which checked each name with lstat and then opened by
+ * path) the TCP test saw thousands of escapes in 10 s; see docs/security.md.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class PathSwapRaceTest {
+  static final int FILES = OpenFiles.MAX_OPEN * 2;
+  static final int LEN = 64;
+  static final byte[] SECRET = Arrays.copyOf(
+      "bytes from outside the server root; never to be served!".getBytes(), LEN * 2);
+
+  @TempDir Path tmp;
+
+  @Test
+  void aDirectorySwappedForASymlinkOutOfTheRootNeverLeaksOverTcp() throws Exception {
+    Path root = layout();
+    try (BlockServer server = BlockServer.builder().root(root).port(0).build().start()) {
+      Race race = race(root, Duration.ofSeconds(10), 4, () -> BlockClient.connect(
+          address(server), ClientConfig.builder().streams(1).maxRetries(0).build()));
+      race.assertNoEscapes();
+    }
+  }
+
+  /**
+   * The same race for the RDMA side's file access, over {@link LoopbackVerbsDouble} (a TEST
+   * DOUBLE of the verbs: there is no RDMA device here; the server's code above them is real).
+   */
+  @Test
+  void aDirectorySwappedForASymlinkOutOfTheRootNeverLeaksOverRdma() throws Exception {
+    Path root = layout();
+    LoopbackVerbsDouble verbs = new LoopbackVerbsDouble();
+    try (BlockServer server = BlockServer.builder().root(root).port(0).rdma(RdmaMode.ON)
+        .verbs(() -> verbs).build().start()) {
+      Race race = race(root, Duration.ofSeconds(5), 2, () -> BlockClient.connect(address(server),
+          ClientConfig.builder().streams(1).maxRetries(0).transport("rdma").build(),
+          new TransportSelector(() -> verbs)));
+      race.assertNoEscapes();
+    }
+  }
+
+  /** root/d/f*.bin inside (LEN bytes each); outside/f*.bin the secret; root/d.link -> outside. */
+  private Path layout() throws Exception {
+    Path root = Files.createDirectories(tmp.resolve("root")).toRealPath();
+    Path outside = Files.createDirectories(tmp.resolve("outside"));
+    Files.createDirectories(root.resolve("d"));
+    for (int i = 0; i < FILES; i++) {
+      Files.write(root.resolve("d").resolve("f" + i + ".bin"), inside(i));
+      Files.write(outside.resolve("f" + i + ".bin"), SECRET);
+    }
+    Files.createSymbolicLink(root.resolve("d.link"), outside);
+    return root;
+  }
+
+  static byte[] inside(int i) {
+    byte[] b = new byte[LEN];
+    new Random(i).nextBytes(b);
+    return b;
+  }
+
+  interface Clients {
+    BlockClient connect();
+  }
+
+  /** What the readers saw while the rename loop ran. */
+  static final class Race {
+    final AtomicLong reads = new AtomicLong();
+    final AtomicLong served = new AtomicLong();
+    final AtomicLong refused = new AtomicLong();
+    final AtomicLong escapes = new AtomicLong();
+    final AtomicLong metadataEscapes = new AtomicLong();
+    final AtomicLong metadataServed = new AtomicLong();
+    final ConcurrentLinkedQueue<String> wrong = new ConcurrentLinkedQueue<>();
+    long swaps;
+
+    void assertNoEscapes() {
+      String summary = reads + " reads (" + served + " served, " + refused + " refused), "
+          + swaps + " swaps, " + metadataServed + " stats/lists served: " + escapes
+          + " reads and " + metadataEscapes + " stats/lists escaped; wrong answers: " + wrong.stream().limit(5).toList();
+      System.out.println("PathSwapRaceTest: " + summary);
+      assertEquals(0, escapes.get() + metadataEscapes.get(), summary);
+      assertTrue(wrong.isEmpty(), summary);
+      // Not vacuous: the readers were served while the race ran, and the race did run.
+      assertTrue(served.get() > 0 && swaps > 100, summary);
+    }
+  }
+
+  private static Race race(Path root, Duration length, int readers, Clients clients)
+      throws Exception {
+    Race race = new Race();
+    long deadline = System.nanoTime() + length.toNanos();
+    List<Thread> threads = new ArrayList<>();
+    List<BlockClient> opened = new ArrayList<>();
+    try (RenameLoop loop = new RenameLoop(root.resolve("d"), root.resolve("d.link"),
+        root.resolve("d.aside"))) {
+      for (int t = 0; t < readers; t++) {
+        BlockClient client = clients.connect();
+        opened.add(client);
+        int first = t;
+        threads.add(new Thread(() -> read(client, first, deadline, race), "test-reader-" + t));
+      }
+      BlockClient meta = clients.connect();
+      opened.add(meta);
+      threads.add(new Thread(() -> statAndList(meta, deadline, race), "test-lister"));
+      threads.forEach(Thread::start);
+      for (Thread t : threads) {
+        t.join();
+      }
+      race.swaps = loop.swaps();
+    } finally {
+      opened.forEach(BlockClient::close);
+    }
+    return race;
+  }
+
+  private static void read(BlockClient client, int first, long deadline, Race race) {
+    ByteBuffer dst = ByteBuffer.allocate(LEN);
+    for (int k = first; System.nanoTime() < deadline; k++) {
+      int i = k % FILES;
+      race.reads.incrementAndGet();
+      dst.clear();
+      try {
+        client.read("d/f" + i + ".bin", 0, dst);
+      } catch (RemoteFileException refused) {
+        race.refused.incrementAndGet();
+        continue;
+      } catch (RuntimeException e) {
+        race.wrong.add(e.toString());
+        continue;
+      }
+      byte[] got = dst.array();
+      if (Arrays.equals(got, Arrays.copyOf(SECRET, LEN))) {
+        race.escapes.incrementAndGet();
+      } else if (Arrays.equals(got, inside(i))) {
+        race.served.incrementAndGet();
+      } else {
+        race.wrong.add("d/f" + i + ".bin read " + Arrays.toString(Arrays.copyOf(got, 8)));
+      }
+    }
+  }
+
+  /** A STAT or LIST that reports a file of the outside's size has looked outside the root. */
+  private static void statAndList(BlockClient client, long deadline, Race race) {
+    for (int k = 0; System.nanoTime() < deadline; k++) {
+      try {
+        List<FileEntry> entries = k % 2 == 0 ? List.of(client.stat("d/f" + (k % FILES) + ".bin"))
+            : client.list("d");
+        race.metadataServed.incrementAndGet();
+        for (FileEntry e : entries) {
+          if (e.length() == SECRET.length) {
+            race.metadataEscapes.incrementAndGet();
+          }
+        }
+      } catch (RemoteFileException refused) {
+        // the name was missing or a link just then
+      } catch (RuntimeException e) {
+        race.wrong.add(e.toString());
+      }
+    }
+  }
+
+  private static InetSocketAddress address(BlockServer server) {
+    return new InetSocketAddress("127.0.0.1", server.port());
+  }
+}
