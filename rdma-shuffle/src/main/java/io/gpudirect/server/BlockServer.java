@@ -136,6 +136,7 @@ public final class BlockServer implements AutoCloseable {
       listener.bind(new InetSocketAddress(bindAddress, requestedPort), 128);
     } catch (IOException e) {
       closeListener();
+      root.close();
       throw new GpuDirectException("Cannot listen on " + bindAddress + ":" + requestedPort
           + ": " + e.getMessage(), e);
     }
@@ -176,6 +177,7 @@ public final class BlockServer implements AutoCloseable {
     } catch (RdmaUnavailableException | RdmaException e) {
       if (rdmaMode == RdmaMode.ON) {
         closeListener();
+        root.close();
         throw new GpuDirectException("Cannot serve RDMA on " + address + " (--rdma on): "
             + e.getMessage(), e);
       }
@@ -283,6 +285,7 @@ public final class BlockServer implements AutoCloseable {
     if (rdma != null) {
       rdma.close();
     }
+    root.close();
     if (jmx != null) {
       jmx.unregister();
     }
