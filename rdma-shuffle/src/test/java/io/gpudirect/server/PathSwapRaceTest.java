@@ -73,6 +73,122 @@ class PathSwapRaceTest {
     }
   }
 
+  /**
+   * Part 2 of issue 13: a FIFO swapped in for a file, and one for a directory on the way to
+   * files, while clients read through both names and a bystander reads other files. Opening a
+   * FIFO for reading blocks until a writer comes; before the fix a connection whose open met
+   * one hung for good. Now every request is answered (served or refused), the bystander is
+   * served throughout, and the racing connections still answer once the race is over.
+   */
+  @Test
+  void aFifoSwappedInForAFileOrADirectoryNeverHoldsAConnection() throws Exception {
+    Path root = Files.createDirectories(tmp.resolve("root")).toRealPath();
+    for (int i = 0; i < FILES; i++) {
+      Files.createDirectories(root.resolve("dd"));
+      Files.write(root.resolve("dd/x" + i + ".bin"), inside(i));
+      Files.createDirectories(root.resolve("calm"));
+      Files.write(root.resolve("calm/c" + i + ".bin"), inside(100 + i));
+    }
+    Files.write(root.resolve("swap.bin"), inside(99));
+    mkfifo(root.resolve("swap.fifo"));
+    mkfifo(root.resolve("dd.fifo"));
+    ClientConfig config = ClientConfig.builder().streams(1).maxRetries(0)
+        .requestTimeout(Duration.ofSeconds(20)).build();
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    Race racing = new Race();
+    Race bystander = new Race();
+    AtomicLong slowestBystanderNanos = new AtomicLong();
+    try (BlockServer server = BlockServer.builder().root(root).port(0).build().start()) {
+      List<BlockClient> clients = new ArrayList<>();
+      List<Thread> threads = new ArrayList<>();
+      try (RenameLoop fileLoop = new RenameLoop(root.resolve("swap.bin"), root.resolve("swap.fifo"),
+          root.resolve("swap.aside"));
+          RenameLoop dirLoop = new RenameLoop(root.resolve("dd"), root.resolve("dd.fifo"),
+              root.resolve("dd.aside"))) {
+        for (int t = 0; t < 3; t++) {
+          BlockClient c = BlockClient.connect(address(server), config);
+          clients.add(c);
+          threads.add(new Thread(() -> {
+            for (int k = 0; System.nanoTime() < deadline; k++) {
+              String path = k % 2 == 0 ? "swap.bin" : "dd/x" + (k % FILES) + ".bin";
+              expectInsideOrRefused(c, path, k % 2 == 0 ? inside(99) : inside(k % FILES), racing);
+            }
+          }, "test-fifo-racer-" + t));
+        }
+        BlockClient calm = BlockClient.connect(address(server), config);
+        clients.add(calm);
+        threads.add(new Thread(() -> {
+          for (int k = 0; System.nanoTime() < deadline; k++) {
+            long start = System.nanoTime();
+            expectInsideOrRefused(calm, "calm/c" + (k % FILES) + ".bin", inside(100 + k % FILES),
+                bystander);
+            slowestBystanderNanos.accumulateAndGet(System.nanoTime() - start, Math::max);
+          }
+        }, "test-bystander"));
+        threads.forEach(Thread::start);
+        for (Thread t : threads) {
+          t.join();
+        }
+        racing.swaps = fileLoop.swaps();
+        bystander.swaps = dirLoop.swaps();
+      }
+      // The race is over: every racing connection still answers.
+      for (BlockClient c : clients) {
+        ByteBuffer dst = ByteBuffer.allocate(LEN);
+        c.read("calm/c1.bin", 0, dst);
+        assertTrue(Arrays.equals(inside(101), dst.array()));
+      }
+      FileOpeners openers = server.root().openers();
+      String summary = "racing: " + racing.reads + " reads, " + racing.served + " served, "
+          + racing.refused + " refused, " + racing.swaps + " file swaps; bystander: "
+          + bystander.reads + " reads, " + bystander.served + " served, slowest "
+          + TimeUnit.NANOSECONDS.toMillis(slowestBystanderNanos.get()) + " ms; "
+          + bystander.swaps + " directory swaps; opens blocked on a FIFO and released: "
+          + openers.released() + ", left behind: " + openers.leftBehind()
+          + "; wrong answers: " + racing.wrong.stream().limit(5).toList()
+          + bystander.wrong.stream().limit(5).toList();
+      System.out.println("PathSwapRaceTest FIFO: " + summary);
+      // Openers still blocked on a FIFO when their requests were given up on: release them.
+      release(root.resolve("swap.fifo"));
+      release(root.resolve("dd.fifo"));
+      clients.forEach(BlockClient::close);
+      assertTrue(racing.wrong.isEmpty() && bystander.wrong.isEmpty(), summary);
+      assertEquals(bystander.reads.get(), bystander.served.get(), summary);
+      assertTrue(racing.served.get() > 0 && racing.swaps > 100 && bystander.swaps > 100, summary);
+    }
+  }
+
+  private static void expectInsideOrRefused(BlockClient c, String path, byte[] expected, Race race) {
+    ByteBuffer dst = ByteBuffer.allocate(LEN);
+    race.reads.incrementAndGet();
+    try {
+      c.read(path, 0, dst);
+    } catch (RemoteFileException refused) {
+      race.refused.incrementAndGet();
+      return;
+    } catch (RuntimeException e) {
+      race.wrong.add(path + ": " + e);
+      return;
+    }
+    if (Arrays.equals(expected, dst.array())) {
+      race.served.incrementAndGet();
+    } else {
+      race.wrong.add(path + " read other bytes");
+    }
+  }
+
+  private static void mkfifo(Path p) throws Exception {
+    assertEquals(0, new ProcessBuilder("mkfifo", p.toString()).start().waitFor());
+  }
+
+  /** Opens a FIFO read-write and closes it: any open blocked on it returns. */
+  private static void release(Path fifo) throws Exception {
+    try (var ch = Files.newByteChannel(fifo, java.nio.file.StandardOpenOption.READ,
+        java.nio.file.StandardOpenOption.WRITE)) {
+      // opened: that is all it takes
+    }
+  }
+
   /** root/d/f*.bin inside (LEN bytes each); outside/f*.bin the secret; root/d.link -> outside. */
   private Path layout() throws Exception {
     Path root = Files.createDirectories(tmp.resolve("root")).toRealPath();
