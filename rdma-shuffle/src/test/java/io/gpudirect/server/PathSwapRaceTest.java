@@ -98,8 +98,9 @@ class PathSwapRaceTest {
     Race racing = new Race();
     Race bystander = new Race();
     AtomicLong slowestBystanderNanos = new AtomicLong();
-    try (BlockServer server = BlockServer.builder().root(root).port(0).build().start()) {
-      List<BlockClient> clients = new ArrayList<>();
+    List<BlockClient> clients = new ArrayList<>();
+    try (BlockServer server = BlockServer.builder().root(root).port(0).build().start();
+        AutoCloseable closeClients = () -> clients.forEach(BlockClient::close)) {
       List<Thread> threads = new ArrayList<>();
       try (RenameLoop fileLoop = new RenameLoop(root.resolve("swap.bin"), root.resolve("swap.fifo"),
           root.resolve("swap.aside"));
@@ -151,7 +152,6 @@ class PathSwapRaceTest {
       // Openers still blocked on a FIFO when their requests were given up on: release them.
       release(root.resolve("swap.fifo"));
       release(root.resolve("dd.fifo"));
-      clients.forEach(BlockClient::close);
       assertTrue(racing.wrong.isEmpty() && bystander.wrong.isEmpty(), summary);
       assertEquals(bystander.reads.get(), bystander.served.get(), summary);
       assertTrue(racing.served.get() > 0 && racing.swaps > 100 && bystander.swaps > 100, summary);
