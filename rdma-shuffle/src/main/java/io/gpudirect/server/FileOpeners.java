@@ -32,16 +32,19 @@ import org.slf4j.LoggerFactory;
  * opened, by anyone who may rename entries below the root; were the open on the connection's
  * thread, that connection would hang, and the requests pipelined behind it with it.
  *
- * <p>How: a request's whole walk runs on an opener thread while its connection thread waits.
- * Every open the walk makes is announced ({@link Walk#open}); once one has been blocked for
- * {@link #RELEASE_AFTER_NANOS}, the waiting thread looks at the name and, if it is a FIFO, opens
- * it read-write (on Linux that never blocks, whether or not anyone reads, and it counts as a
- * writer, so the blocked open returns; the walk then finds a FIFO, not a file, and refuses it).
- * That cannot help when the FIFO was renamed away or unlinked in the meantime, or the server may
- * not write to it: after {@link #GIVE_UP_NANOS} the request is refused, and the opener is left
- * behind (what it opens once released is closed). At most {@link #MAX_LEFT_BEHIND} are left
- * behind; beyond that requests that need an open are refused at once, so that a local user who
- * keeps swapping FIFOs in costs the server a bounded number of threads, never its connections.
+ * <p>How: each open runs on an opener thread while the requesting thread waits (a walk that
+ * finds everything it needs open already, as a connection's walks mostly do, never comes here).
+ * Once an open has been blocked for {@link #RELEASE_AFTER_NANOS}, the waiting thread looks at
+ * the name and, if it is a FIFO, opens it read-write (on Linux that never blocks, whether or not
+ * anyone reads, and it counts as a writer, so the blocked open returns; the walk then finds a
+ * FIFO, not a file or directory, and refuses it). That cannot help when the FIFO was renamed away
+ * or unlinked in the meantime, or the server may not write to it: after {@link #GIVE_UP_NANOS}
+ * the request is refused ({@link LeftBehindException}) and the opener is left behind; what it
+ * opens once released is closed, and so is the directory it opened in, which nobody else may
+ * close meanwhile (closing a directory stream waits for the opens in it). At most
+ * {@link #MAX_LEFT_BEHIND} are left behind; beyond that requests that need an open are refused
+ * at once, so that a local user who keeps swapping FIFOs in costs the server a bounded number
+ * of threads, never its connections.
  */
 final class FileOpeners implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(FileOpeners.class);
@@ -49,14 +52,19 @@ final class FileOpeners implements AutoCloseable {
   static final long GIVE_UP_NANOS = TimeUnit.SECONDS.toNanos(2);
   static final int MAX_LEFT_BEHIND = 64;
 
-  /** A walk below the root, run on an opener thread; it opens only through {@link #open}. */
-  interface Walk<T> {
-    T run(Opens opens);
+  /** An open call: openat of a directory or a file, relative to an open directory. */
+  interface OpenCall<R extends AutoCloseable> {
+    R open() throws IOException;
   }
 
-  /** An open call of a walk: openat of a directory or a file, relative to an open directory. */
-  interface OpenCall<R> {
-    R open() throws IOException;
+  /**
+   * An open given up on: the directory it was made in now belongs to the opener, which closes
+   * it (unless it is the root) once the open returns; the walk must neither close nor use it.
+   */
+  static final class LeftBehindException extends RequestRefusedException {
+    LeftBehindException(String message) {
+      super(ErrorCode.IO_ERROR, message);
+    }
   }
 
   private final String name;
@@ -67,7 +75,7 @@ final class FileOpeners implements AutoCloseable {
   FileOpeners(String name) {
     this.name = name;
     AtomicInteger ids = new AtomicInteger();
-    // Unbounded on purpose: each connection (and each RDMA queue pair) waits for one walk at a
+    // Unbounded on purpose: each connection (and each RDMA queue pair) waits for one open at a
     // time, so the threads working are bounded by the connections; those left behind are
     // bounded by MAX_LEFT_BEHIND.
     this.threads = Executors.newCachedThreadPool(r -> {
@@ -78,71 +86,74 @@ final class FileOpeners implements AutoCloseable {
   }
 
   /**
-   * Runs {@code walk} on an opener thread and returns what it returns, or throws what it threw.
-   * A result still open when the request has been given up on is closed by the opener.
+   * Runs {@code call}, an open of {@code file} in {@code dir}, on an opener thread and returns
+   * what it opened, or throws what it threw. {@code dirIsRoot}: the root is never closed here.
    */
-  <T> T run(String requested, Walk<T> walk) {
+  <R extends AutoCloseable> R open(String requested, SecureDirectoryStream<Path> dir, Path file,
+      boolean dirIsRoot, OpenCall<R> call) throws IOException {
     if (leftBehind.get() >= MAX_LEFT_BEHIND) {
       throw new RequestRefusedException(ErrorCode.IO_ERROR, "Cannot open "
           + RootDirectory.show(requested) + ": " + leftBehind.get() + " opens below the root of"
           + " this server are blocked (FIFOs swapped in for files or directories below the root?"
           + " see docs/security.md); refusing opens until they end");
     }
-    Opens opens = new Opens();
-    Attempt<T> attempt = new Attempt<>(walk, opens);
+    Attempt<R> attempt = new Attempt<>(call, dirIsRoot ? null : dir);
     try {
       threads.execute(attempt);
     } catch (java.util.concurrent.RejectedExecutionException e) {
       throw new RequestRefusedException(ErrorCode.SHUTTING_DOWN,
           "Cannot open " + RootDirectory.show(requested) + ": the server is stopping", e);
     }
+    long start = System.nanoTime();
     try {
       while (true) {
         try {
           return attempt.get(RELEASE_AFTER_NANOS, TimeUnit.NANOSECONDS);
         } catch (TimeoutException e) {
-          Blocked b = opens.blocked;
-          long blockedFor = b == null ? 0 : System.nanoTime() - b.since;
+          long blockedFor = System.nanoTime() - start;
           if (blockedFor >= GIVE_UP_NANOS && attempt.leaveBehind()) {
-            LOG.warn("Gave up on opening {} below root of server {} after {} ms ({} left behind);"
-                + " was a FIFO swapped in for it?", b.name, name,
+            LOG.warn("Gave up on opening {} below root {} of the server after {} ms ({} left"
+                + " behind); was a FIFO swapped in for it?", file, name,
                 TimeUnit.NANOSECONDS.toMillis(blockedFor), leftBehind.get());
-            throw new RequestRefusedException(ErrorCode.IO_ERROR, "Cannot open "
-                + RootDirectory.show(requested) + ": opening it did not end in "
-                + TimeUnit.NANOSECONDS.toMillis(GIVE_UP_NANOS) + " ms (a FIFO swapped in below"
-                + " the root while it was being opened?); refused");
+            throw new LeftBehindException("Cannot open " + RootDirectory.show(requested)
+                + ": opening it did not end in " + TimeUnit.NANOSECONDS.toMillis(GIVE_UP_NANOS)
+                + " ms (a FIFO swapped in below the root while it was being opened?); refused");
           }
-          if (b != null && blockedFor >= RELEASE_AFTER_NANOS) {
-            release(b);
-          }
+          release(dir, file);
         }
       }
     } catch (ExecutionException e) {
+      if (e.getCause() instanceof IOException io) {
+        throw io;
+      }
       if (e.getCause() instanceof RuntimeException re) {
         throw re;
       }
-      throw new IllegalStateException("walk below the root failed", e.getCause());
+      throw new IllegalStateException("open below the root failed", e.getCause());
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      attempt.leaveBehind();
+      if (attempt.leaveBehind()) {
+        throw new LeftBehindException("Opening " + RootDirectory.show(requested)
+            + " was interrupted: the server is stopping");
+      }
       throw new RequestRefusedException(ErrorCode.SHUTTING_DOWN,
           "Opening " + RootDirectory.show(requested) + " was interrupted: the server is stopping");
     }
   }
 
   /**
-   * If {@code b}'s name is a FIFO, opens it read-write and closes it: the blocked reader gets
-   * its writer and returns. Opening read-write never blocks on Linux, and no byte is written.
-   * Anything else (a file, a directory, a link, nothing) is left alone.
+   * If {@code file} in {@code dir} is a FIFO, opens it read-write and closes it: a reader
+   * blocked on it gets its writer and returns. Opening read-write never blocks on Linux, and no
+   * byte is written. Anything else (a file, a directory, a link, nothing) is left alone.
    */
-  private void release(Blocked b) {
+  private void release(SecureDirectoryStream<Path> dir, Path file) {
     try {
-      BasicFileAttributes a = b.dir.getFileAttributeView(b.name, BasicFileAttributeView.class,
+      BasicFileAttributes a = dir.getFileAttributeView(file, BasicFileAttributeView.class,
           LinkOption.NOFOLLOW_LINKS).readAttributes();
       if (!a.isOther()) {
         return;
       }
-      try (SeekableByteChannel writer = b.dir.newByteChannel(b.name, Set.of(
+      try (SeekableByteChannel writer = dir.newByteChannel(file, Set.of(
           StandardOpenOption.READ, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS))) {
         released.incrementAndGet();
       }
@@ -167,33 +178,18 @@ final class FileOpeners implements AutoCloseable {
     threads.shutdownNow();
   }
 
-  /** Where a walk is blocked, if it is: one open, of {@code name} in {@code dir}. */
-  private record Blocked(SecureDirectoryStream<Path> dir, Path name, long since) {}
-
-  /** The opens of one walk, announced so that a blocked one can be found and released. */
-  static final class Opens {
-    private volatile Blocked blocked;
-
-    /** Calls {@code call}, an open of {@code name} relative to {@code dir}. */
-    <R> R open(SecureDirectoryStream<Path> dir, Path name, OpenCall<R> call) throws IOException {
-      blocked = new Blocked(dir, name, System.nanoTime());
-      try {
-        return call.open();
-      } finally {
-        blocked = null;
-      }
-    }
-  }
-
-  private final class Attempt<T> extends FutureTask<T> {
+  private final class Attempt<R extends AutoCloseable> extends FutureTask<R> {
+    /** The directory the open is made in, closed after a left-behind open; null for the root. */
+    private final SecureDirectoryStream<Path> dir;
     private boolean abandoned;
     private boolean finished;
 
-    Attempt(Walk<T> walk, Opens opens) {
-      super(() -> walk.run(opens));
+    Attempt(OpenCall<R> call, SecureDirectoryStream<Path> dir) {
+      super(call::open);
+      this.dir = dir;
     }
 
-    /** The requester stops waiting; true unless the walk has just finished (then use it). */
+    /** The requester stops waiting; true unless the open has just ended (then use it). */
     synchronized boolean leaveBehind() {
       if (finished) {
         return false;
@@ -205,19 +201,26 @@ final class FileOpeners implements AutoCloseable {
 
     @Override
     protected void done() {
-      boolean closeResult;
+      boolean cleanUp;
       synchronized (this) {
         finished = true;
-        closeResult = abandoned;
+        cleanUp = abandoned;
       }
-      if (closeResult) {
+      if (cleanUp) {
         leftBehind.decrementAndGet();
         try {
-          if (!isCancelled() && get() instanceof AutoCloseable c) {
-            c.close();
+          if (!isCancelled()) {
+            get().close();
           }
         } catch (Exception ignored) {
-          // the walk failed, or its result is closed already: nothing is left open
+          // the open failed: nothing is left open
+        }
+        if (dir != null) {
+          try {
+            dir.close();
+          } catch (IOException ignored) {
+            // nothing left to do
+          }
         }
       }
     }

@@ -32,7 +32,7 @@ final class FileRanges {
    */
   static FileChannel open(BlockServer server, String path, long offset, int length) {
     checkLength(server, path, length);
-    FoundFile file = server.root().openFile(RequestedPath.of(path), null);
+    FoundFile file = server.root().openFile(RequestedPath.of(path), null, null);
     try {
       checkRange(path, offset, length, file.size());
       return file.channel();

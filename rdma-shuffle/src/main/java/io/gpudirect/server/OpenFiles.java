@@ -3,6 +3,8 @@ package io.gpudirect.server;
 import io.gpudirect.server.RootDirectory.FoundFile;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
+import java.nio.file.Path;
+import java.nio.file.SecureDirectoryStream;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -35,9 +37,11 @@ import java.util.Map;
  * when the connection ends. The connection's thread uses the files between {@link #acquire}
  * and {@link #release}; the server's sweeper closes them only outside that.
  */
-final class OpenFiles implements AutoCloseable {
+final class OpenFiles implements RootDirectory.KeptDirectories, AutoCloseable {
   /** Files held open per connection. */
   static final int MAX_OPEN = 8;
+  /** Directories held open per connection, so that walks to the files in them open nothing. */
+  static final int MAX_DIRECTORIES = 8;
 
   /**
    * An open file of a request and its size, valid until {@link #release}. {@code fileKey} is
@@ -51,7 +55,11 @@ final class OpenFiles implements AutoCloseable {
   /** A channel and the file key of what it has open; a null key never matches. */
   private record Entry(Object fileKey, FileChannel channel) {}
 
+  private record KeptDirectory(Object fileKey, SecureDirectoryStream<Path> dir) {}
+
   private final Map<String, Entry> open = new LinkedHashMap<>(16, 0.75f, true);
+  /** Directories kept for walks: each was opened by a walk and is used only while it checks. */
+  private final Map<String, KeptDirectory> directories = new LinkedHashMap<>(16, 0.75f, true);
   private boolean inUse;
   private boolean closed;
   private long lastReleasedNanos = System.nanoTime();
@@ -76,7 +84,7 @@ final class OpenFiles implements AutoCloseable {
     try {
       // Not under this object's lock: the walk may wait on a blocked open (FileOpeners), and
       // the sweeper must not wait for it. The sweeper leaves the files alone while inUse.
-      found = root.openFile(path, cached == null ? null : cached.fileKey);
+      found = root.openFile(path, cached == null ? null : cached.fileKey, this);
     } catch (RuntimeException e) {
       release();
       throw e;
@@ -95,6 +103,33 @@ final class OpenFiles implements AutoCloseable {
     }
   }
 
+  @Override
+  public synchronized SecureDirectoryStream<Path> get(String prefix, Object key) {
+    KeptDirectory d = directories.get(prefix);
+    return d != null && d.fileKey.equals(key) ? d.dir : null;
+  }
+
+  @Override
+  public synchronized void keep(String prefix, Object key, SecureDirectoryStream<Path> dir) {
+    KeptDirectory replaced = directories.put(prefix, new KeptDirectory(key, dir));
+    if (replaced != null) {
+      closeQuietly(replaced.dir);
+    }
+    Iterator<Map.Entry<String, KeptDirectory>> it = directories.entrySet().iterator();
+    while (directories.size() > MAX_DIRECTORIES && it.hasNext()) {
+      Map.Entry<String, KeptDirectory> eldest = it.next();
+      if (!eldest.getKey().equals(prefix)) {
+        it.remove();
+        closeQuietly(eldest.getValue().dir);
+      }
+    }
+  }
+
+  @Override
+  public synchronized void forget(SecureDirectoryStream<Path> dir) {
+    directories.values().removeIf(d -> d.dir == dir);
+  }
+
   /** The request that acquired a file is done with it. */
   synchronized void release() {
     inUse = false;
@@ -106,8 +141,10 @@ final class OpenFiles implements AutoCloseable {
    * sweeper, never while a request holds one.
    */
   synchronized void closeIfIdle(long now, long idleNanos) {
-    if (!inUse && !open.isEmpty() && now - lastReleasedNanos >= idleNanos) {
+    if (!inUse && (!open.isEmpty() || !directories.isEmpty())
+        && now - lastReleasedNanos >= idleNanos) {
       evictBeyond(0, null);
+      closeDirectories();
     }
   }
 
@@ -121,6 +158,12 @@ final class OpenFiles implements AutoCloseable {
   public synchronized void close() {
     closed = true;
     evictBeyond(0, null);
+    closeDirectories();
+  }
+
+  private void closeDirectories() {
+    directories.values().forEach(d -> closeQuietly(d.dir));
+    directories.clear();
   }
 
   private void evictBeyond(int max, String keep) {
@@ -134,9 +177,9 @@ final class OpenFiles implements AutoCloseable {
     }
   }
 
-  private static void closeQuietly(FileChannel fc) {
+  private static void closeQuietly(java.io.Closeable c) {
     try {
-      fc.close();
+      c.close();
     } catch (IOException ignored) {
       // read-only: nothing lost
     }

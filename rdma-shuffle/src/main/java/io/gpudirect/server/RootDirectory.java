@@ -3,7 +3,6 @@ package io.gpudirect.server;
 import io.gpudirect.protocol.ErrorCode;
 import io.gpudirect.protocol.FileMeta;
 import io.gpudirect.protocol.Protocol;
-import io.gpudirect.server.FileOpeners.Opens;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.DirectoryIteratorException;
@@ -34,7 +33,7 @@ import java.util.Set;
  * directory the name was found in, or from the opened file itself, never from a second lookup by
  * path from the root. Symlinks are not followed even when they would stay inside the root.
  *
- * <p>Walks run on {@link FileOpeners}' threads, because any open may meet a FIFO swapped in.
+ * <p>Opens run on {@link FileOpeners}' threads, because any open may meet a FIFO swapped in.
  */
 final class RootDirectory implements AutoCloseable {
   /** A listing larger than this is refused rather than held in memory. */
@@ -73,7 +72,7 @@ final class RootDirectory implements AutoCloseable {
     return RequestedPath.show(requested);
   }
 
-  /** Walks below the root that were blocked on a FIFO and got released (for tests). */
+  /** The threads that open below this root (for tests: how many opens were released). */
   FileOpeners openers() {
     return openers;
   }
@@ -99,33 +98,49 @@ final class RootDirectory implements AutoCloseable {
   }
 
   /**
+   * The directories one connection keeps open between its requests (see {@link OpenFiles}),
+   * so that its walks need no open at all once they have been made: every name on the way is
+   * still looked at in the directory before it, and a kept directory is used only while that
+   * look finds the very directory kept (same file key; a directory cannot be hard-linked).
+   */
+  interface KeptDirectories {
+    /** The directory kept for {@code prefix} if it is the directory of {@code key}, else null. */
+    SecureDirectoryStream<Path> get(String prefix, Object key);
+
+    /** Keeps {@code d}, the directory of {@code key}, for {@code prefix}; it closes d from now. */
+    void keep(String prefix, Object key, SecureDirectoryStream<Path> d);
+
+    /** An open left blocked in {@code d}: drop it unclosed (its opener closes it). */
+    void forget(SecureDirectoryStream<Path> d);
+  }
+
+  /**
    * The regular file {@code path} names, opened unless it is the file of {@code reuseKey};
    * the caller closes the channel. FIFOs, devices, directories and symlinks are refused.
+   * {@code kept}: the connection's directories, or null to keep none.
    */
-  FoundFile openFile(RequestedPath path, Object reuseKey) {
+  FoundFile openFile(RequestedPath path, Object reuseKey, KeptDirectories kept) {
     if (path.isRoot()) {
       throw notAFile(path.requested(), true);
     }
-    return openers.run(path.requested(), opens -> inParent(path, opens, (at, name) -> {
-      BasicFileAttributes a = attributes(at, name, path);
+    try (Walk walk = new Walk(path, kept)) {
+      walk.toParent();
+      Path name = path.last();
+      BasicFileAttributes a = attributes(walk.at, name, path);
       checkRegular(path, a);
       if (reuseKey != null && reuseKey.equals(a.fileKey())) {
         return new FoundFile(null, a.size(), a, reuseKey);
       }
-      FileChannel fc;
-      try {
-        fc = (FileChannel) opens.open(at, name,
-            () -> at.newByteChannel(name, Set.of(StandardOpenOption.READ, NOFOLLOW)));
-      } catch (IOException e) {
-          throw refusedOpen(at, name, path, path.names().size(), e);
-      }
+      SecureDirectoryStream<Path> at = walk.at;
+      FileChannel fc = (FileChannel) walk.open(name, path.names().size(),
+          () -> at.newByteChannel(name, Set.of(StandardOpenOption.READ, NOFOLLOW)));
       try {
         return opened(at, name, path, a, fc);
       } catch (RuntimeException e) {
         closeQuietly(fc);
         throw e;
       }
-    }));
+    }
   }
 
   /**
@@ -171,8 +186,9 @@ final class RootDirectory implements AutoCloseable {
             "Cannot stat " + show(requested) + ": " + e.getMessage(), e);
       }
     }
-    return openers.run(requested, opens -> inParent(path, opens, (at, name) -> {
-      BasicFileAttributes a = attributes(at, name, path);
+    try (Walk walk = new Walk(path, null)) {
+      walk.toParent();
+      BasicFileAttributes a = attributes(walk.at, path.last(), path);
       if (a.isSymbolicLink()) {
         throw throughLink(path, path.names().size());
       }
@@ -180,52 +196,41 @@ final class RootDirectory implements AutoCloseable {
         throw notAFile(requested, false);
       }
       return meta(path.normalized(), a);
-    }));
+    }
   }
 
   /** Every regular file below {@code requested}, sorted by path; just the file for a file. */
   List<FileMeta> list(String requested) {
     RequestedPath path = RequestedPath.of(requested);
     List<FileMeta> out = new ArrayList<>();
-    openers.run(requested, opens -> {
+    try (Walk walk = new Walk(path, null)) {
       if (path.isRoot()) {
-        Path self = Path.of(".");
-        listDirectory(path, dir, self, "", opens, out);
-        return null;
-      }
-      return inParent(path, opens, (at, name) -> {
-        BasicFileAttributes a = attributes(at, name, path);
+        walk.descend(Path.of("."), 0);
+        collect(walk, "", 1, out);
+      } else {
+        walk.toParent();
+        Path name = path.last();
+        BasicFileAttributes a = attributes(walk.at, name, path);
         if (a.isSymbolicLink()) {
           throw throughLink(path, path.names().size());
         }
         if (a.isRegularFile()) {
           out.add(meta(path.normalized(), a));
         } else if (a.isDirectory()) {
-          listDirectory(path, at, name, path.normalized() + "/", opens, out);
+          walk.descend(name, path.names().size());
+          collect(walk, path.normalized() + "/", 1, out);
         } else {
           throw notAFile(requested, false);
         }
-        return null;
-      });
-    });
+      }
+    }
     out.sort(Comparator.comparing(FileMeta::path));
     return out;
   }
 
-  /** Lists directory {@code name} of {@code at} into {@code out}; a name gone or swapped is skipped. */
-  private void listDirectory(RequestedPath path, SecureDirectoryStream<Path> at, Path name,
-      String prefix, Opens opens, List<FileMeta> out) {
-    try (SecureDirectoryStream<Path> d = opens.open(at, name,
-        () -> at.newDirectoryStream(name, NOFOLLOW))) {
-      collect(path, d, prefix, 1, opens, out);
-    } catch (IOException e) {
-      throw new RequestRefusedException(ErrorCode.IO_ERROR,
-          "Cannot list " + show(path.requested()) + ": " + e.getMessage(), e);
-    }
-  }
-
-  private void collect(RequestedPath path, SecureDirectoryStream<Path> d, String prefix,
-      int depth, Opens opens, List<FileMeta> out) {
+  /** Lists the walk's directory into {@code out}; a name gone or swapped meanwhile is skipped. */
+  private void collect(Walk walk, String prefix, int depth, List<FileMeta> out) {
+    SecureDirectoryStream<Path> d = walk.at;
     try {
       for (Path entry : d) {
         Path name = entry.getFileName();
@@ -243,46 +248,66 @@ final class RootDirectory implements AutoCloseable {
         String s = name.toString();
         if (!RequestedPath.representable(s)) {
           throw RequestedPath.unrepresentable(
-              "Cannot list " + show(path.requested()) + " at " + show(prefix + s), s);
+              "Cannot list " + show(walk.path.requested()) + " at " + show(prefix + s), s);
         }
         if (a.isRegularFile()) {
           if (out.size() >= MAX_LIST_ENTRIES) {
             throw new RequestRefusedException(ErrorCode.LIMIT_EXCEEDED, "Listing "
-                + show(path.requested()) + " has more than " + MAX_LIST_ENTRIES + " files");
+                + show(walk.path.requested()) + " has more than " + MAX_LIST_ENTRIES + " files");
           }
           out.add(new FileMeta(prefix + s, a.size(), a.lastModifiedTime().toMillis(), false));
         } else if (depth < MAX_LIST_DEPTH) {
-          SecureDirectoryStream<Path> sub;
-          try {
-            sub = opens.open(d, name, () -> d.newDirectoryStream(name, NOFOLLOW));
-          } catch (IOException swappedOrGone) {
-            continue;
-          }
+          Walk sub = walk.below(d);
           try (sub) {
-            collect(path, sub, prefix + s + "/", depth + 1, opens, out);
-          } catch (IOException ignored) {
-            // closing a directory read to its end: nothing lost
+            try {
+              sub.descendQuietly(name);
+            } catch (IOException swappedOrGone) {
+              continue;
+            } catch (FileOpeners.LeftBehindException e) {
+              walk.handOver();
+              throw e;
+            }
+            collect(sub, prefix + s + "/", depth + 1, out);
           }
         }
       }
     } catch (DirectoryIteratorException e) {
       throw new RequestRefusedException(ErrorCode.IO_ERROR, "Cannot list "
-          + show(path.requested()) + ": " + e.getCause().getMessage(), e.getCause());
+          + show(walk.path.requested()) + ": " + e.getCause().getMessage(), e.getCause());
     }
   }
 
-  /** What a walk does with the directory holding the path's last name, and that name. */
-  private interface LastName<T> {
-    T apply(SecureDirectoryStream<Path> at, Path name);
-  }
-
   /**
-   * Opens each directory of {@code path} but the last name, from the root, and hands the last
-   * one's directory to {@code last}; every directory opened here is closed when it returns.
+   * One walk from the root: the directory it is at, and whether it must close it. Every open
+   * goes through {@link FileOpeners}; an open given up on leaves its directory to the opener,
+   * so the walk neither closes it nor lets the connection's kept directories close it.
    */
-  private <T> T inParent(RequestedPath path, Opens opens, LastName<T> last) {
-    SecureDirectoryStream<Path> at = dir;
-    try {
+  private final class Walk implements AutoCloseable {
+    final RequestedPath path;
+    final KeptDirectories kept;
+    SecureDirectoryStream<Path> at;
+    /** Whether {@link #at} is this walk's own to close (not the root, not a kept one). */
+    boolean owned;
+
+    Walk(RequestedPath path, KeptDirectories kept) {
+      this(path, kept, dir, false);
+    }
+
+    private Walk(RequestedPath path, KeptDirectories kept, SecureDirectoryStream<Path> at,
+        boolean owned) {
+      this.path = path;
+      this.kept = kept;
+      this.at = at;
+      this.owned = owned;
+    }
+
+    /** A walk on from {@code d} that closes only what it opens itself (for listings). */
+    Walk below(SecureDirectoryStream<Path> d) {
+      return new Walk(path, null, d, false);
+    }
+
+    /** Moves to the directory holding the path's last name, name by name from the root. */
+    void toParent() {
       List<String> names = path.names();
       for (int i = 0; i < names.size() - 1; i++) {
         Path name = Path.of(names.get(i));
@@ -293,25 +318,82 @@ final class RootDirectory implements AutoCloseable {
         if (!a.isDirectory()) {
           throw notFound(path.requested());
         }
-        SecureDirectoryStream<Path> from = at;
-        SecureDirectoryStream<Path> next;
-        try {
-          next = opens.open(from, name, () -> from.newDirectoryStream(name, NOFOLLOW));
-        } catch (IOException e) {
-          throw refusedOpen(from, name, path, i + 1, e);
+        String prefix = path.prefix(i + 1);
+        SecureDirectoryStream<Path> next = kept == null ? null : kept.get(prefix, a.fileKey());
+        if (next != null) {
+          moveTo(next, false);
+        } else {
+          descend(name, i + 1);
+          Object key = keyOf(at);
+          if (kept != null && key != null && key.equals(a.fileKey())) {
+            kept.keep(prefix, key, at);
+            owned = false;
+          }
         }
-        closeUnlessRoot(from);
-        at = next;
       }
-      return last.apply(at, path.last());
-    } finally {
-      closeUnlessRoot(at);
+    }
+
+    /** Opens directory {@code name} of the current one and moves into it. */
+    void descend(Path name, int n) {
+      SecureDirectoryStream<Path> from = at;
+      moveTo(open(name, n, () -> from.newDirectoryStream(name, NOFOLLOW)), true);
+    }
+
+    /** As {@link #descend}, but a name that cannot be opened as a directory just throws. */
+    void descendQuietly(Path name) throws IOException {
+      SecureDirectoryStream<Path> from = at;
+      try {
+        moveTo(openers.open(path.requested(), from, name, from == dir,
+            () -> from.newDirectoryStream(name, NOFOLLOW)), true);
+      } catch (FileOpeners.LeftBehindException e) {
+        handOver();
+        throw e;
+      }
+    }
+
+    /** Opens {@code name} of the current directory on an opener ({@code n}: names so far). */
+    <R extends AutoCloseable> R open(Path name, int n, FileOpeners.OpenCall<R> call) {
+      SecureDirectoryStream<Path> from = at;
+      try {
+        return openers.open(path.requested(), from, name, from == dir, call);
+      } catch (FileOpeners.LeftBehindException e) {
+        handOver();
+        throw e;
+      } catch (IOException e) {
+        throw refusedOpen(from, name, path, n, e);
+      }
+    }
+
+    /** The current directory now belongs to a blocked opener. */
+    private void handOver() {
+      if (!owned && at != dir && kept != null) {
+        kept.forget(at);
+      }
+      owned = false;
+      at = null;
+    }
+
+    private void moveTo(SecureDirectoryStream<Path> next, boolean ownNext) {
+      close();
+      at = next;
+      owned = ownNext;
+    }
+
+    @Override
+    public void close() {
+      if (owned && at != null) {
+        closeQuietly(at);
+      }
+      owned = false;
     }
   }
 
-  private void closeUnlessRoot(SecureDirectoryStream<Path> d) {
-    if (d != dir) {
-      closeQuietly(d);
+  /** The file key of an open directory, from the descriptor itself ({@code fstat}). */
+  private static Object keyOf(SecureDirectoryStream<Path> d) {
+    try {
+      return d.getFileAttributeView(BasicFileAttributeView.class).readAttributes().fileKey();
+    } catch (IOException e) {
+      return null;
     }
   }
 
