@@ -116,6 +116,29 @@ class PathSwapRaceTest {
             }
           }, "test-fifo-racer-" + t));
         }
+        // STAT and LIST keep no directory open between requests: each opens "dd" anew.
+        BlockClient lister = BlockClient.connect(address(server), config);
+        clients.add(lister);
+        threads.add(new Thread(() -> {
+          for (int k = 0; System.nanoTime() < deadline; k++) {
+            racing.reads.incrementAndGet();
+            try {
+              if (k % 2 == 0) {
+                int n = lister.list("dd").size();
+                if (n != FILES) {
+                  racing.wrong.add("listed " + n + " files in dd");
+                }
+              } else {
+                lister.stat("dd/x" + (k % FILES) + ".bin");
+              }
+              racing.served.incrementAndGet();
+            } catch (RemoteFileException refused) {
+              racing.refused.incrementAndGet();
+            } catch (RuntimeException e) {
+              racing.wrong.add("stat/list: " + e);
+            }
+          }
+        }, "test-fifo-lister"));
         BlockClient calm = BlockClient.connect(address(server), config);
         clients.add(calm);
         threads.add(new Thread(() -> {
