@@ -157,6 +157,11 @@ public final class BlockServer implements AutoCloseable {
     LOG.info("BlockServer on {} serving {} read-only over {}; TLS {}; authentication {}; counters in JMX {}",
         address, root.path(), transports(), tls == null ? "off" : "on", secret == null ? "off" : "on",
         jmx.name() == null ? "not registered" : "as " + jmx.name());
+    if (!RequestedPath.FILE_NAMES.equals(java.nio.charset.StandardCharsets.UTF_8)) {
+      LOG.warn("BlockServer on {} turns file names into bytes as {} (from its locale), so names"
+          + " with other characters are refused; start it with a UTF-8 locale (LC_ALL=C.UTF-8)",
+          address, RequestedPath.FILE_NAMES);
+    }
     return this;
   }
 
