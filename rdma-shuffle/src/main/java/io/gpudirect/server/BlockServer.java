@@ -151,6 +151,7 @@ public final class BlockServer implements AutoCloseable {
       listener.bind(new InetSocketAddress(bindAddress, requestedPort), 128);
     } catch (IOException e) {
       closeListener();
+      root.close();
       throw new GpuDirectException("Cannot listen on " + bindAddress + ":" + requestedPort
           + ": " + e.getMessage(), e);
     }
@@ -178,6 +179,11 @@ public final class BlockServer implements AutoCloseable {
     LOG.info("BlockServer on {} serving {} read-only over {}; TLS {}; authentication {}; counters in JMX {}",
         address, root.path(), transports(), tls == null ? "off" : "on", secret == null ? "off" : "on",
         jmx.name() == null ? "not registered" : "as " + jmx.name());
+    if (!RequestedPath.FILE_NAMES.equals(java.nio.charset.StandardCharsets.UTF_8)) {
+      LOG.warn("BlockServer on {} turns file names into bytes as {} (from its locale), so names"
+          + " with other characters are refused; start it with a UTF-8 locale (LC_ALL=C.UTF-8)",
+          address, RequestedPath.FILE_NAMES);
+    }
     return this;
   }
 
@@ -198,6 +204,7 @@ public final class BlockServer implements AutoCloseable {
     } catch (RdmaUnavailableException | RdmaException e) {
       if (rdmaMode == RdmaMode.ON) {
         closeListener();
+        root.close();
         throw new GpuDirectException("Cannot serve RDMA on " + address + " (--rdma on): "
             + e.getMessage(), e);
       }
@@ -310,6 +317,7 @@ public final class BlockServer implements AutoCloseable {
     if (rdma != null) {
       rdma.close();
     }
+    root.close();
     if (jmx != null) {
       jmx.unregister();
     }

@@ -22,7 +22,6 @@ import io.gpudirect.protocol.StatRequest;
 import io.gpudirect.protocol.StatResponse;
 import io.gpudirect.protocol.StatusRequest;
 import io.gpudirect.protocol.StatusResponse;
-import io.gpudirect.server.RootDirectory.CheckedFile;
 import io.gpudirect.transport.rdma.RdmaService;
 import java.io.EOFException;
 import java.io.IOException;
@@ -374,14 +373,14 @@ final class ServerConnection implements Runnable {
   }
 
   private void readCounted(ReadRequest r) throws IOException {
-    CheckedFile file = FileRanges.check(server, r.path(), r.length());
-    OpenFiles.OpenFile open = openFiles.acquire(file, r.path());
+    FileRanges.checkLength(server, r.path(), r.length());
+    OpenFiles.OpenFile open = openFiles.acquire(server.root(), r.path());
     try {
       FileRanges.checkRange(r.path(), r.offset(), r.length(), open.size());
       if (r.length() <= SMALL_READ_BYTES) {
         sendSmall(r, open.channel());
       } else {
-        sendLarge(r, open.channel(), file.path(), version(file, open));
+        sendLarge(r, open.channel(), server.root().path().resolve(open.path()), version(open));
       }
       server.countBytesSent(r.length());
     } finally {
@@ -436,11 +435,11 @@ final class ServerConnection implements Runnable {
   }
 
   /** The file behind the request's channel, for its cached block checksums; null when unsure. */
-  private static BlockChecksums.Version version(CheckedFile file, OpenFiles.OpenFile open) {
+  private static BlockChecksums.Version version(OpenFiles.OpenFile open) {
     if (open.fileKey() == null) {
       return null;
     }
-    BasicFileAttributes a = file.attributes();
+    BasicFileAttributes a = open.attributes();
     return new BlockChecksums.Version(open.fileKey(), a.size(),
         a.lastModifiedTime().to(TimeUnit.NANOSECONDS));
   }
