@@ -1,5 +1,6 @@
 package io.gpudirect.client;
 
+import io.gpudirect.transport.ConnectionOptions;
 import java.nio.file.Path;
 import java.time.Duration;
 
@@ -20,6 +21,7 @@ public final class ClientConfig {
   private final int maxListEntries;
   private final long maxListBytes;
   private final Duration listTimeout;
+  private final String secretSetting;
 
   private ClientConfig(Builder b) {
     this.secret = b.secret == null ? null : b.secret.clone();
@@ -37,6 +39,7 @@ public final class ClientConfig {
     this.maxListEntries = b.maxListEntries;
     this.maxListBytes = b.maxListBytes;
     this.listTimeout = b.listTimeout;
+    this.secretSetting = b.secretSetting;
   }
 
   public static Builder builder() {
@@ -119,12 +122,18 @@ public final class ClientConfig {
     return listTimeout;
   }
 
+  /** Where the user sets the secret, as authentication errors name it (e.g. a Spark key). */
+  public String secretSetting() {
+    return secretSetting;
+  }
+
   public Builder toBuilder() {
     return new Builder().secret(secret).streams(streams).maxBytesInFlight(maxBytesInFlight)
         .chunkSize(chunkSize).connectTimeout(connectTimeout).requestTimeout(requestTimeout)
         .maxRetries(maxRetries).retryBackoff(retryBackoff).transport(transport)
         .checksums(checksums).tls(tls).tlsTrustStore(tlsTrustStore)
-        .maxListEntries(maxListEntries).maxListBytes(maxListBytes).listTimeout(listTimeout);
+        .maxListEntries(maxListEntries).maxListBytes(maxListBytes).listTimeout(listTimeout)
+        .secretSetting(secretSetting);
   }
 
   @Override
@@ -158,6 +167,7 @@ public final class ClientConfig {
     private int maxListEntries = 1_000_000;
     private long maxListBytes = 256L << 20;
     private Duration listTimeout = Duration.ofMinutes(5);
+    private String secretSetting = ConnectionOptions.ANY_SECRET_SETTING;
 
     private Builder() {}
 
@@ -179,6 +189,15 @@ public final class ClientConfig {
     /** Time allowed for a whole listing, every page of it; default 5 minutes. */
     public Builder listTimeout(Duration listTimeout) {
       this.listTimeout = listTimeout;
+      return this;
+    }
+
+    /**
+     * Where this client's user sets the secret ({@code spark.gpudirect.auth.secret},
+     * {@code --secret-file}, ...): a rejected, missing or unexpected secret is reported with it.
+     */
+    public Builder secretSetting(String secretSetting) {
+      this.secretSetting = secretSetting;
       return this;
     }
 
@@ -264,6 +283,7 @@ public final class ClientConfig {
       check(maxListEntries > 0, "maxListEntries must be positive: " + maxListEntries);
       check(maxListBytes > 0, "maxListBytes must be positive: " + maxListBytes);
       check(positive(listTimeout), "listTimeout must be positive");
+      check(secretSetting != null && !secretSetting.isBlank(), "secretSetting must name where the secret is set");
       return new ClientConfig(this);
     }
 

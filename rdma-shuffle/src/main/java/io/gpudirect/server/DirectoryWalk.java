@@ -21,7 +21,7 @@ import java.util.PriorityQueue;
  * the names at or before the cursor's without looking at them or below them. A directory's
  * names come in no order, so each directory the page enters is read in full, but only the
  * page's worth of its names after the cursor is kept (the smallest, in a bounded heap) and
- * looked at ({@code lstat}). Memory is bounded by the page (and a batch of names for each
+ * looked at ({@code fstatat}). Memory is bounded by the page (and a batch of names for each
  * directory the walk is inside), whatever the size of the tree.
  */
 final class DirectoryWalk {
@@ -64,7 +64,7 @@ final class DirectoryWalk {
     return namesRead;
   }
 
-  /** Directory entries looked at ({@code lstat}), for tests: about the page's size. */
+  /** Directory entries looked at ({@code fstatat}), for tests: about the page's size. */
   long looked() {
     return looked;
   }
@@ -77,7 +77,8 @@ final class DirectoryWalk {
     String prefix = startPath.isEmpty() ? "" : startPath + "/";
     String below = after.startsWith(prefix) ? after.substring(prefix.length()) : "";
     List<String> names = below.isEmpty() ? List.of() : List.of(below.split("/", -1));
-    if (names.isEmpty() || names.contains("") || names.contains(".") || names.contains("..")) {
+    if (names.isEmpty() || names.contains("") || names.contains(".") || names.contains("..")
+        || after.indexOf('\0') >= 0) {
       throw new RequestRefusedException(ErrorCode.BAD_REQUEST, "LIST cursor "
           + RootDirectory.show(after) + " is not a path below the listed "
           + RootDirectory.show(requested) + "; send the last path of the page before");

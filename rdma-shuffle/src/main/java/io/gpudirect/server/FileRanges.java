@@ -1,24 +1,20 @@
 package io.gpudirect.server;
 
 import io.gpudirect.protocol.ErrorCode;
-import io.gpudirect.server.RootDirectory.CheckedFile;
-import java.io.IOException;
+import io.gpudirect.server.RootDirectory.FoundFile;
 import java.nio.channels.FileChannel;
-import java.nio.file.LinkOption;
-import java.nio.file.StandardOpenOption;
 
 /** The checks every READ passes, whatever carries it: length limit, path, file, range. */
 final class FileRanges {
   private FileRanges() {}
 
-  /** The length limit and the path: the file a READ of {@code length} bytes may read. */
-  static CheckedFile check(BlockServer server, String path, int length) {
+  /** The length limit of a READ of {@code length} bytes of {@code path}. */
+  static void checkLength(BlockServer server, String path, int length) {
     if (length > server.maxReadLength()) {
       throw new RequestRefusedException(ErrorCode.LIMIT_EXCEEDED, "READ of " + length
           + " bytes of " + RootDirectory.show(path) + " exceeds the limit of server "
           + server.address() + ": " + server.maxReadLength() + " bytes per request");
     }
-    return server.root().checkedFile(path);
   }
 
   /** Refuses a range that a file of {@code size} bytes does not hold. */
@@ -30,34 +26,19 @@ final class FileRanges {
     }
   }
 
-  /** The open file, checked to hold {@code [offset, offset + length)}; the caller closes it. */
+  /**
+   * The regular file {@code path} names below the root, opened ({@link RootDirectory#openFile})
+   * and checked to hold {@code [offset, offset + length)}; the caller closes it.
+   */
   static FileChannel open(BlockServer server, String path, long offset, int length) {
-    CheckedFile file = check(server, path, length);
-    FileChannel fc;
+    checkLength(server, path, length);
+    FoundFile file = server.root().openFile(RequestedPath.of(path), null, null);
     try {
-      fc = FileChannel.open(file.path(), StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS);
-    } catch (IOException e) {
-      throw new RequestRefusedException(ErrorCode.IO_ERROR,
-          "Cannot open " + RootDirectory.show(path) + ": " + e, e);
-    }
-    try {
-      checkRange(path, offset, length, fc.size());
-      return fc;
-    } catch (IOException e) {
-      close(fc);
-      throw new RequestRefusedException(ErrorCode.IO_ERROR,
-          "Cannot read the size of " + RootDirectory.show(path) + ": " + e, e);
+      checkRange(path, offset, length, file.size());
+      return file.channel();
     } catch (RuntimeException e) {
-      close(fc);
+      file.close();
       throw e;
-    }
-  }
-
-  private static void close(FileChannel fc) {
-    try {
-      fc.close();
-    } catch (IOException ignored) {
-      // nothing left to do
     }
   }
 }

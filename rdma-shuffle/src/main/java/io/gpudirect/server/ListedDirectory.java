@@ -6,17 +6,17 @@ import java.util.function.Consumer;
 /**
  * What a {@link DirectoryWalk} needs of a directory below the server root: its names, a look at
  * one of them, and a way into a subdirectory. The walk sees nothing else of the file system, so
- * how directories are opened and checked (paths, or handles held open) is the provider's
- * business, here {@link RootDirectory}'s.
+ * how directories are opened and checked is the provider's business: {@link RootDirectory}'s,
+ * which holds each one open below the root and follows no symlink.
  */
 interface ListedDirectory extends AutoCloseable {
   /** Reads the directory afresh and gives every name in it to {@code sink}, in no order. */
   void names(Consumer<String> sink) throws IOException;
 
   /**
-   * What {@code name} is, as a listing shows it: a regular file (a symlink to one inside the
-   * root counts, with the target's size), a directory to walk (never through a symlink), or
-   * null for anything else: gone, a device, a symlink leaving the root or to a directory.
+   * What {@code name} is, as a listing shows it: a regular file, a directory to walk, or null
+   * for anything else: gone, a symlink (never followed, wherever it leads), a FIFO, socket or
+   * device.
    */
   Entry look(String name) throws IOException;
 
