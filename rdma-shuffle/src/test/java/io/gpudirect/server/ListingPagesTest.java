@@ -120,6 +120,30 @@ class ListingPagesTest {
     }
   }
 
+  /**
+   * A directory whose first batch of names holds no file is read again for the next batch
+   * (through a new stream of the same open directory: a stream reads once), and a symlink is
+   * left out even when it leads to a file inside the root.
+   */
+  @Test
+  void aDirectoryIsReadAgainPastABatchWithoutFilesAndSymlinksAreLeftOut(@TempDir Path root)
+      throws IOException {
+    Path d = Files.createDirectory(root.resolve("d"));
+    for (int i = 0; i < 300; i++) {
+      Files.createDirectory(d.resolve(String.format("e%03d", i)));
+    }
+    Files.createFile(d.resolve("zz"));
+    Files.createSymbolicLink(d.resolve("zlink"), Path.of("zz"));
+    try (BlockServer s = BlockServer.builder().root(root).port(0).maxListPageEntries(2)
+        .build().start();
+        BlockClient c = BlockClient.connect(new InetSocketAddress("127.0.0.1", s.port()),
+            ClientConfig.builder().streams(1).transport("tcp").build())) {
+      assertEquals(List.of("d/zz"), c.list("/").stream().map(FileEntry::path).toList());
+      // d's 302 names were read twice: the second batch came from a second read.
+      assertTrue(s.listingNamesRead() >= 2 * 302, "names read: " + s.listingNamesRead());
+    }
+  }
+
   /** With every listing slot taken, a LIST waits its turn, then is refused, naming the limit. */
   @Test
   void aListWaitsForASlotThenIsRefused(@TempDir Path root) throws IOException {
