@@ -3,21 +3,26 @@ package io.gpudirect.protocol;
 import java.nio.charset.StandardCharsets;
 
 /**
- * Constants of the gpudirect wire protocol, version 1.
+ * Constants of the gpudirect wire protocol, version 3.
  *
  * <pre>
  * connection := MAGIC(4, each side, first) frame*
  * frame      := length:int32 (type byte + body, 1..MAX_FRAME_BYTES) type:int8 body
  * READ_DATA  := its frame, then exactly READ_DATA.length raw payload bytes (not in length),
- *               then the payload's CRC32C (int32) when CRC32C was negotiated
+ *               then status:int8 (0 good; 1 void, an ERROR for the request follows), then
+ *               the payload's CRC32C (int32) when CRC32C was negotiated
  * </pre>
  * All integers are big-endian; strings are int32 byte length + UTF-8.
  */
 public final class Protocol {
   /** "GPDR": the first four bytes each side sends, so a foreign peer is recognised at once. */
   public static final byte[] MAGIC = {'G', 'P', 'D', 'R'};
-  /** 2: the READ_DATA checksum moved from the header to a trailer after the payload. */
-  public static final int VERSION = 2;
+  /**
+   * 2: the READ_DATA checksum moved from the header to a trailer after the payload. 3: files
+   * have versions (STAT and LIST give them, READ and RDMA_READ name them, FILE_CHANGED refuses
+   * a READ of another), and the READ_DATA trailer starts with a status byte.
+   */
+  public static final int VERSION = 3;
 
   /** Capability bits exchanged in HELLO / HELLO_ACK; the connection uses their intersection. */
   public static final long CAP_TCP = 1L;

@@ -1,5 +1,7 @@
 package io.gpudirect.server;
 
+import io.gpudirect.protocol.FileVersion;
+import io.gpudirect.server.RootDirectory.CheckedFile;
 import io.gpudirect.transport.ServerErrorException;
 import io.gpudirect.transport.rdma.ServedFiles;
 import java.io.EOFException;
@@ -23,11 +25,13 @@ final class RdmaServedFiles implements ServedFiles {
   }
 
   @Override
-  public FileRange open(String path, long offset, int length) {
+  public FileRange open(String path, FileVersion version, long offset, int length) {
     server.countRequest();
     FileChannel fc;
+    CheckedFile file;
     try {
-      fc = FileRanges.open(server, path, offset, length);
+      file = FileRanges.check(server, path, version, length);
+      fc = FileRanges.open(file, path, offset, length);
     } catch (RequestRefusedException e) {
       server.countError();
       throw new ServerErrorException(e.code(), e.getMessage());
@@ -44,6 +48,16 @@ final class RdmaServedFiles implements ServedFiles {
             throw new EOFException("File " + path + " shrank while being read for " + peer);
           }
           at += n;
+        }
+      }
+
+      @Override
+      public void checkUnchanged() {
+        try {
+          FileRanges.checkUnchanged(server, path, version, file);
+        } catch (RequestRefusedException e) {
+          server.countError();
+          throw new ServerErrorException(e.code(), e.getMessage());
         }
       }
 

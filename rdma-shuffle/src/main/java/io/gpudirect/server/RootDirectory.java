@@ -2,6 +2,7 @@ package io.gpudirect.server;
 
 import io.gpudirect.protocol.ErrorCode;
 import io.gpudirect.protocol.FileMeta;
+import io.gpudirect.protocol.FileVersion;
 import java.io.IOException;
 import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
@@ -224,7 +225,8 @@ final class RootDirectory {
               throw new RequestRefusedException(ErrorCode.LIMIT_EXCEEDED, "Listing "
                   + show(requested) + " has more than " + MAX_LIST_ENTRIES + " files");
             }
-            out.add(new FileMeta(relative(file), a.size(), a.lastModifiedTime().toMillis(), false));
+            out.add(new FileMeta(relative(file), a.size(), a.lastModifiedTime().toMillis(), false,
+                FileVersion.of(a)));
           }
           return FileVisitResult.CONTINUE;
         }
@@ -244,7 +246,8 @@ final class RootDirectory {
 
   private FileMeta meta(Path real, BasicFileAttributes a) {
     return new FileMeta(relative(real), a.isDirectory() ? 0 : a.size(),
-        a.lastModifiedTime().toMillis(), a.isDirectory());
+        a.lastModifiedTime().toMillis(), a.isDirectory(),
+        a.isDirectory() ? FileVersion.ANY : FileVersion.of(a));
   }
 
   private String relative(Path p) {

@@ -341,14 +341,14 @@ final class ServerConnection implements Runnable {
   }
 
   private void readCounted(ReadRequest r) throws IOException {
-    CheckedFile file = FileRanges.check(server, r.path(), r.length());
+    CheckedFile file = FileRanges.check(server, r.path(), r.version(), r.length());
     OpenFiles.OpenFile open = openFiles.acquire(file, r.path());
     try {
       FileRanges.checkRange(r.path(), r.offset(), r.length(), open.size());
       if (r.length() <= SMALL_READ_BYTES) {
-        sendSmall(r, open.channel());
+        sendSmall(r, open.channel(), file);
       } else {
-        sendLarge(r, open.channel(), file.path(), version(file, open));
+        sendLarge(r, open.channel(), file, version(file, open));
       }
       server.countBytesSent(r.length());
     } finally {
@@ -361,10 +361,10 @@ final class ServerConnection implements Runnable {
    * sent as one write: header, payload and trailer. Three writes (header, sendfile, trailer)
    * cost three system calls here and up to three wake-ups of the client's reader, which for
    * 4 KiB was most of the time (docs/benchmarks.md). As nothing is sent before the bytes are
-   * in, a file that shrank or cannot be read is refused like any bad read, and the connection
-   * carries on.
+   * in, a file that shrank, changed while it was read or cannot be read is refused like any
+   * bad read, and the connection carries on.
    */
-  private void sendSmall(ReadRequest r, FileChannel fc) throws IOException {
+  private void sendSmall(ReadRequest r, FileChannel fc, CheckedFile file) throws IOException {
     ByteBuffer b = smallAnswer();
     int payloadEnd = READ_DATA_FRAME + r.length();
     b.clear().position(READ_DATA_FRAME).limit(payloadEnd);
@@ -382,12 +382,15 @@ final class ServerConnection implements Runnable {
       throw new RequestRefusedException(ErrorCode.IO_ERROR,
           "Cannot read " + RootDirectory.show(r.path()) + ": " + e, e);
     }
+    FileRanges.checkUnchanged(server, r.path(), r.version(), file);
     int end = payloadEnd;
+    b.limit(b.capacity()).put(end, ReadData.PAYLOAD_GOOD);
+    end += ReadData.STATUS_BYTES;
     if (crc) {
       checksum.reset();
       checksum.update(b.position(READ_DATA_FRAME).limit(payloadEnd));
-      b.limit(b.capacity()).putInt(payloadEnd, (int) checksum.getValue());
-      end += ReadData.TRAILER_BYTES;
+      b.limit(b.capacity()).putInt(end, (int) checksum.getValue());
+      end += ReadData.CRC_BYTES;
     }
     putHeader(b.clear(), r);
     writeFully(b.position(0).limit(end));
@@ -412,8 +415,17 @@ final class ServerConnection implements Runnable {
         a.lastModifiedTime().to(TimeUnit.NANOSECONDS));
   }
 
-  private void sendLarge(ReadRequest r, FileChannel fc, Path file, BlockChecksums.Version version)
-      throws IOException {
+  /**
+   * A large answer: header, sendfile, trailer. The file is checked again after the payload
+   * went out ({@link FileRanges#checkUnchanged}); when it changed, the trailer voids the
+   * payload and the refusal follows it. The CRC32C cannot stand in for that check: it is
+   * computed from a second read of the file (or from block checksums cached before), not from
+   * the bytes sendfile sent, so a write during the transfer can make it match mixed bytes (both
+   * reads saw the same mix) as well as fail good ones. It guards the wire, not the version.
+   */
+  private void sendLarge(ReadRequest r, FileChannel fc, CheckedFile checked,
+      BlockChecksums.Version version) throws IOException {
+    Path file = checked.path();
     long end = r.offset() + r.length();
     writeFully(putHeader(largeHeader.clear(), r).flip());
     // The checksum is computed on another core while sendfile runs, and trails the payload;
@@ -430,9 +442,20 @@ final class ServerConnection implements Runnable {
       }
       pos += n;
     }
+    RequestRefusedException changed = null;
+    try {
+      FileRanges.checkUnchanged(server, r.path(), r.version(), checked);
+    } catch (RequestRefusedException e) {
+      changed = e;
+    }
+    largeTrailer.clear().put(changed == null ? ReadData.PAYLOAD_GOOD : ReadData.PAYLOAD_VOID);
     if (checksum != null) {
-      largeTrailer.clear().putInt(Checksums.await(checksum, file));
-      writeFully(largeTrailer.flip());
+      largeTrailer.putInt(changed == null ? Checksums.await(checksum, file)
+          : Checksums.awaitQuietly(checksum));
+    }
+    writeFully(largeTrailer.flip());
+    if (changed != null) {
+      throw changed;
     }
   }
 
