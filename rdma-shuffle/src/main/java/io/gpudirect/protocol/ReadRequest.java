@@ -10,6 +10,11 @@ import java.nio.ByteBuffer;
  */
 public record ReadRequest(long requestId, String path, FileVersion version, long offset, int length)
     implements Message {
+  /** A READ of whatever the path names when it arrives ({@link FileVersion#ANY}). */
+  public ReadRequest(long requestId, String path, long offset, int length) {
+    this(requestId, path, FileVersion.ANY, offset, length);
+  }
+
   @Override
   public MessageType type() {
     return MessageType.READ;

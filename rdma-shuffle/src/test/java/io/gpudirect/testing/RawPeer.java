@@ -59,11 +59,22 @@ public final class RawPeer implements AutoCloseable {
     return b.array();
   }
 
-  /** The CRC32C trailer that follows a READ payload. */
+  /** The trailer that follows a READ payload (CRC32C negotiated): its CRC32C, once its status says good. */
   public int checksumTrailer() throws IOException {
     ByteBuffer b = ByteBuffer.allocate(io.gpudirect.protocol.ReadData.TRAILER_BYTES);
     Frames.readFully(in(), b, false);
-    return b.flip().getInt();
+    byte status = b.flip().get();
+    if (status != io.gpudirect.protocol.ReadData.PAYLOAD_GOOD) {
+      throw new IOException("READ payload voided by the server (status " + status + ")");
+    }
+    return b.getInt();
+  }
+
+  /** The status byte of the trailer that follows a READ payload; its CRC32C is skipped. */
+  public byte trailerStatus() throws IOException {
+    ByteBuffer b = ByteBuffer.allocate(io.gpudirect.protocol.ReadData.TRAILER_BYTES);
+    Frames.readFully(in(), b, false);
+    return b.get(0);
   }
 
   private java.nio.channels.ReadableByteChannel in() throws IOException {
