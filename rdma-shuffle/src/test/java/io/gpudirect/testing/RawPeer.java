@@ -21,6 +21,17 @@ public final class RawPeer implements AutoCloseable {
     channel.socket().setSoTimeout(5000);
   }
 
+  /**
+   * With a fixed receive buffer of {@code receiveBufferBytes} (which turns off the kernel's
+   * autotuning), so that a server sending a large answer blocks until this peer reads it.
+   */
+  public RawPeer(int port, int receiveBufferBytes) throws IOException {
+    channel = SocketChannel.open();
+    channel.socket().setReceiveBufferSize(receiveBufferBytes);
+    channel.connect(new InetSocketAddress("127.0.0.1", port));
+    channel.socket().setSoTimeout(5000);
+  }
+
   public void sendRaw(byte[] bytes) throws IOException {
     ByteBuffer b = ByteBuffer.wrap(bytes);
     while (b.hasRemaining()) {
