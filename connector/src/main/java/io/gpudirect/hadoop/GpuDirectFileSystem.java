@@ -1,11 +1,13 @@
 package io.gpudirect.hadoop;
 
 import io.gpudirect.GpuDirectException;
+import io.gpudirect.client.FileChangedException;
 import io.gpudirect.client.FileEntry;
 import io.gpudirect.client.RemoteFileException;
 import io.gpudirect.client.RemoteStore;
 import io.gpudirect.options.ResolvedOptions;
 import io.gpudirect.protocol.ErrorCode;
+import io.gpudirect.protocol.FileVersion;
 import io.gpudirect.remote.GpuDirectUri;
 import io.gpudirect.remote.RemoteStores;
 import java.io.FileNotFoundException;
@@ -103,22 +105,43 @@ public final class GpuDirectFileSystem extends FileSystem {
       throw new FileNotFoundException("Cannot open " + qualify(f) + ": it is a directory");
     }
     String qualified = qualify(f).toString();
-    return new FSDataInputStream(new RemoteInputStream(store(), path, qualified, entry.length(), statistics,
-        readAhead(qualified, path)));
+    FileVersion version = version(qualified, path, entry);
+    return new FSDataInputStream(new RemoteInputStream(store(), path, version, qualified, entry.length(),
+        statistics, readAhead(qualified, path, version)));
+  }
+
+  /**
+   * The version the stream reads: the one the reader's conf names (the scan's listing, see
+   * {@link ExpectedVersion}), else the one found now. Every read of the stream names it, so
+   * the stream fails, rather than mix bytes, once the file changes.
+   */
+  private FileVersion version(String qualified, String path, FileEntry entry) throws IOException {
+    FileVersion expected = ExpectedVersion.get(getConf(), u -> qualify(new Path(u)).toString(), qualified);
+    if (expected == null) {
+      return entry.version();
+    }
+    if (!expected.equals(entry.version())) {
+      FileChangedException changed = new FileChangedException(server.authority(), path, expected,
+          "File '" + path + "' on gpudirect server " + server.authority() + " changed since the"
+              + " scan listed it: expected " + expected.describe() + ", found "
+              + entry.version().describe() + ". Re-run the query to read the new version", null);
+      throw new IOException("Cannot open " + qualified + ": " + changed.getMessage(), changed);
+    }
+    return expected;
   }
 
   /**
    * A read-ahead when this file system's conf carries the reader's plan for this file (see
    * {@link ReadPlan}) and the readAhead option is above 0.
    */
-  private ReadAhead readAhead(String qualified, String path) {
+  private ReadAhead readAhead(String qualified, String path, FileVersion version) {
     long window = options.getBytes(io.gpudirect.options.GpuDirectOption.READ_AHEAD);
     ReadPlan plan = getConf() == null ? null : ReadPlan.get(getConf());
     if (window <= 0 || plan == null || plan.size() == 0
         || !qualify(new Path(plan.uri())).toString().equals(qualified)) {
       return null;
     }
-    return new ReadAhead(store(), path, plan, window);
+    return new ReadAhead(store(), path, version, plan, window);
   }
 
   @Override

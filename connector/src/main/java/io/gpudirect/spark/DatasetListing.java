@@ -66,7 +66,7 @@ final class DatasetListing {
           }
           continue;
         }
-        files.add(new DataFile(uri, e.length(), format));
+        files.add(new DataFile(uri, e.length(), e.version(), format));
       }
     }
     if (files.isEmpty()) {
