@@ -100,34 +100,52 @@ public final class GpuDirectFileSystem extends FileSystem {
   @Override
   public FSDataInputStream open(Path f, int bufferSize) throws IOException {
     String path = remotePath(f);
-    FileEntry entry = stat(f, path);
-    if (entry.directory()) {
-      throw new FileNotFoundException("Cannot open " + qualify(f) + ": it is a directory");
-    }
     String qualified = qualify(f).toString();
-    FileVersion version = version(qualified, path, entry);
+    FileVersion expected = expectedVersion(qualified);
+    FileEntry entry = statExpecting(f, path, expected);
+    if (entry.directory()) {
+      throw new FileNotFoundException("Cannot open " + qualified + ": it is a directory");
+    }
+    // Every read of the stream names this version, so the stream fails, rather than mix
+    // bytes, once the file changes.
+    FileVersion version = expected != null ? expected : entry.version();
     return new FSDataInputStream(new RemoteInputStream(store(), path, version, qualified, entry.length(),
         statistics, readAhead(qualified, path, version)));
   }
 
+  /** The version the reader's conf names for this file (the scan's listing, see ExpectedVersion), or null. */
+  private FileVersion expectedVersion(String qualified) {
+    return ExpectedVersion.get(getConf(), u -> qualify(new Path(u)).toString(), qualified);
+  }
+
   /**
-   * The version the stream reads: the one the reader's conf names (the scan's listing, see
-   * {@link ExpectedVersion}), else the one found now. Every read of the stream names it, so
-   * the stream fails, rather than mix bytes, once the file changes.
+   * The path's entry; with an {@code expected} version, a file that no longer has it (gone,
+   * or another version) fails with FileChangedException, as the reads of a stream would.
+   * Parquet asks for the status before it opens, so both must say the same.
    */
-  private FileVersion version(String qualified, String path, FileEntry entry) throws IOException {
-    FileVersion expected = ExpectedVersion.get(getConf(), u -> qualify(new Path(u)).toString(), qualified);
-    if (expected == null) {
-      return entry.version();
+  private FileEntry statExpecting(Path f, String path, FileVersion expected) throws IOException {
+    FileEntry entry;
+    try {
+      entry = stat(f, path);
+    } catch (FileNotFoundException e) {
+      if (expected != null) {
+        throw changedSinceListing(qualify(f).toString(), path, expected, "no file (deleted or renamed away)", e);
+      }
+      throw e;
     }
-    if (!expected.equals(entry.version())) {
-      FileChangedException changed = new FileChangedException(server.authority(), path, expected,
-          "File '" + path + "' on gpudirect server " + server.authority() + " changed since the"
-              + " scan listed it: expected " + expected.describe() + ", found "
-              + entry.version().describe() + ". Re-run the query to read the new version", null);
-      throw new IOException("Cannot open " + qualified + ": " + changed.getMessage(), changed);
+    if (expected != null && !entry.directory() && !expected.equals(entry.version())) {
+      throw changedSinceListing(qualify(f).toString(), path, expected, entry.version().describe(), null);
     }
-    return expected;
+    return entry;
+  }
+
+  private IOException changedSinceListing(String qualified, String path, FileVersion expected,
+      String found, Throwable cause) {
+    FileChangedException changed = new FileChangedException(server.authority(), path, expected,
+        "File '" + path + "' on gpudirect server " + server.authority() + " changed since the"
+            + " scan listed it: expected " + expected.describe() + ", found " + found
+            + ". Re-run the query to read the new version", cause);
+    return new IOException("Cannot open " + qualified + ": " + changed.getMessage(), changed);
   }
 
   /**
@@ -146,7 +164,7 @@ public final class GpuDirectFileSystem extends FileSystem {
 
   @Override
   public FileStatus getFileStatus(Path f) throws IOException {
-    return toStatus(stat(f, remotePath(f)), qualify(f));
+    return toStatus(statExpecting(f, remotePath(f), expectedVersion(qualify(f).toString())), qualify(f));
   }
 
   /**
