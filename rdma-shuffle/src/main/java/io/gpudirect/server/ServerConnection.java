@@ -422,6 +422,13 @@ final class ServerConnection implements Runnable {
    * computed from a second read of the file (or from block checksums cached before), not from
    * the bytes sendfile sent, so a write during the transfer can make it match mixed bytes (both
    * reads saw the same mix) as well as fail good ones. It guards the wire, not the version.
+   *
+   * <p>What is left: sendfile returns once its pages are queued on the socket, not sent, and
+   * TCP sends those page-cache pages themselves; a write after the check into pages still
+   * queued (at most a send and a receive buffer's worth) reaches the wire unseen here. The
+   * CRC32C then usually differs (it was read before, or comes from the block cache of the old
+   * contents), the client retries, and the retry is refused with FILE_CHANGED; without
+   * checksums it would pass. TLS copies the bytes before sending, so it has no such window.
    */
   private void sendLarge(ReadRequest r, FileChannel fc, CheckedFile checked,
       BlockChecksums.Version version) throws IOException {
