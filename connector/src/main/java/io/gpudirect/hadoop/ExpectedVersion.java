@@ -24,7 +24,8 @@ public final class ExpectedVersion {
   static FileVersion get(Configuration conf, java.util.function.Function<String, String> qualify,
       String qualified) {
     String v = conf == null ? null : conf.get(CONF_KEY);
-    int split = v == null ? -1 : v.lastIndexOf(';');
+    // The token has no ';' (a file key's text has none); the URI may.
+    int split = v == null ? -1 : v.indexOf(';');
     if (split < 0 || !qualify.apply(v.substring(split + 1)).equals(qualified)) {
       return null;
     }
