@@ -9,12 +9,15 @@ import java.awt.image.BufferedImage;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.text.DecimalFormat;
+import java.text.DecimalFormatSymbols;
 import java.util.List;
 import java.util.Locale;
 import javax.imageio.ImageIO;
 import org.jfree.chart.ChartFactory;
 import org.jfree.chart.JFreeChart;
 import org.jfree.chart.axis.LogAxis;
+import org.jfree.chart.axis.NumberTickUnit;
 import org.jfree.chart.plot.PlotOrientation;
 import org.jfree.chart.plot.XYPlot;
 import org.jfree.data.xy.XYSeries;
@@ -28,7 +31,7 @@ import org.jfree.data.xy.XYSeriesCollection;
  * <p>Arguments: output.png [seconds per point, default 2] [file size, default 256m].
  */
 public final class ThroughputPlot {
-  private static final List<Integer> STREAMS = List.of(1, 2, 4, 8);
+  private static final List<Integer> STREAMS = List.of(1, 2, 4, 8, 16);
   private static final List<Integer> CHUNKS = List.of(256 << 10, 1 << 20, 4 << 20, 16 << 20);
 
   private ThroughputPlot() {}
@@ -57,8 +60,8 @@ public final class ThroughputPlot {
           oursNoCrc.add(s, point("ours-nocrc", s, 4 << 20, OurFetch.run(address, "fetch.bin", size, OurFetch.config(s, 4 << 20, false), seconds)));
         }
         for (int c : CHUNKS) {
-          byChunk1.add(c / 1024.0, point("ours", 1, c, OurFetch.run(address, "fetch.bin", size, OurFetch.config(1, c, true), seconds)));
-          byChunk4.add(c / 1024.0, point("ours", 4, c, OurFetch.run(address, "fetch.bin", size, OurFetch.config(4, c, true), seconds)));
+          byChunk1.add(c / (double) (1 << 20), point("ours", 1, c, OurFetch.run(address, "fetch.bin", size, OurFetch.config(1, c, true), seconds)));
+          byChunk4.add(c / (double) (1 << 20), point("ours", 4, c, OurFetch.run(address, "fetch.bin", size, OurFetch.config(4, c, true), seconds)));
         }
       }
     } finally {
@@ -67,11 +70,10 @@ public final class ThroughputPlot {
     }
     JFreeChart byStreams = ChartFactory.createXYLineChart("Throughput vs streams (4 MiB chunks)", "streams",
         "Gbit/s", collection(ours, oursNoCrc, raw), PlotOrientation.VERTICAL, true, false, false);
-    JFreeChart byChunk = ChartFactory.createXYLineChart("Throughput vs chunk size", "chunk size (KiB)",
+    JFreeChart byChunk = ChartFactory.createXYLineChart("Throughput vs chunk size", "chunk size (MiB)",
         "Gbit/s", collection(byChunk1, byChunk4), PlotOrientation.VERTICAL, true, false, false);
-    LogAxis log = new LogAxis("chunk size (KiB)");
-    log.setBase(2);
-    ((XYPlot) byChunk.getPlot()).setDomainAxis(log);
+    ((XYPlot) byStreams.getPlot()).setDomainAxis(powersOfTwo("streams"));
+    ((XYPlot) byChunk.getPlot()).setDomainAxis(powersOfTwo("chunk size (MiB)"));
     for (JFreeChart chart : List.of(byStreams, byChunk)) {
       chart.setBackgroundPaint(Color.WHITE);
       ((XYPlot) chart.getPlot()).getRenderer().setDefaultStroke(new java.awt.BasicStroke(2f));
@@ -88,6 +90,19 @@ public final class ThroughputPlot {
     g.dispose();
     ImageIO.write(image, "png", png.toFile());
     System.err.println("Wrote " + png);
+  }
+
+  /** A log2 axis with a tick at each power of two, labelled as plain numbers (1, 2, 4; 0.25 MiB). */
+  private static LogAxis powersOfTwo(String label) {
+    LogAxis axis = new LogAxis(label);
+    axis.setBase(2);
+    axis.setAutoTickUnitSelection(false);
+    axis.setTickUnit(new NumberTickUnit(1));
+    axis.setNumberFormatOverride(new DecimalFormat("0.##", DecimalFormatSymbols.getInstance(Locale.ROOT)));
+    axis.setMinorTickMarksVisible(false);
+    axis.setLowerMargin(0.05);
+    axis.setUpperMargin(0.05);
+    return axis;
   }
 
   private static double point(String what, int streams, int chunk, Measurement m) {

@@ -44,6 +44,6 @@ final class ClientOptions {
     if (streams != null) {
       given.put(GpuDirectOption.STREAMS.key(), streams.toString());
     }
-    return RemoteStores.get(uri, ResolvedOptions.resolve(given, System::getProperty));
+    return RemoteStores.get(uri, ResolvedOptions.resolve(given, System::getProperty), SecretFile.SETTING);
   }
 }

@@ -1,5 +1,7 @@
 package io.gpudirect.cli;
 
+import io.gpudirect.GpuDirectException;
+import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -10,8 +12,13 @@ import picocli.CommandLine.Command;
         DoctorCommand.class})
 public final class GpuDirectCli {
   public static void main(String[] args) {
+    System.exit(commandLine().execute(args));
+  }
+
+  /** The command line with every subcommand, bench included, and the error handling. */
+  static CommandLine commandLine() {
     CommandLine cli = new CommandLine(new GpuDirectCli());
-    addBenchWhenPresent(cli);
+    cli.addSubcommand("bench", benchOrItsPlaceholder());
     // A GpuDirectException already says what went wrong and what to do: print it, not a stack.
     cli.setExecutionExceptionHandler((e, cmd, parsed) -> {
       cmd.getErr().println("gpudirect: " + e.getMessage());
@@ -20,20 +27,29 @@ public final class GpuDirectCli {
       }
       return 1;
     });
-    int code = cli.execute(args);
-    System.exit(code);
+    return cli;
   }
 
   /**
    * {@code bench} lives in the benchmarks module (it needs Arrow Flight and JMH, which stay out
    * of the connector's jars); {@code bin/gpudirect bench} puts that module on the classpath.
+   * Without it, a placeholder keeps {@code bench} in {@code --help} and says how to run it.
    */
-  private static void addBenchWhenPresent(CommandLine cli) {
+  private static Object benchOrItsPlaceholder() {
     try {
-      Object bench = Class.forName("io.gpudirect.bench.BenchCommand").getDeclaredConstructor().newInstance();
-      cli.addSubcommand("bench", bench);
+      return Class.forName("io.gpudirect.bench.BenchCommand").getDeclaredConstructor().newInstance();
     } catch (ReflectiveOperationException | LinkageError e) {
-      // not on the classpath: the other commands work without it
+      return new BenchNotOnClasspath();
+    }
+  }
+
+  @Command(name = "bench", description = {"Measure gpudirect against iperf3 (or a raw socket), Arrow Flight and"
+      + " Spark's own reader, on loopback (bin/gpudirect bench builds the benchmarks module for it)."})
+  static final class BenchNotOnClasspath implements Callable<Integer> {
+    @Override
+    public Integer call() {
+      throw new GpuDirectException("bench is in the benchmarks module, which is not on this classpath:"
+          + " run it as bin/gpudirect bench, which builds that module and runs it");
     }
   }
 }

@@ -12,6 +12,8 @@ import java.nio.file.Path;
  */
 final class SecretFile {
   static final String ENV = "GPUDIRECT_SECRET_FILE";
+  /** Where a command-line user sets the secret, as authentication errors name it. */
+  static final String SETTING = "--secret-file FILE (or $" + ENV + ")";
 
   private SecretFile() {}
 
@@ -28,12 +30,17 @@ final class SecretFile {
     }
   }
 
-  /** The secret in {@code file}, or in the file named by $GPUDIRECT_SECRET_FILE, or null. */
-  static String read(Path file) {
-    Path f = file;
-    if (f == null && System.getenv(ENV) != null) {
-      f = Path.of(System.getenv(ENV));
+  /** {@code file}, or the file named by $GPUDIRECT_SECRET_FILE, or null. */
+  static Path resolve(Path file) {
+    if (file == null && System.getenv(ENV) != null) {
+      return Path.of(System.getenv(ENV));
     }
+    return file;
+  }
+
+  /** The secret in {@link #resolve}'s file, leading and trailing whitespace stripped, or null. */
+  static String read(Path file) {
+    Path f = resolve(file);
     if (f == null) {
       return null;
     }

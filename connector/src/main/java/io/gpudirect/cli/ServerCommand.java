@@ -3,6 +3,7 @@ package io.gpudirect.cli;
 import io.gpudirect.GpuDirectException;
 import io.gpudirect.server.BlockServer;
 import io.gpudirect.server.RdmaMode;
+import io.gpudirect.server.ServerSecret;
 import io.gpudirect.transport.tls.TlsContexts;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -51,6 +52,20 @@ final class ServerCommand implements Callable<Integer> {
       description = "On SIGTERM, how long reads in flight may take to finish (default ${DEFAULT-VALUE}).")
   int graceSeconds;
 
+  @Option(names = "--handshake-timeout-seconds", defaultValue = "10", paramLabel = "N",
+      description = "Time a new connection has, from accept, for TLS, HELLO and authentication together;"
+          + " it is then closed, however its bytes arrive (default ${DEFAULT-VALUE}).")
+  int handshakeTimeoutSeconds;
+
+  @Option(names = "--max-unauthenticated", defaultValue = "64", paramLabel = "N",
+      description = "Connections still in their handshake at once, apart from the connections served;"
+          + " a new one beyond this closes the oldest (default ${DEFAULT-VALUE}).")
+  int maxUnauthenticated;
+
+  @Option(names = "--max-unauthenticated-per-address", defaultValue = "16", paramLabel = "N",
+      description = "Of those, at most this many from one address (an IPv6 /64) (default ${DEFAULT-VALUE}).")
+  int maxUnauthenticatedPerAddress;
+
   @Option(names = "--checksum-cache-mb", defaultValue = "32", paramLabel = "MB",
       description = "Heap kept for the CRC32C of each 64 KiB block read, so that a file read again is not"
           + " read twice (8 bytes a block: 32 MB covers 256 GiB of files; 0 turns it off; default ${DEFAULT-VALUE}).")
@@ -74,6 +89,9 @@ final class ServerCommand implements Callable<Integer> {
     if (graceSeconds < 0) {
       throw new GpuDirectException("--shutdown-grace-seconds must not be negative: " + graceSeconds);
     }
+    if (handshakeTimeoutSeconds <= 0) {
+      throw new GpuDirectException("--handshake-timeout-seconds must be positive: " + handshakeTimeoutSeconds);
+    }
     if (checksumCacheMb < 0) {
       throw new GpuDirectException("--checksum-cache-mb must not be negative: " + checksumCacheMb);
     }
@@ -82,12 +100,21 @@ final class ServerCommand implements Callable<Integer> {
           + " chain and its private key, both PEM)");
     }
     String secret = SecretFile.read(secretFile);
+    if (secret != null) {
+      Path file = SecretFile.resolve(secretFile);
+      ServerSecret.checkLength(secret.getBytes(StandardCharsets.UTF_8), "secret file " + file,
+          file.toString());
+      ServerSecret.warnIfReadableByOthers(file);
+    }
     BlockServer server = BlockServer.builder()
         .root(root)
         .bindAddress(bind)
         .port(port)
         .secret(secret == null ? null : secret.getBytes(StandardCharsets.UTF_8))
         .shutdownGracePeriod(Duration.ofSeconds(graceSeconds))
+        .handshakeTimeout(Duration.ofSeconds(handshakeTimeoutSeconds))
+        .maxUnauthenticated(maxUnauthenticated)
+        .maxUnauthenticatedPerAddress(maxUnauthenticatedPerAddress)
         .checksumCacheBlocks(checksumCacheMb * (1L << 20) / 8)
         .rdma(rdmaMode)
         .tls(tlsCert == null ? null : TlsContexts.server(tlsCert, tlsKey))

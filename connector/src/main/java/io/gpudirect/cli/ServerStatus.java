@@ -29,7 +29,7 @@ final class ServerStatus {
     InetSocketAddress address = new InetSocketAddress(server.host(), server.port());
     try (Connection c = new TcpTransport().connect(address, new ConnectionOptions(
         secret == null ? null : secret.getBytes(StandardCharsets.UTF_8), TIMEOUT, "gpudirect-status",
-        true, tls))) {
+        true, tls).withSecretSetting(SecretFile.SETTING))) {
       Message answer = c.call(1, new StatusRequest(1)).get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
       return ((StatusResponse) answer).counters();
     } catch (ExecutionException e) {

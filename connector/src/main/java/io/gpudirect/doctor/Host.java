@@ -95,7 +95,7 @@ public record Host(Path root, Function<List<String>, Optional<String>> commands,
     }
     if (!gpu.gpu()) {
       // Its native library links against the CUDA driver; unpacking it only to fail takes ~20 s.
-      return "cuDF's classes are present, but its native library needs a GPU and the CUDA driver (" + gpu.reason() + ")";
+      return "cuDF's classes are present, but its native library needs a GPU and the CUDA driver: " + gpu.reason();
     }
     try {
       int devices = ai.rapids.cudf.Cuda.getDeviceCount();

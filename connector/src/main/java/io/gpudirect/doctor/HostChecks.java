@@ -134,7 +134,7 @@ public final class HostChecks {
     return Finding.missing(rdmaRequired, rdma.isEmpty() ? Finding.Status.SKIP : Finding.Status.WARN, "libdisni",
         "libdisni does not load (" + why + ")" + (why.contains(path) ? "" : "; java.library.path=" + path)
             + (rdma.isEmpty() ? "" : "; transport=auto will use TCP"),
-        "git clone https://github.com/zrlio/disni && cd disni/libdisni && ./autoprepare.sh"
+        "git clone -b v2.1 https://github.com/zrlio/disni && cd disni/libdisni && ./autoprepare.sh"
             + " && ./configure --with-jdk=$JAVA_HOME && make && sudo make install   # then add"
             + " -Djava.library.path=/usr/local/lib to spark.executor.extraJavaOptions");
   }

@@ -38,8 +38,15 @@ import org.apache.hadoop.util.Progressable;
  *
  * <p>Client settings come from the Hadoop conf keys {@code spark.gpudirect.*} (Spark copies
  * its session conf there), else from the Spark conf of this JVM, else from the defaults.
- * Hadoop caches one instance per server and user, made with the first conf that asked; set
- * {@code spark.hadoop.fs.gpudirect.impl.disable.cache=true} to pick up a changed secret.
+ *
+ * <p>Hadoop would cache one instance per server and user, made with the conf of the first
+ * caller, and hand it to every later caller: a secret corrected with {@code spark.conf.set}
+ * would never reach it, and no other source can tell a cached instance the caller's settings
+ * (a footer read on an executor's helper thread has no task and no session). So loading this
+ * class turns that cache off for {@code gpudirect://}, as a Hadoop default
+ * ({@code gpudirect-hadoop-default.xml}, the way HDFS adds {@code hdfs-default.xml}). That is
+ * cheap here: an instance is a view that parses its URI; the connections live in
+ * {@link RemoteStores}, one pool per server and settings, the secret among them as a digest.
  *
  * <p>The server lists regular files only, recursively: directories are derived from the
  * paths of the files below them, so an empty directory is not seen. Every call that would
@@ -48,6 +55,10 @@ import org.apache.hadoop.util.Progressable;
 public final class GpuDirectFileSystem extends FileSystem {
   /** Reported as the block size: what Hadoop-style planners split files by. */
   private static final long SPLIT_SIZE_HINT = 128L << 20;
+
+  static {
+    Configuration.addDefaultResource("gpudirect-hadoop-default.xml");
+  }
 
   private URI uri;
   private GpuDirectUri server;
@@ -64,6 +75,9 @@ public final class GpuDirectFileSystem extends FileSystem {
     }
     uri = URI.create(GpuDirectUri.SCHEME + "://" + server.authority());
     workingDir = new Path(uri.toString() + "/");
+    List<String> settings = new java.util.ArrayList<>();
+    conf.getPropsWithPrefix("spark.gpudirect.").keySet().forEach(k -> settings.add("spark.gpudirect." + k));
+    io.gpudirect.options.UnknownOptions.checkSessionKeys(settings);
     options = ResolvedOptions.resolve(Map.of(), key -> {
       String v = conf.get(key);
       return v != null ? v : SparkConfLookup.get(key);

@@ -12,6 +12,8 @@ public enum GpuDirectOption {
       "Comma-separated host:port list; with it, load() takes a plain path read from every server."),
   FORMAT("format", "",
       "parquet or arrow (Arrow IPC file or stream); empty means: from the file extension."),
+  PATH_GLOB_FILTER("pathGlobFilter", "",
+      "Reads only the files whose name matches this glob, as Spark's option of the same name: *.parquet."),
   TRANSPORT("transport", "auto",
       "auto, tcp or rdma. auto picks RDMA when it works and reports which transport ran and why."),
   STREAMS("streams", "4", "TCP connections per server and executor."),
@@ -23,11 +25,14 @@ public enum GpuDirectOption {
   MAX_PARTITION_BYTES("maxPartitionBytes", "128m",
       "Largest target size of one Spark partition, made of whole row groups or record batches;"
           + " a smaller scan aims at an even share per core, as Spark's file sources do."),
-  CONNECT_TIMEOUT("connectTimeout", "10s", "Time allowed to connect and authenticate."),
-  REQUEST_TIMEOUT("requestTimeout", "30s", "Time allowed for one read to complete."),
+  CONNECT_TIMEOUT("connectTimeout", "10s",
+      "Time allowed to connect and authenticate: 10s, 500ms, 2min; a bare number is milliseconds."),
+  REQUEST_TIMEOUT("requestTimeout", "30s",
+      "Time allowed for one read to complete: 30s, 500ms, 2min; a bare number is milliseconds."),
   MAX_RETRIES("maxRetries", "3",
       "Retries of a failed connect or a checksum mismatch before the read fails."),
-  RETRY_BACKOFF("retryBackoff", "100ms", "First wait between retries; doubles on each retry."),
+  RETRY_BACKOFF("retryBackoff", "100ms",
+      "First wait between retries (100ms, 1s; a bare number is milliseconds); doubles on each retry."),
   CHECKSUMS("checksums", "true",
       "CRC32C on every payload, checked by the client; retried on a mismatch."),
   AUTH_SECRET("auth.secret", "",
@@ -68,6 +73,11 @@ public enum GpuDirectOption {
 
   public String doc() {
     return doc;
+  }
+
+  /** A time limit, where a bare number (milliseconds) below a second is more likely a slip. */
+  public boolean isTimeout() {
+    return this == CONNECT_TIMEOUT || this == REQUEST_TIMEOUT;
   }
 
   /** Case-insensitive lookup by option key, or null. */

@@ -15,6 +15,10 @@ import org.apache.spark.network.util.JavaUtils;
 public final class ResolvedOptions implements Serializable {
   private static final long serialVersionUID = 1L;
 
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(ResolvedOptions.class);
+  /** Warnings already given in this JVM: a read resolves its options on every executor and task. */
+  private static final java.util.Set<String> WARNED = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
   private final EnumMap<GpuDirectOption, String> values;
 
   private ResolvedOptions(EnumMap<GpuDirectOption, String> values) {
@@ -60,13 +64,27 @@ public final class ResolvedOptions implements Serializable {
     }
   }
 
-  /** A duration such as {@code 30s} or {@code 100ms}, in Spark's notation. */
+  /**
+   * A duration in Spark's notation ({@code 30s}, {@code 500ms}, {@code 2min}, {@code 1h}), as
+   * Spark's own time settings take it. A bare number is milliseconds, as in Spark; for a
+   * timeout below a second that is rarely meant, so it is warned about once.
+   */
   public java.time.Duration getDuration(GpuDirectOption o) {
+    String v = get(o);
+    long ms;
     try {
-      return java.time.Duration.ofMillis(JavaUtils.timeStringAsMs(get(o)));
+      ms = JavaUtils.timeStringAsMs(v);
     } catch (RuntimeException e) {
-      throw invalid(o, "a duration such as 30s or 100ms", e);
+      throw invalid(o, "a duration such as 30s, 500ms or 2min", e);
     }
+    if (o.isTimeout() && ms < 1000 && v.chars().allMatch(Character::isDigit)) {
+      String warning = "Option " + o.key() + "=" + v + " has no unit and is read as " + v
+          + " ms; write " + v + "s for seconds, or " + v + "ms to keep milliseconds";
+      if (WARNED.add(warning)) {
+        LOG.warn(warning);
+      }
+    }
+    return java.time.Duration.ofMillis(ms);
   }
 
   public boolean getBoolean(GpuDirectOption o) {

@@ -26,8 +26,24 @@ public final class RemoteStores {
 
   private RemoteStores() {}
 
+  /**
+   * Where a Spark user sets the secret, for spark.read.format("gpudirect") and the
+   * gpudirect:// file system alike: what authentication errors of Spark reads name.
+   */
+  public static final String SPARK_SECRET_SETTING =
+      "spark.gpudirect.auth.secret (in the Spark session conf, or the read option auth.secret)";
+
   public static RemoteStore get(String host, int port, ResolvedOptions options) {
-    ClientConfig config = clientConfig(options);
+    return get(host, port, options, SPARK_SECRET_SETTING);
+  }
+
+  /**
+   * @param secretSetting where this caller's user sets the secret, named in authentication
+   *     errors. Not part of the key: the source's planning and the file system its readers use
+   *     must share one pool; a JVM has one kind of caller (Spark, or the command line).
+   */
+  public static RemoteStore get(String host, int port, ResolvedOptions options, String secretSetting) {
+    ClientConfig config = clientConfig(options, secretSetting);
     Key key = new Key(host, port, settingsFingerprint(options));
     return STORES.computeIfAbsent(key, k -> BlockClient.connect(new InetSocketAddress(host, port), config));
   }
@@ -36,9 +52,18 @@ public final class RemoteStores {
     return get(uri.host(), uri.port(), options);
   }
 
+  public static RemoteStore get(GpuDirectUri uri, ResolvedOptions options, String secretSetting) {
+    return get(uri.host(), uri.port(), options, secretSetting);
+  }
+
   static ClientConfig clientConfig(ResolvedOptions o) {
+    return clientConfig(o, SPARK_SECRET_SETTING);
+  }
+
+  static ClientConfig clientConfig(ResolvedOptions o, String secretSetting) {
     String secret = o.get(GpuDirectOption.AUTH_SECRET);
     return ClientConfig.builder()
+        .secretSetting(secretSetting)
         .secret(secret.isEmpty() ? null : secret.getBytes(StandardCharsets.UTF_8))
         .streams(o.getInt(GpuDirectOption.STREAMS))
         .maxBytesInFlight(Math.toIntExact(o.getBytes(GpuDirectOption.MAX_BYTES_IN_FLIGHT)))

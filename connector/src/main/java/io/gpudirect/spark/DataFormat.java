@@ -38,8 +38,10 @@ enum DataFormat {
       case "csv":
       case "json":
       case "orc":
-        throw new GpuDirectException("format " + option + " is not read by the gpudirect source yet: "
-            + "use parquet or arrow");
+        String reader = option.toLowerCase(Locale.ROOT);
+        throw new GpuDirectException("format " + option + " is not read by the gpudirect format, which"
+            + " reads parquet and arrow (Arrow IPC): read " + reader + " files with spark.read." + reader
+            + "(\"gpudirect://HOST:PORT/PATH\"), Spark's own reader over the gpudirect:// file system");
       default:
         throw new GpuDirectException("Unknown format '" + option + "': expected parquet or arrow");
     }

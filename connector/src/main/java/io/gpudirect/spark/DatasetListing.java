@@ -45,14 +45,25 @@ final class DatasetListing {
     return locations;
   }
 
+  /**
+   * The data files under every location. A directory holding files the source cannot read is
+   * refused, naming them (see {@link UnreadableFiles}); option pathGlobFilter leaves them out.
+   */
   static List<DataFile> list(List<GpuDirectUri> locations, ResolvedOptions options) {
     String formatOption = options.get(GpuDirectOption.FORMAT);
+    String glob = options.get(GpuDirectOption.PATH_GLOB_FILTER);
+    org.apache.hadoop.fs.GlobPattern nameFilter = glob.isEmpty() ? null : globPattern(glob);
     List<DataFile> files = new ArrayList<>();
     for (GpuDirectUri location : locations) {
       List<FileEntry> entries = RemoteStores.get(location, options).list(location.path());
       boolean single = entries.size() == 1 && entries.get(0).path().equals(location.path());
+      List<DataFile> here = new ArrayList<>();
+      List<String> unreadable = new ArrayList<>();
       for (FileEntry e : entries) {
         if (!single && isHidden(e.path(), location.path())) {
+          continue;
+        }
+        if (nameFilter != null && !nameFilter.matches(UnreadableFiles.fileName(e.path()))) {
           continue;
         }
         GpuDirectUri uri = location.withPath(e.path());
@@ -61,19 +72,36 @@ final class DatasetListing {
             : DataFormat.fromOption(formatOption, e.path());
         if (format == null) {
           if (single) {
-            throw new GpuDirectException("Cannot read " + uri + ": unknown file extension. "
-                + "Set option format to parquet or arrow");
+            throw UnreadableFiles.oneFile(uri, e.path());
           }
+          unreadable.add(e.path());
           continue;
         }
-        files.add(new DataFile(uri, e.length(), e.version(), format));
+        here.add(new DataFile(uri, e.length(), e.version(), format));
       }
+      if (!unreadable.isEmpty() && !here.isEmpty()) {
+        throw UnreadableFiles.besideDataFiles(location, here, unreadable);
+      }
+      if (!unreadable.isEmpty()) {
+        throw UnreadableFiles.only(location, unreadable);
+      }
+      files.addAll(here);
     }
     if (files.isEmpty()) {
       throw new GpuDirectException("No data files found under " + locations
-          + " (files starting with '_' or '.' are skipped; set option format if the files lack an extension)");
+          + " (files starting with '_' or '.' are skipped"
+          + (glob.isEmpty() ? "" : ", and those whose name does not match pathGlobFilter " + glob) + ")");
     }
     return files;
+  }
+
+  /** The glob syntax of Spark's pathGlobFilter (Hadoop's), matched against file names as there. */
+  private static org.apache.hadoop.fs.GlobPattern globPattern(String glob) {
+    try {
+      return new org.apache.hadoop.fs.GlobPattern(glob);
+    } catch (RuntimeException e) {
+      throw new GpuDirectException("Invalid option pathGlobFilter '" + glob + "': " + e.getMessage(), e);
+    }
   }
 
   /** Spark's convention: names starting with '_' or '.' below the location are not data. */

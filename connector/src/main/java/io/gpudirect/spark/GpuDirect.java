@@ -45,6 +45,7 @@ public final class GpuDirect {
     if (!env.gpu() || !env.cudf()) {
       throw new GpuDirectException("GpuDirect.readTable needs a GPU and cuDF: " + env.reason());
     }
+    io.gpudirect.options.UnknownOptions.checkReadOptions(options.keySet());
     ResolvedOptions resolved = ResolvedOptions.resolve(options, System::getProperty);
     List<DataFile> files = DatasetListing.list(DatasetListing.locations(List.of(uri), resolved), resolved);
     ParquetOptions.Builder parquet = ParquetOptions.builder();

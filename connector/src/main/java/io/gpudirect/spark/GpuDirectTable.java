@@ -3,6 +3,7 @@ package io.gpudirect.spark;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.gpudirect.GpuDirectException;
 import io.gpudirect.options.ResolvedOptions;
+import io.gpudirect.options.UnknownOptions;
 import io.gpudirect.remote.GpuDirectUri;
 import java.util.ArrayList;
 import java.util.EnumSet;
@@ -27,12 +28,26 @@ final class GpuDirectTable implements SupportsRead {
 
   static GpuDirectTable create(CaseInsensitiveStringMap options, StructType userSchema) {
     SparkSession session = SparkSession.active();
+    UnknownOptions.checkReadOptions(options.asCaseSensitiveMap().keySet());
+    UnknownOptions.checkSessionKeys(gpudirectSessionKeys(session));
     ResolvedOptions resolved = ResolvedOptions.resolve(options.asCaseSensitiveMap(),
         key -> session.conf().contains(key) ? session.conf().get(key) : null);
     List<GpuDirectUri> locations = DatasetListing.locations(paths(options), resolved);
     ScanContext context = new ScanContext(session, resolved, options, DatasetListing.list(locations, resolved));
     // As Spark's file sources do: a file may say a column is required, the next file may not.
     return new GpuDirectTable(context, userSchema != null ? userSchema : context.inferSchema().asNullable());
+  }
+
+  private static List<String> gpudirectSessionKeys(SparkSession session) {
+    List<String> keys = new ArrayList<>();
+    scala.collection.Iterator<String> all = session.conf().getAll().keysIterator();
+    while (all.hasNext()) {
+      String key = all.next();
+      if (key.startsWith("spark.gpudirect.")) {
+        keys.add(key);
+      }
+    }
+    return keys;
   }
 
   private static List<String> paths(CaseInsensitiveStringMap options) {

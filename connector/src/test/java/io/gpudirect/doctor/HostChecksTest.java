@@ -134,6 +134,8 @@ class HostChecksTest {
       assertFalse(f.get(check).fix().isEmpty(), check);
     }
     assertTrue(f.get("libdisni").summary().contains("java.library.path="), f.get("libdisni").summary());
+    // The release the client is built against, as every other libdisni message pins it.
+    assertTrue(f.get("libdisni").fix().startsWith("git clone -b v2.1 "), f.get("libdisni").fix());
     assertTrue(f.get("memlock").summary().contains("8 MiB"), f.get("memlock").summary());
     assertTrue(f.get("memlock").fix().startsWith("ulimit -l unlimited"));
     // Not required: cuDF and nvidia-peermem stay SKIP.

@@ -31,7 +31,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * output=gpu for Arrow IPC against the host path: every file and stream of
- * ../shared/testdata/arrow is read both ways, slice by slice (one record batch each), and
+ * testdata/arrow is read both ways, slice by slice (one record batch each), and
  * every row must be byte-identical as a Spark UnsafeRow. A file the GPU path refuses must be
  * refused with a message naming the file or column; nothing may be left on the device.
  */

@@ -33,7 +33,7 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
- * output=gpu against Spark's own Parquet reader: every file of ../shared/testdata/parquet (and
+ * output=gpu against Spark's own Parquet reader: every file of testdata/parquet (and
  * the Parquet files of malformed/) is read both ways, slice by slice, and every row must be byte-identical once projected to
  * Spark's UnsafeRow. A file the host reader refuses must be refused on the GPU too; a file the
  * GPU path refuses must be refused with {@link NotOnGpuException}, naming why. No device,

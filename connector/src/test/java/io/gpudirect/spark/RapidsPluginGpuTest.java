@@ -126,7 +126,7 @@ class RapidsPluginGpuTest {
   }
 
   /**
-   * Every file of ../shared/testdata/parquet read by the plugin over gpudirect:// and over the
+   * Every file of testdata/parquet read by the plugin over gpudirect:// and over the
    * local path must end alike: the same rows, or a failure on both. The plugin may run some
    * of them on the CPU (types it does not support); the bytes still come through gpudirect.
    */

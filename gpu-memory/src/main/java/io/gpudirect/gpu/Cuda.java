@@ -8,6 +8,7 @@ import jcuda.driver.CUmodule;
 import jcuda.driver.CUstream;
 import jcuda.driver.JCudaDriver;
 import jcuda.runtime.JCuda;
+import jcuda.runtime.cudaError;
 import jcuda.runtime.cudaEvent_t;
 import jcuda.runtime.cudaMemcpyKind;
 import jcuda.runtime.cudaStream_t;
@@ -23,8 +24,32 @@ final class Cuda {
 
   static int deviceCount() {
     int[] n = new int[1];
-    check("cudaGetDeviceCount", JCuda.cudaGetDeviceCount(n));
+    int result = JCuda.cudaGetDeviceCount(n);
+    if (result == cudaError.cudaErrorInsufficientDriver) {
+      // The runtime says "insufficient driver" both when the driver is too old and when
+      // there is none at all; only the second is common, and it needs different advice.
+      throw new CudaException(result, driverProblem());
+    }
+    check("cudaGetDeviceCount", result);
     return n[0];
+  }
+
+  /** Why the runtime found the driver insufficient: missing (libcuda cannot load) or too old. */
+  private static String driverProblem() {
+    int[] version = new int[1];
+    try {
+      // jcuda's driver binding links libcuda itself, so loading it is the loader's own verdict.
+      checkDriver("cuDriverGetVersion", JCudaDriver.cuDriverGetVersion(version));
+    } catch (LinkageError e) {
+      java.util.regex.Matcher m = java.util.regex.Pattern.compile("libcuda\\.so[^\\n:]*: ([^\\n]*)")
+          .matcher(String.valueOf(e.getMessage()));
+      return "no NVIDIA driver found (libcuda.so.1 is not loadable" + (m.find() ? ": " + m.group(1) : "")
+          + "); install the NVIDIA driver to use a GPU here (nvidia-smi must list the GPU)";
+    } catch (CudaException e) {
+      return "the NVIDIA driver does not work: " + e.getMessage();
+    }
+    return "the NVIDIA driver supports CUDA up to " + version[0] / 1000 + "." + version[0] % 1000 / 10
+        + ", older than the CUDA 12 runtime gpudirect uses; update the driver";
   }
 
   static String deviceName(int device) {

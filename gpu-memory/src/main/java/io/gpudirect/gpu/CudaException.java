@@ -11,6 +11,12 @@ public class CudaException extends GpuDirectException {
     this.error = error;
   }
 
+  /** A failure better told in our words than CUDA's; the message is {@code reason} alone. */
+  public CudaException(int error, String reason) {
+    super(reason);
+    this.error = error;
+  }
+
   public int error() {
     return error;
   }

@@ -70,7 +70,9 @@ class CliIT {
       String error = new String(missing.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
       assertTrue(missing.waitFor(60, TimeUnit.SECONDS));
       assertEquals(1, missing.exitValue(), error);
-      assertTrue(error.contains("d/nope.bin"), error);
+      // Told as the user's own action on the file, not as the client's internal stat.
+      assertTrue(error.startsWith("gpudirect: Cannot access 'd/nope.bin' on gpudirect server 127.0.0.1:"
+          + m.group(2) + ": "), error);
     } finally {
       server.destroy();
       assertTrue(server.waitFor(30, TimeUnit.SECONDS), "the server stops on SIGTERM");
@@ -123,6 +125,88 @@ class CliIT {
       assertTrue(out.contains("--secret is not accepted") && out.contains("--secret-file")
           && !out.contains("listening"), out);
       assertTrue(!out.contains("hunter2"), "the refusal does not echo the secret: " + out);
+    }
+  }
+
+  /** The first mistakes of a new user, each told once, with the cause and what to do. */
+  @Test
+  void firstMistakesAreToldPlainly() throws Exception {
+    int nothing;
+    try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
+      nothing = s.getLocalPort();
+    }
+    assertEquals("gpudirect: Cannot connect to gpudirect server 127.0.0.1:" + nothing + " after 4 attempts:"
+        + " connection refused. Is a gpudirect server running there? (bin/gpudirect server --root DIR"
+        + " --port " + nothing + ")", failure("ls", "gpudirect://127.0.0.1:" + nothing + "/"));
+
+    Path missing = tmp.resolve("no-such-root");
+    assertTrue(failure("server", "--root", missing.toString(), "--port", "0")
+        .startsWith("gpudirect: Cannot serve root " + missing + ": it does not exist"));
+
+    Path root = Files.createDirectories(tmp.resolve("root"));
+    Path serverSecret = Files.writeString(tmp.resolve("server.secret"), "right");
+    Path clientSecret = Files.writeString(tmp.resolve("client.secret"), "wrong");
+    // Bound to every interface: the server knows itself as 0.0.0.0, the client dialled 127.0.0.1.
+    Process server = cli("server", "--root", root.toString(), "--port", "0", "--bind", "0.0.0.0",
+        "--secret-file", serverSecret.toString()).redirectErrorStream(true).start();
+    try {
+      String port = awaitPort(server);
+      assertEquals("gpudirect: Secret rejected by gpudirect server 127.0.0.1:" + port + ": the secret in"
+          + " --secret-file FILE (or $GPUDIRECT_SECRET_FILE) is not the one the server was started with"
+          + " (its --secret-file)",
+          failure("ls", "--secret-file", clientSecret.toString(), "gpudirect://127.0.0.1:" + port + "/"));
+    } finally {
+      server.destroy();
+      assertTrue(server.waitFor(30, TimeUnit.SECONDS), "the server stops on SIGTERM");
+    }
+  }
+
+  /** The first line a failing command prints; it must exit with 1. */
+  private static String failure(String... args) throws Exception {
+    Process p = cli(args).redirectErrorStream(true).start();
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertTrue(p.waitFor(60, TimeUnit.SECONDS));
+    assertEquals(1, p.exitValue(), out);
+    return out.lines().filter(l -> l.startsWith("gpudirect: ")).findFirst().orElse(out);
+  }
+
+  @Test
+  void theServerRefusesAShortSecretFileAndWarnsAboutOneOthersCanRead() throws Exception {
+    Path root = Files.createDirectories(tmp.resolve("root"));
+    Path weak = Files.writeString(tmp.resolve("weak-secret"), "x\n");
+    Process refused = cli("server", "--root", root.toString(), "--port", "0", "--secret-file", weak.toString())
+        .redirectErrorStream(true).start();
+    // A server that took the secret would serve until stopped: wait, then read what it said.
+    boolean exited = refused.waitFor(60, TimeUnit.SECONDS);
+    if (!exited) {
+      refused.destroy();
+      refused.waitFor(30, TimeUnit.SECONDS);
+    }
+    String out = new String(refused.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertTrue(exited, "the server started with a 1-byte secret: " + out);
+    assertEquals(1, refused.exitValue(), out);
+    assertTrue(out.contains("secret file " + weak + " holds 1 byte") && out.contains("at least 16")
+        && out.contains("head -c 32 /dev/urandom | base64 > " + weak) && !out.contains("listening"), out);
+
+    Path readable = Files.writeString(tmp.resolve("readable-secret"), "a-secret-of-more-than-16-bytes\n");
+    Files.setPosixFilePermissions(readable, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
+    ProcessBuilder pb = cli("server", "--root", root.toString(), "--port", "0", "--secret-file", readable.toString());
+    // As bin/gpudirect runs it: warnings shown.
+    pb.command().add(1, "-Dlog4j2.configurationFile=" + Path.of("..", "bin", "log4j2-cli.properties").toAbsolutePath());
+    Process server = pb.redirectErrorStream(true).start();
+    try {
+      BufferedReader lines = new BufferedReader(new InputStreamReader(server.getInputStream(), StandardCharsets.UTF_8));
+      StringBuilder seen = new StringBuilder();
+      String line;
+      while ((line = lines.readLine()) != null && !LISTENING.matcher(line).find()) {
+        seen.append(line).append('\n');
+      }
+      assertTrue(line != null, "the server starts: " + seen);
+      assertTrue(seen.toString().contains("Secret file " + readable + " can be read by every user of this host")
+          && seen.toString().contains("chmod 600 " + readable), seen.toString());
+    } finally {
+      server.destroy();
+      assertTrue(server.waitFor(30, TimeUnit.SECONDS), "the server stops on SIGTERM");
     }
   }
 

@@ -1,5 +1,6 @@
 package io.gpudirect.it;
 
+import io.gpudirect.testing.TestData;
 import java.nio.file.Path;
 import org.apache.spark.sql.SparkSession;
 
@@ -34,6 +35,6 @@ final class LocalSpark {
   }
 
   static Path testdata() {
-    return Path.of(System.getProperty("gpudirect.testdata", "../../shared/testdata")).toAbsolutePath().normalize();
+    return TestData.root();
   }
 }

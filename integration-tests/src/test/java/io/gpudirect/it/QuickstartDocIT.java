@@ -160,6 +160,12 @@ class QuickstartDocIT {
     for (String jar : all(doc, "(gpudirect-connector-[^\\s,]+\\.jar)")) {
       assertTrue(shadedJars.contains(jar), "the jar the connector module builds: " + jar + " is not one of " + shadedJars);
     }
+    // Each command runs from the checkout, where section 1 built the jar.
+    List<String> jarArgs = all(doc, "--jars (\\S+)");
+    assertTrue(jarArgs.size() >= 4, "--jars found: " + jarArgs);
+    for (String jar : jarArgs) {
+      assertTrue(jar.startsWith("connector/target/"), "--jars " + jar + ": the path section 1 builds");
+    }
     assertTrue(doc.contains("format(\"gpudirect\")"));
   }
 

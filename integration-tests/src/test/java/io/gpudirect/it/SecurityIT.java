@@ -85,7 +85,7 @@ class SecurityIT {
   void aWrongOrMissingSecretIsRefusedAndTheRightOneReads() throws Exception {
     SparkSession spark = LocalSpark.get();
     Path parquet = LocalSpark.testdata().resolve("parquet");
-    try (ServerFixture fixture = ServerFixture.serve(parquet, "s3cr3t-value".getBytes(StandardCharsets.UTF_8))) {
+    try (ServerFixture fixture = ServerFixture.serve(parquet, "s3cr3t-value-long-enough".getBytes(StandardCharsets.UTF_8))) {
       String uri = fixture.uri("alltypes_plain.parquet");
       Exception missing = assertThrows(Exception.class, () -> spark.read().format("gpudirect").load(uri).count());
       assertTrue(missing.getMessage().contains("requires a secret"), missing.getMessage());
@@ -94,12 +94,44 @@ class SecurityIT {
       spark.conf().set("spark.gpudirect.auth.secret", "not-the-secret-42");
       Exception wrong = assertThrows(Exception.class, () -> spark.read().format("gpudirect").load(uri).count());
       assertTrue(wrong.getMessage().toLowerCase().contains("secret"), wrong.getMessage());
-      assertTrue(!wrong.getMessage().contains("s3cr3t-value") && !wrong.getMessage().contains("not-the-secret-42"),
+      assertTrue(!wrong.getMessage().contains("s3cr3t-value-long-enough") && !wrong.getMessage().contains("not-the-secret-42"),
           "the error never shows a secret: " + wrong.getMessage());
 
       RemoteStores.closeAll();
-      spark.conf().set("spark.gpudirect.auth.secret", "s3cr3t-value");
+      spark.conf().set("spark.gpudirect.auth.secret", "s3cr3t-value-long-enough");
       assertEquals(8, spark.read().format("gpudirect").load(uri).count());
     }
+  }
+  /**
+   * Hadoop caches the gpudirect:// file system per server and user, made with the first conf:
+   * a secret corrected in the session must still reach it, without a new session, and the
+   * error must name the address dialled and the setting a Spark user sets.
+   */
+  @Test
+  void aCorrectedSecretWorksInTheSameSessionThroughSparksOwnReader() {
+    SparkSession spark = LocalSpark.get();
+    Path dir = tmp.resolve("data");
+    spark.range(0, 100, 1, 1).toDF().write().parquet(dir.resolve("t").toString());
+    try (ServerFixture fixture = ServerFixture.serve(dir, "s3cr3t-value".getBytes(StandardCharsets.UTF_8))) {
+      String uri = fixture.uri("t");
+      spark.conf().set("spark.gpudirect.auth.secret", "not-the-secret-42");
+      Exception wrong = assertThrows(Exception.class, () -> spark.read().parquet(uri).count());
+      String expected = "Secret rejected by gpudirect server 127.0.0.1:" + fixture.server.port()
+          + ": the secret in spark.gpudirect.auth.secret (in the Spark session conf, or the read option"
+          + " auth.secret) is not the one the server was started with (its --secret-file)";
+      assertTrue(messages(wrong).contains(expected), messages(wrong));
+
+      spark.conf().set("spark.gpudirect.auth.secret", "s3cr3t-value");
+      assertEquals(100, spark.read().parquet(uri).count());
+      assertEquals(100, spark.read().format("gpudirect").load(uri).count());
+    }
+  }
+
+  private static String messages(Throwable t) {
+    StringBuilder sb = new StringBuilder();
+    for (Throwable c = t; c != null; c = c.getCause()) {
+      sb.append(c.getMessage()).append('\n');
+    }
+    return sb.toString();
   }
 }

@@ -18,6 +18,9 @@ import io.gpudirect.protocol.Message;
 import io.gpudirect.protocol.Protocol;
 import io.gpudirect.protocol.ReadData;
 import io.gpudirect.protocol.ReadRequest;
+import io.gpudirect.protocol.ErrorResponse;
+import io.gpudirect.protocol.ListRequest;
+import io.gpudirect.protocol.StatRequest;
 import java.io.BufferedReader;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -35,6 +38,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -54,7 +58,7 @@ import picocli.CommandLine;
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class ServerProcessIT {
-  private static final byte[] SECRET = "operator secret".getBytes(StandardCharsets.UTF_8);
+  private static final byte[] SECRET = "operator secret, long enough".getBytes(StandardCharsets.UTF_8);
   private static final int CHUNK = 32 << 20;
 
   @TempDir
@@ -129,15 +133,67 @@ class ServerProcessIT {
     assertTrue(stopped.contains("bytesSent=" + big.length), stopped);
   }
 
+  /**
+   * A server started in the C locale (issue 13): Java then turns file names into bytes as
+   * ASCII ({@code sun.jnu.encoding} follows the locale, whatever {@code -Dfile.encoding} says),
+   * so a non-ASCII name can be neither opened nor listed. Each request that meets one gets an
+   * ERROR that names it and says to run the server with a UTF-8 locale; the connection goes on,
+   * and the requests pipelined behind are answered. (bin/gpudirect and the systemd unit start
+   * the server with a UTF-8 locale; this is the server's answer when something else did not.)
+   */
+  @Test
+  void inTheCLocaleANameItCannotRepresentIsAnErrorAndTheRequestsBehindItAreAnswered()
+      throws Exception {
+    Path root = Files.createDirectories(tmp.resolve("root"));
+    byte[] plain = "plain ascii file".getBytes(StandardCharsets.US_ASCII);
+    Files.write(root.resolve("plain.bin"), plain);
+    // Made by the shell from its bytes, so that this JVM's own locale does not matter.
+    Process touch = new ProcessBuilder("sh", "-c", "printf data > \"$(printf 'caf\\303\\251.bin')\"")
+        .directory(root.toFile()).start();
+    assertEquals(0, touch.waitFor());
+    Path secretFile = tmp.resolve("secret");
+    Files.write(secretFile, SECRET);
+    int port = start(root, secretFile, Map.of("LANG", "C", "LC_ALL", "C"));
+
+    try (SocketChannel client = connect(port)) {
+      ReadableByteChannel in = Channels.newChannel(client.socket().getInputStream());
+      // All four go out before any answer is read: pipelined, as clients send them.
+      send(client, new ReadRequest(1, "caf\u00e9.bin", 0, 4));
+      send(client, new StatRequest(2, "caf\u00e9.bin"));
+      send(client, new ListRequest(3, "", 0));
+      send(client, new ReadRequest(4, "plain.bin", 0, plain.length));
+      for (long id = 1; id <= 3; id++) {
+        ErrorResponse e = assertInstanceOf(ErrorResponse.class, Frames.read(in));
+        assertEquals(id, e.requestId());
+        assertTrue(e.message().contains("UTF-8 locale"), e.message());
+        assertTrue(e.message().contains(id == 3 ? "'caf" : "'caf\u00e9.bin'"), e.message());
+      }
+      ReadData d = assertInstanceOf(ReadData.class, Frames.read(in));
+      assertEquals(4, d.requestId());
+      ByteBuffer payload = ByteBuffer.allocate(plain.length);
+      Frames.readFully(in, payload, false);
+      assertArrayEquals(plain, payload.array());
+      assertEquals(crc(plain), trailer(in));
+    }
+    assertTrue(!output.toString().contains("\tat "), "no stack trace in the log:\n" + output);
+  }
+
   /** Starts {@code gpudirect server} in a child JVM; returns its port once it says it listens. */
   private int start(Path root, Path secretFile) throws Exception {
+    return start(root, secretFile, Map.of());
+  }
+
+  /** As {@link #start(Path, Path)}, with {@code env} added to the child's environment. */
+  private int start(Path root, Path secretFile, Map<String, String> env) throws Exception {
     List<String> command = new ArrayList<>();
     command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     command.addAll(Arrays.asList(JvmFlags.FLAGS));
     command.addAll(List.of("-Xmx256m", "-cp", System.getProperty("java.class.path"), GpuDirectCli.class.getName(),
         "server", "--root", root.toString(), "--port", "0", "--secret-file", secretFile.toString(),
         "--shutdown-grace-seconds", "30"));
-    server = new ProcessBuilder(command).redirectErrorStream(true).start();
+    ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
+    builder.environment().putAll(env);
+    server = builder.start();
     Thread pump = new Thread(() -> {
       try (BufferedReader r = new BufferedReader(new InputStreamReader(server.getInputStream(), StandardCharsets.UTF_8))) {
         for (String line = r.readLine(); line != null; line = r.readLine()) {

@@ -28,7 +28,7 @@ import org.junit.jupiter.api.io.TempDir;
  * for each way of getting TLS wrong.
  */
 class TlsIT {
-  private static final String SECRET = "tls-it-secret";
+  private static final String SECRET = "tls-it-secret-long-enough";
   @TempDir
   static Path root;
   @TempDir

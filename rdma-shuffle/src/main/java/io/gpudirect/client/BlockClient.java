@@ -14,6 +14,7 @@ import io.gpudirect.protocol.StatRequest;
 import io.gpudirect.protocol.StatResponse;
 import io.gpudirect.transport.ChecksumMismatchException;
 import io.gpudirect.transport.Connection;
+import io.gpudirect.transport.ConnectFailedException;
 import io.gpudirect.transport.ConnectionLostException;
 import io.gpudirect.transport.ConnectionOptions;
 import io.gpudirect.transport.RequestTimeoutException;
@@ -154,9 +155,16 @@ public final class BlockClient implements RemoteStore {
       client.close();
       throw e;
     }
-    LOG.info("Connected to gpudirect server {} over {}{} ({} streams): {}", client.serverName,
-        client.transport.name(), config.tls() ? " with TLS" : "", config.streams(),
-        client.transportReason);
+    // Over TCP every ls, cat and scan connects: the transport line (TcpFallbackNotice) said once
+    // why it is TCP, and the scan's metrics say it again; a connection over RDMA is worth a line.
+    String connected = "Connected to gpudirect server {} over {}{} ({} streams): {}";
+    Object[] args = {client.serverName, client.transport.name(), config.tls() ? " with TLS" : "",
+        config.streams(), client.transportReason};
+    if (client.transport instanceof RdmaTransport) {
+      LOG.info(connected, args);
+    } else {
+      LOG.debug(connected, args);
+    }
     return client;
   }
 
@@ -177,7 +185,8 @@ public final class BlockClient implements RemoteStore {
 
   @Override
   public FileEntry stat(String path) {
-    Message m = control(path, "stat", id -> new StatRequest(id, path));
+    // "access", not "stat": users ran cat, ls or a Spark read; stat is our own first step.
+    Message m = control(path, "access '" + path + "'", id -> new StatRequest(id, path));
     FileMeta e = ((StatResponse) m).entry();
     return new FileEntry(e.path(), e.length(), e.modifiedMillis(), e.directory(), e.version());
   }
@@ -188,7 +197,7 @@ public final class BlockClient implements RemoteStore {
     int start = 0;
     while (start >= 0) {
       int from = start;
-      ListResponse page = (ListResponse) control(path, "list",
+      ListResponse page = (ListResponse) control(path, "list '" + path + "'",
           id -> new ListRequest(id, path, from));
       for (FileMeta e : page.entries()) {
         out.add(new FileEntry(e.path(), e.length(), e.modifiedMillis(), e.directory(), e.version()));
@@ -575,12 +584,13 @@ public final class BlockClient implements RemoteStore {
       }
       return;
     }
-    c.done.completeExceptionally(finalError(err, c.path, c.version, "read at offset " + c.offset
-        + " (" + c.length + " bytes)", attempt + 1));
+    c.done.completeExceptionally(finalError(err, c.path, c.version, "read '" + c.path
+        + "' at offset " + c.offset + " (" + c.length + " bytes)", attempt + 1));
   }
 
   // ---- control requests (stat, list)
 
+  /** {@code what}: the action as the user would say it, naming the path ("list 'dir'"). */
   private Message control(String path, String what, LongFunction<Message> request) {
     checkOpen();
     for (int attempt = 0; ; attempt++) {
@@ -598,14 +608,14 @@ public final class BlockClient implements RemoteStore {
       } catch (TimeoutException e) {
         if (conn != null) {
           conn.abort(new ConnectionLostException("Connection to gpudirect server "
-              + serverName + " closed: " + what + " timed out", null));
+              + serverName + " closed: '" + what + "' timed out", null));
         }
-        throw new RequestTimeoutException("Cannot " + what + " '" + path + "' on gpudirect"
+        throw new RequestTimeoutException("Cannot " + what + " on gpudirect"
             + " server " + serverName + ": no answer within " + config.requestTimeout());
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
-        throw new GpuDirectException("Interrupted during " + what + " of '" + path
-            + "' on gpudirect server " + serverName, e);
+        throw new GpuDirectException("Interrupted: cannot " + what + " on gpudirect server "
+            + serverName, e);
       } catch (ExecutionException e) {
         err = unwrap(e);
       } catch (RuntimeException e) {
@@ -710,7 +720,8 @@ public final class BlockClient implements RemoteStore {
     String name = "gpudirect-client-reader-" + serverName + "-"
         + connectionSerial.incrementAndGet();
     return transport.connect(server, new ConnectionOptions(config.secret(),
-        config.connectTimeout(), name, config.checksums(), tls));
+        config.connectTimeout(), name, config.checksums(), tls)
+        .withSecretSetting(config.secretSetting()));
   }
 
   private Connection openWithRetry() {
@@ -720,11 +731,13 @@ public final class BlockClient implements RemoteStore {
       } catch (TransportException e) {
         // Under transport=auto an RDMA setup failure is a reason to fall back, not to retry.
         if (attempt >= config.maxRetries() || closed || (e instanceof RdmaException && fallback != null)) {
-          if (e instanceof RdmaException) {
+          if (e instanceof RdmaException || attempt == 0) {
             throw e;
           }
-          throw new TransportException("Cannot connect to gpudirect server " + serverName
-              + " after " + (attempt + 1) + " attempts: " + e.getMessage(), e);
+          if (e instanceof ConnectFailedException f) {
+            throw f.afterAttempts(attempt + 1);
+          }
+          throw new TransportException(e.getMessage() + " (after " + (attempt + 1) + " attempts)", e);
         }
         retries.incrementAndGet();
         LOG.debug("Connecting to {} failed, retrying: {}", serverName, e.getMessage());
@@ -755,16 +768,16 @@ public final class BlockClient implements RemoteStore {
   private GpuDirectException finalError(Throwable err, String path, FileVersion version,
       String what, int attempts) {
     if (err instanceof ServerErrorException s && s.code() == ErrorCode.FILE_CHANGED) {
-      return new FileChangedException(serverName, path, version, "Cannot " + what + " of '"
-          + path + "' on gpudirect server " + serverName + ": " + s.getMessage(), s);
+      return new FileChangedException(serverName, path, version, "Cannot " + what
+          + " on gpudirect server " + serverName + ": " + s.getMessage(), s);
     }
     if (err instanceof ServerErrorException s) {
-      return new RemoteFileException(s.code(), serverName, path, "Cannot " + what + " of '"
-          + path + "' on gpudirect server " + serverName + ": " + s.getMessage(), s);
+      return new RemoteFileException(s.code(), serverName, path, "Cannot " + what
+          + " on gpudirect server " + serverName + ": " + s.getMessage(), s);
     }
     if (err instanceof ConnectionLostException) {
-      return new ConnectionLostException("Cannot complete " + what + " of '" + path
-          + "' on gpudirect server " + serverName + " after " + attempts + " attempt(s): "
+      return new ConnectionLostException("Cannot " + what + " on gpudirect server "
+          + serverName + " after " + attempts + " attempt(s): "
           + err.getMessage(), err);
     }
     if (err instanceof ChecksumMismatchException) {
@@ -772,14 +785,13 @@ public final class BlockClient implements RemoteStore {
           + attempts + " attempt(s)");
     }
     if (err instanceof TransportException) {
-      return new TransportException("Cannot complete " + what + " of '" + path
-          + "' on gpudirect server " + serverName + ": " + err.getMessage(), err);
+      return new TransportException("Cannot " + what + ": " + err.getMessage(), err);
     }
     if (err instanceof GpuDirectException g) {
       return g;
     }
-    return new GpuDirectException("Cannot complete " + what + " of '" + path
-        + "' on gpudirect server " + serverName + ": " + err, err);
+    return new GpuDirectException("Cannot " + what + " on gpudirect server " + serverName
+        + ": " + err, err);
   }
 
   private static Throwable unwrap(Throwable t) {

@@ -1,5 +1,6 @@
 package io.gpudirect.client;
 
+import io.gpudirect.transport.ConnectionOptions;
 import java.nio.file.Path;
 import java.time.Duration;
 
@@ -17,6 +18,7 @@ public final class ClientConfig {
   private final boolean checksums;
   private final boolean tls;
   private final Path tlsTrustStore;
+  private final String secretSetting;
 
   private ClientConfig(Builder b) {
     this.secret = b.secret == null ? null : b.secret.clone();
@@ -31,6 +33,7 @@ public final class ClientConfig {
     this.checksums = b.checksums;
     this.tls = b.tls;
     this.tlsTrustStore = b.tlsTrustStore;
+    this.secretSetting = b.secretSetting;
   }
 
   public static Builder builder() {
@@ -98,11 +101,16 @@ public final class ClientConfig {
     return tlsTrustStore;
   }
 
+  /** Where the user sets the secret, as authentication errors name it (e.g. a Spark key). */
+  public String secretSetting() {
+    return secretSetting;
+  }
+
   public Builder toBuilder() {
     return new Builder().secret(secret).streams(streams).maxBytesInFlight(maxBytesInFlight)
         .chunkSize(chunkSize).connectTimeout(connectTimeout).requestTimeout(requestTimeout)
         .maxRetries(maxRetries).retryBackoff(retryBackoff).transport(transport)
-        .checksums(checksums).tls(tls).tlsTrustStore(tlsTrustStore);
+        .checksums(checksums).tls(tls).tlsTrustStore(tlsTrustStore).secretSetting(secretSetting);
   }
 
   @Override
@@ -130,8 +138,18 @@ public final class ClientConfig {
     private boolean checksums = true;
     private boolean tls;
     private Path tlsTrustStore;
+    private String secretSetting = ConnectionOptions.ANY_SECRET_SETTING;
 
     private Builder() {}
+
+    /**
+     * Where this client's user sets the secret ({@code spark.gpudirect.auth.secret},
+     * {@code --secret-file}, ...): a rejected, missing or unexpected secret is reported with it.
+     */
+    public Builder secretSetting(String secretSetting) {
+      this.secretSetting = secretSetting;
+      return this;
+    }
 
     /** Encrypt every connection with TLS; the server must run with a TLS certificate. */
     public Builder tls(boolean tls) {
@@ -212,6 +230,7 @@ public final class ClientConfig {
           "retryBackoff must not be negative");
       check(transport != null, "transport must be auto, tcp or rdma");
       check(tls || tlsTrustStore == null, "tlsTrustStore is set but tls is off");
+      check(secretSetting != null && !secretSetting.isBlank(), "secretSetting must name where the secret is set");
       return new ClientConfig(this);
     }
 

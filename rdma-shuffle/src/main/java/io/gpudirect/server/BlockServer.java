@@ -10,8 +10,10 @@ import io.gpudirect.transport.rdma.DisniVerbs;
 import io.gpudirect.transport.rdma.RdmaException;
 import io.gpudirect.transport.rdma.RdmaService;
 import io.gpudirect.transport.rdma.RdmaUnavailableException;
+import io.gpudirect.transport.rdma.TcpFallbackNotice;
 import io.gpudirect.transport.rdma.Verbs;
 import java.io.IOException;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
@@ -21,8 +23,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -63,6 +64,8 @@ public final class BlockServer implements AutoCloseable {
    * {@link OpenFiles}), so that an idle client does not hold a deleted file's disk blocks.
    */
   static final long OPEN_FILES_IDLE_NANOS = TimeUnit.SECONDS.toNanos(2);
+  /** How often connections closed before authenticating, and failed logins, are logged, summed up. */
+  static final Duration LOG_SUMMARY_INTERVAL = Duration.ofSeconds(10);
 
   private final Path rootPath;
   private final String bindAddress;
@@ -71,6 +74,8 @@ public final class BlockServer implements AutoCloseable {
   private final int maxReadLength;
   private final BlockChecksums blockChecksums;
   private final int maxConnections;
+  private final int maxUnauthenticated;
+  private final int maxUnauthenticatedPerAddress;
   private final Duration gracePeriod;
   private final Duration handshakeTimeout;
   private final RdmaMode rdmaMode;
@@ -87,13 +92,20 @@ public final class BlockServer implements AutoCloseable {
   private final AtomicLong rejected = new AtomicLong();
   private final AtomicLong authFailures = new AtomicLong();
   private final AtomicInteger connectionIds = new AtomicInteger();
+  /** Connections past their handshake: what {@code maxConnections} counts. */
+  private final AtomicInteger served = new AtomicInteger();
   private final AtomicInteger readsInFlight = new AtomicInteger();
 
   private RootDirectory root;
   private ServerSocketChannel listener;
   private Thread acceptThread;
-  /** Closes idle connections' open files; see {@link #OPEN_FILES_IDLE_NANOS}. */
-  private ScheduledExecutorService fileSweeper;
+  /**
+   * One thread for the server's timers: handshake deadlines, closing idle connections' open
+   * files (see {@link #OPEN_FILES_IDLE_NANOS}), the log summaries.
+   */
+  private ScheduledThreadPoolExecutor timers;
+  private PendingHandshakes pending;
+  private LoginThrottle logins;
   private volatile boolean closed;
   private volatile String address;
   private volatile long startedNanos;
@@ -109,6 +121,8 @@ public final class BlockServer implements AutoCloseable {
     this.maxReadLength = b.maxReadLength;
     this.blockChecksums = new BlockChecksums(b.checksumCacheBlocks);
     this.maxConnections = b.maxConnections;
+    this.maxUnauthenticated = b.maxUnauthenticated;
+    this.maxUnauthenticatedPerAddress = b.maxUnauthenticatedPerAddress;
     this.gracePeriod = b.gracePeriod;
     this.handshakeTimeout = b.handshakeTimeout;
     this.rdmaMode = b.rdmaMode;
@@ -129,13 +143,15 @@ public final class BlockServer implements AutoCloseable {
     try {
       root = new RootDirectory(rootPath);
     } catch (IOException e) {
-      throw new GpuDirectException("Cannot serve root " + rootPath + ": " + e.getMessage(), e);
+      throw new GpuDirectException("Cannot serve root " + rootPath + ": " + e.getMessage()
+          + "; pass --root an existing directory this user can read", e);
     }
     try {
       listener = ServerSocketChannel.open();
       listener.bind(new InetSocketAddress(bindAddress, requestedPort), 128);
     } catch (IOException e) {
       closeListener();
+      root.close();
       throw new GpuDirectException("Cannot listen on " + bindAddress + ":" + requestedPort
           + ": " + e.getMessage(), e);
     }
@@ -143,19 +159,31 @@ public final class BlockServer implements AutoCloseable {
     startRdma();
     startedNanos = System.nanoTime();
     jmx = BlockServerJmx.register(this);
-    acceptThread = new Thread(this::acceptLoop, "gpudirect-server-accept-" + port());
-    acceptThread.setDaemon(true);
-    acceptThread.start();
-    fileSweeper = Executors.newSingleThreadScheduledExecutor(r -> {
-      Thread t = new Thread(r, "gpudirect-server-files-" + port());
+    timers = new ScheduledThreadPoolExecutor(1, r -> {
+      Thread t = new Thread(r, "gpudirect-server-timers-" + port());
       t.setDaemon(true);
       return t;
     });
+    // A deadline is cancelled as soon as its handshake ends: drop it then, not 10 s later.
+    timers.setRemoveOnCancelPolicy(true);
+    pending = new PendingHandshakes(address, maxUnauthenticated, maxUnauthenticatedPerAddress,
+        handshakeTimeout, timers);
+    logins = new LoginThrottle(address);
     long sweep = OPEN_FILES_IDLE_NANOS / 2;
-    fileSweeper.scheduleWithFixedDelay(this::closeIdleFiles, sweep, sweep, TimeUnit.NANOSECONDS);
+    timers.scheduleWithFixedDelay(this::closeIdleFiles, sweep, sweep, TimeUnit.NANOSECONDS);
+    long summary = LOG_SUMMARY_INTERVAL.toNanos();
+    timers.scheduleWithFixedDelay(this::logSummaries, summary, summary, TimeUnit.NANOSECONDS);
+    acceptThread = new Thread(this::acceptLoop, "gpudirect-server-accept-" + port());
+    acceptThread.setDaemon(true);
+    acceptThread.start();
     LOG.info("BlockServer on {} serving {} read-only over {}; TLS {}; authentication {}; counters in JMX {}",
         address, root.path(), transports(), tls == null ? "off" : "on", secret == null ? "off" : "on",
         jmx.name() == null ? "not registered" : "as " + jmx.name());
+    if (!RequestedPath.FILE_NAMES.equals(java.nio.charset.StandardCharsets.UTF_8)) {
+      LOG.warn("BlockServer on {} turns file names into bytes as {} (from its locale), so names"
+          + " with other characters are refused; start it with a UTF-8 locale (LC_ALL=C.UTF-8)",
+          address, RequestedPath.FILE_NAMES);
+    }
     return this;
   }
 
@@ -176,11 +204,17 @@ public final class BlockServer implements AutoCloseable {
     } catch (RdmaUnavailableException | RdmaException e) {
       if (rdmaMode == RdmaMode.ON) {
         closeListener();
+        root.close();
         throw new GpuDirectException("Cannot serve RDMA on " + address + " (--rdma on): "
             + e.getMessage(), e);
       }
-      rdmaStatus = "no rdma: " + (e instanceof RdmaUnavailableException u ? u.reason() : e.getMessage());
-      LOG.info("BlockServer on {} serves TCP only (--rdma auto): {}", address, e.getMessage());
+      if (e instanceof RdmaUnavailableException u) {
+        rdmaStatus = "no rdma: " + u.summary();
+        TcpFallbackNotice.say(u);
+      } else {
+        rdmaStatus = "no rdma: " + e.getMessage();
+        LOG.info("BlockServer on {} serves TCP only (--rdma auto): {}", address, e.getMessage());
+      }
     }
   }
 
@@ -272,10 +306,10 @@ public final class BlockServer implements AutoCloseable {
     for (Thread t : connections.values()) {
       join(t, TimeUnit.SECONDS.toNanos(2));
     }
-    if (fileSweeper != null) {
-      fileSweeper.shutdownNow();
+    if (timers != null) {
+      timers.shutdownNow();
       try {
-        fileSweeper.awaitTermination(2, TimeUnit.SECONDS);
+        timers.awaitTermination(2, TimeUnit.SECONDS);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
       }
@@ -283,6 +317,7 @@ public final class BlockServer implements AutoCloseable {
     if (rdma != null) {
       rdma.close();
     }
+    root.close();
     if (jmx != null) {
       jmx.unregister();
     }
@@ -294,6 +329,13 @@ public final class BlockServer implements AutoCloseable {
     for (ServerConnection c : connections.keySet()) {
       c.closeIdleFiles(now, OPEN_FILES_IDLE_NANOS);
     }
+  }
+
+  /** Connections closed before authenticating, and failed logins: a few lines, not one per try. */
+  void logSummaries() {
+    long now = System.nanoTime();
+    pending.logSummary(now);
+    logins.logSummary(now);
   }
 
   /** False when interrupted: the caller stops waiting. */
@@ -321,14 +363,16 @@ public final class BlockServer implements AutoCloseable {
         continue;
       }
       String peer = ch.socket().getRemoteSocketAddress().toString();
+      ServerConnection conn = null;
       try {
         ch.socket().setTcpNoDelay(true);
-        if (connections.size() >= maxConnections) {
+        if (served.get() >= maxConnections) {
           reject(ch, peer);
           continue;
         }
         accepted.incrementAndGet();
-        ServerConnection conn = new ServerConnection(this, ch, peer);
+        InetAddress from = ((InetSocketAddress) ch.getRemoteAddress()).getAddress();
+        conn = new ServerConnection(this, ch, peer, from);
         Thread t = new Thread(conn, "gpudirect-server-conn-" + connectionIds.incrementAndGet());
         t.setDaemon(true);
         connections.put(conn, t);
@@ -337,9 +381,14 @@ public final class BlockServer implements AutoCloseable {
           ch.close();
           return;
         }
+        pending.admit(conn, from);
         t.start();
       } catch (IOException | RuntimeException e) {
         LOG.warn("Cannot serve connection from {}", peer, e);
+        if (conn != null) {
+          connections.remove(conn);
+          pending.ended(conn);
+        }
         closeQuietly(ch);
       }
     }
@@ -387,8 +436,45 @@ public final class BlockServer implements AutoCloseable {
     t.start();
   }
 
-  void connectionEnded(ServerConnection conn) {
+  /**
+   * The connection finished its handshake: it leaves the pending ones and counts against
+   * {@code maxConnections}. False, with the connection closed or to be closed, when its
+   * handshake deadline passed or a newer connection took its place first; or when the limit
+   * is reached, which {@code limitReached} is then told so that the client can be.
+   */
+  boolean handshakeDone(ServerConnection conn, Runnable limitReached) {
+    if (!pending.finish(conn)) {
+      return false;
+    }
+    if (served.incrementAndGet() > maxConnections) {
+      served.decrementAndGet();
+      rejected.incrementAndGet();
+      limitReached.run();
+      return false;
+    }
+    return true;
+  }
+
+  /** {@code wasServed}: whether it got past {@link #handshakeDone}. */
+  void connectionEnded(ServerConnection conn, boolean wasServed) {
+    pending.ended(conn);
+    if (wasServed) {
+      served.decrementAndGet();
+    }
     connections.remove(conn);
+  }
+
+  /** Failed logins by address, and the backoff they earn. */
+  LoginThrottle logins() {
+    return logins;
+  }
+
+  PendingHandshakes pendingHandshakes() {
+    return pending;
+  }
+
+  int maxConnections() {
+    return maxConnections;
   }
 
   RootDirectory root() {
@@ -416,10 +502,6 @@ public final class BlockServer implements AutoCloseable {
 
   int maxReadLength() {
     return maxReadLength;
-  }
-
-  Duration handshakeTimeout() {
-    return handshakeTimeout;
   }
 
   void countBytesSent(long n) {
@@ -481,6 +563,8 @@ public final class BlockServer implements AutoCloseable {
     private int maxReadLength = Protocol.DEFAULT_MAX_READ_LENGTH;
     private long checksumCacheBlocks = DEFAULT_CHECKSUM_CACHE_BLOCKS;
     private int maxConnections = 256;
+    private int maxUnauthenticated = 64;
+    private int maxUnauthenticatedPerAddress = 16;
     private Duration gracePeriod = Duration.ofSeconds(5);
     private Duration handshakeTimeout = Duration.ofSeconds(10);
     private RdmaMode rdmaMode = RdmaMode.OFF;
@@ -556,8 +640,28 @@ public final class BlockServer implements AutoCloseable {
       return this;
     }
 
+    /** Connections past their handshake served at once; default 256. Beyond: LIMIT_EXCEEDED. */
     public Builder maxConnections(int maxConnections) {
       this.maxConnections = maxConnections;
+      return this;
+    }
+
+    /**
+     * Connections still in their handshake (not yet authenticated) at once, on top of
+     * {@link #maxConnections}; default 64. When full, a new connection is still taken in and
+     * the oldest of these is closed (see {@link PendingHandshakes#admit}).
+     */
+    public Builder maxUnauthenticated(int maxUnauthenticated) {
+      this.maxUnauthenticated = maxUnauthenticated;
+      return this;
+    }
+
+    /**
+     * Of {@link #maxUnauthenticated}, at most this many from one address (an IPv6 /64);
+     * default 16. A new one from an address at its limit closes that address's oldest.
+     */
+    public Builder maxUnauthenticatedPerAddress(int maxUnauthenticatedPerAddress) {
+      this.maxUnauthenticatedPerAddress = maxUnauthenticatedPerAddress;
       return this;
     }
 
@@ -567,7 +671,11 @@ public final class BlockServer implements AutoCloseable {
       return this;
     }
 
-    /** How long a new connection may take to complete the handshake; default 10 s. */
+    /**
+     * How long a new connection may take, from accept, to complete the whole handshake (TLS,
+     * HELLO and authentication together); default 10 s. It is then closed, however its bytes
+     * were arriving.
+     */
     public Builder handshakeTimeout(Duration handshakeTimeout) {
       this.handshakeTimeout = handshakeTimeout;
       return this;
@@ -576,10 +684,17 @@ public final class BlockServer implements AutoCloseable {
     public BlockServer build() {
       check(root != null, "root is required");
       check(port >= 0 && port <= 65535, "port must be 0..65535: " + port);
-      check(secret == null || secret.length > 0, "secret must not be empty (use null for none)");
+      if (secret != null) {
+        ServerSecret.checkLength(secret, "secret given to BlockServer.Builder.secret",
+            "/etc/gpudirect/secret");
+      }
       check(maxReadLength > 0, "maxReadLength must be positive: " + maxReadLength);
       check(checksumCacheBlocks >= 0, "checksumCacheBlocks must not be negative: " + checksumCacheBlocks);
       check(maxConnections > 0, "maxConnections must be positive: " + maxConnections);
+      check(maxUnauthenticated > 0, "maxUnauthenticated must be positive: " + maxUnauthenticated);
+      check(maxUnauthenticatedPerAddress > 0 && maxUnauthenticatedPerAddress <= maxUnauthenticated,
+          "maxUnauthenticatedPerAddress must be 1.." + maxUnauthenticated + ": "
+              + maxUnauthenticatedPerAddress);
       check(!gracePeriod.isNegative(), "shutdownGracePeriod must not be negative");
       check(!handshakeTimeout.isNegative() && !handshakeTimeout.isZero(),
           "handshakeTimeout must be positive");

@@ -1,13 +1,10 @@
 package io.gpudirect.server;
 
-import io.gpudirect.protocol.ErrorCode;
-import io.gpudirect.server.RootDirectory.CheckedFile;
+import io.gpudirect.server.RootDirectory.FoundFile;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
-import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
+import java.nio.file.SecureDirectoryStream;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -19,15 +16,20 @@ import java.util.Map;
  * {@code close} per request (a third of the server's system calls for a 4 KiB read: see
  * docs/benchmarks.md).
  *
- * <p>What stays correct: every request is still checked in full by
- * {@link RootDirectory#checkedFile} (confinement, symlinks, regular file), and that check
- * {@code lstat}s the real path. A cached channel is used only when that {@code lstat} names
- * the file the channel has open: same file key (device and inode). Otherwise the path now
- * names another file (replaced by a rename, or deleted and created again) and it is opened
- * again. An open descriptor keeps its inode alive, so while a channel is cached its inode
- * number cannot be given to another file. A file changed in place keeps its inode: the cached
- * descriptor reads exactly what a fresh {@code open} would, and its size comes from the same
- * {@code lstat}. A file system without file keys is opened afresh every time.
+ * <p>What stays correct: the cache is keyed by the normalised path, but a path never leads to a
+ * cached channel by itself. Every request walks its path from the root in full
+ * ({@link RootDirectory#openFile}: confinement, no symlinks followed, a regular file), and a
+ * cached channel is used only when that walk's {@code fstatat} of the last name, made relative
+ * to the directory the walk has just opened, names the file the channel has open: same file key
+ * (device and inode). Otherwise the path now names another file (replaced by a rename, or
+ * deleted and created again, or reached through a link that is refused) and the walk opens it
+ * anew or refuses it. And were a key ever to match the wrong file, the channel served would
+ * still be one opened by such a walk, so a file that was below the root when it was opened:
+ * the cache can make an answer stale, never let a request out of the root. An open descriptor
+ * keeps its inode alive, so while a channel is cached its inode number cannot be given to
+ * another file. A file changed in place keeps its inode: the cached descriptor reads exactly
+ * what a fresh {@code open} would, and its size comes from the walk's {@code fstatat}. A file
+ * system without file keys is opened afresh every time.
  *
  * <p>Bounds: at most {@link #MAX_OPEN} files per connection, the least recently used closed
  * first; all of them closed once the connection has been idle for a while (see
@@ -35,69 +37,98 @@ import java.util.Map;
  * when the connection ends. The connection's thread uses the files between {@link #acquire}
  * and {@link #release}; the server's sweeper closes them only outside that.
  */
-final class OpenFiles implements AutoCloseable {
+final class OpenFiles implements RootDirectory.KeptDirectories, AutoCloseable {
   /** Files held open per connection. */
   static final int MAX_OPEN = 8;
+  /** Directories held open per connection, so that walks to the files in them open nothing. */
+  static final int MAX_DIRECTORIES = 8;
 
   /**
    * An open file of a request and its size, valid until {@link #release}. {@code fileKey} is
-   * the identity of the file the request's lstat saw when the channel is known to have that
-   * file open, null when that is not known (no file keys, or the path changed during the open).
+   * the identity of the file the request's walk saw when the channel is known to have that
+   * file open, null when that is not known (no file keys, or the name changed during the open).
+   * {@code path} is the normalised path below the root, for messages. ({@link FileRanges#open}
+   * makes one for a read that keeps no files open, RDMA's: its caller closes the channel.)
    */
-  record OpenFile(FileChannel channel, long size, Object fileKey) {}
+  record OpenFile(FileChannel channel, long size, Object fileKey,
+      BasicFileAttributes attributes, String path) {}
 
   /** A channel and the file key of what it has open; a null key never matches. */
   private record Entry(Object fileKey, FileChannel channel) {}
 
-  private final Map<Path, Entry> open = new LinkedHashMap<>(16, 0.75f, true);
+  private record KeptDirectory(Object fileKey, SecureDirectoryStream<Path> dir) {}
+
+  private final Map<String, Entry> open = new LinkedHashMap<>(16, 0.75f, true);
+  /** Directories kept for walks: each was opened by a walk and is used only while it checks. */
+  private final Map<String, KeptDirectory> directories = new LinkedHashMap<>(16, 0.75f, true);
   private boolean inUse;
   private boolean closed;
   private long lastReleasedNanos = System.nanoTime();
 
   /**
-   * An open channel on {@code file}: the cached one while the path still names the same file,
-   * a new one otherwise. Refused with {@code IO_ERROR} when the file cannot be opened.
+   * An open channel on the regular file {@code requested} names below {@code root}: the cached
+   * one while the path still names the same file, a new one otherwise. Refused like any READ
+   * of a path that does not name a regular file below the root.
    */
-  synchronized OpenFile acquire(CheckedFile file, String requested) {
-    if (closed) {
-      throw new IllegalStateException("the connection's files are closed");
-    }
-    Path path = file.path();
-    BasicFileAttributes checked = file.attributes();
-    Object key = checked.fileKey();
-    Entry e = open.get(path);
-    if (e != null && key != null && key.equals(e.fileKey)) {
+  OpenFile acquire(RootDirectory root, String requested) {
+    RequestedPath path = RequestedPath.of(requested);
+    String key = path.normalized();
+    Entry cached;
+    synchronized (this) {
+      if (closed) {
+        throw new IllegalStateException("the connection's files are closed");
+      }
       inUse = true;
-      return new OpenFile(e.channel, checked.size(), key);
+      cached = open.get(key);
     }
-    if (e != null) {
-      open.remove(path);
-      closeQuietly(e.channel);
-    }
-    FileChannel fc;
-    long size;
+    FoundFile found;
     try {
-      fc = FileChannel.open(path, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS);
-    } catch (IOException ex) {
-      throw new RequestRefusedException(ErrorCode.IO_ERROR,
-          "Cannot open " + RootDirectory.show(requested) + ": " + ex, ex);
+      // Not under this object's lock: the walk may wait on a blocked open (FileOpeners), and
+      // the sweeper must not wait for it. The sweeper leaves the files alone while inUse.
+      found = root.openFile(path, cached == null ? null : cached.fileKey, this);
+    } catch (RuntimeException e) {
+      release();
+      throw e;
     }
-    try {
-      size = fc.size();
-    } catch (IOException ex) {
-      closeQuietly(fc);
-      throw new RequestRefusedException(ErrorCode.IO_ERROR,
-          "Cannot read the size of " + RootDirectory.show(requested) + ": " + ex, ex);
+    synchronized (this) {
+      if (found.channel() == null) {
+        return new OpenFile(cached.channel, found.size(), cached.fileKey, found.attributes(), key);
+      }
+      Entry replaced = open.remove(key);
+      if (replaced != null) {
+        closeQuietly(replaced.channel);
+      }
+      open.put(key, new Entry(found.fileKey(), found.channel()));
+      evictBeyond(MAX_OPEN, key);
+      return new OpenFile(found.channel(), found.size(), found.fileKey(), found.attributes(), key);
     }
-    // Java cannot ask an open channel for its inode. The check's lstat before the open and
-    // this one after it name the same file unless the path was being replaced just then; in
-    // that case this channel serves this request (as an uncached open would) but is never
-    // matched again.
-    Object cachedKey = key != null && key.equals(keyNow(path)) ? key : null;
-    open.put(path, new Entry(cachedKey, fc));
-    evictBeyond(MAX_OPEN, path);
-    inUse = true;
-    return new OpenFile(fc, size, cachedKey);
+  }
+
+  @Override
+  public synchronized SecureDirectoryStream<Path> get(String prefix, Object key) {
+    KeptDirectory d = directories.get(prefix);
+    return d != null && d.fileKey.equals(key) ? d.dir : null;
+  }
+
+  @Override
+  public synchronized void keep(String prefix, Object key, SecureDirectoryStream<Path> dir) {
+    KeptDirectory replaced = directories.put(prefix, new KeptDirectory(key, dir));
+    if (replaced != null) {
+      closeQuietly(replaced.dir);
+    }
+    Iterator<Map.Entry<String, KeptDirectory>> it = directories.entrySet().iterator();
+    while (directories.size() > MAX_DIRECTORIES && it.hasNext()) {
+      Map.Entry<String, KeptDirectory> eldest = it.next();
+      if (!eldest.getKey().equals(prefix)) {
+        it.remove();
+        closeQuietly(eldest.getValue().dir);
+      }
+    }
+  }
+
+  @Override
+  public synchronized void forget(SecureDirectoryStream<Path> dir) {
+    directories.values().removeIf(d -> d.dir == dir);
   }
 
   /** The request that acquired a file is done with it. */
@@ -111,8 +142,10 @@ final class OpenFiles implements AutoCloseable {
    * sweeper, never while a request holds one.
    */
   synchronized void closeIfIdle(long now, long idleNanos) {
-    if (!inUse && !open.isEmpty() && now - lastReleasedNanos >= idleNanos) {
+    if (!inUse && (!open.isEmpty() || !directories.isEmpty())
+        && now - lastReleasedNanos >= idleNanos) {
       evictBeyond(0, null);
+      closeDirectories();
     }
   }
 
@@ -126,12 +159,18 @@ final class OpenFiles implements AutoCloseable {
   public synchronized void close() {
     closed = true;
     evictBeyond(0, null);
+    closeDirectories();
   }
 
-  private void evictBeyond(int max, Path keep) {
-    Iterator<Map.Entry<Path, Entry>> it = open.entrySet().iterator();
+  private void closeDirectories() {
+    directories.values().forEach(d -> closeQuietly(d.dir));
+    directories.clear();
+  }
+
+  private void evictBeyond(int max, String keep) {
+    Iterator<Map.Entry<String, Entry>> it = open.entrySet().iterator();
     while (open.size() > max && it.hasNext()) {
-      Map.Entry<Path, Entry> eldest = it.next();
+      Map.Entry<String, Entry> eldest = it.next();
       if (!eldest.getKey().equals(keep)) {
         it.remove();
         closeQuietly(eldest.getValue().channel);
@@ -139,18 +178,9 @@ final class OpenFiles implements AutoCloseable {
     }
   }
 
-  private static Object keyNow(Path path) {
+  private static void closeQuietly(java.io.Closeable c) {
     try {
-      return Files.readAttributes(path, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS)
-          .fileKey();
-    } catch (IOException e) {
-      return null;
-    }
-  }
-
-  private static void closeQuietly(FileChannel fc) {
-    try {
-      fc.close();
+      c.close();
     } catch (IOException ignored) {
       // read-only: nothing lost
     }

@@ -1,7 +1,6 @@
 package io.gpudirect.server;
 
 import io.gpudirect.protocol.FileVersion;
-import io.gpudirect.server.RootDirectory.CheckedFile;
 import io.gpudirect.transport.ServerErrorException;
 import io.gpudirect.transport.rdma.ServedFiles;
 import java.io.EOFException;
@@ -27,17 +26,16 @@ final class RdmaServedFiles implements ServedFiles {
   @Override
   public FileRange open(String path, FileVersion version, long offset, int length) {
     server.countRequest();
-    FileChannel fc;
-    CheckedFile file;
+    OpenFiles.OpenFile file;
     try {
-      file = FileRanges.check(server, path, version, length);
-      fc = FileRanges.open(file, path, offset, length);
+      file = FileRanges.open(server, path, version, offset, length);
     } catch (RequestRefusedException e) {
       server.countError();
       throw new ServerErrorException(e.code(), e.getMessage());
     }
     server.readStarted();
     inFlight.incrementAndGet();
+    FileChannel fc = file.channel();
     return new FileRange() {
       @Override
       public void readFully(long position, ByteBuffer dst) throws IOException {
@@ -54,7 +52,7 @@ final class RdmaServedFiles implements ServedFiles {
       @Override
       public void checkUnchanged() {
         try {
-          FileRanges.checkUnchanged(server, path, version, file);
+          FileRanges.checkUnchanged(server, path, version, file, null);
         } catch (RequestRefusedException e) {
           server.countError();
           throw new ServerErrorException(e.code(), e.getMessage());

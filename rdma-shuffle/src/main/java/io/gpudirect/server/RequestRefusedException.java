@@ -4,7 +4,7 @@ import io.gpudirect.GpuDirectException;
 import io.gpudirect.protocol.ErrorCode;
 
 /** A request the server answers with an ERROR; the connection carries on. */
-final class RequestRefusedException extends GpuDirectException {
+class RequestRefusedException extends GpuDirectException {
   private final ErrorCode code;
 
   RequestRefusedException(ErrorCode code, String message) {

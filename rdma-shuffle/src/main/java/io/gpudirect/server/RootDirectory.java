@@ -3,36 +3,79 @@ package io.gpudirect.server;
 import io.gpudirect.protocol.ErrorCode;
 import io.gpudirect.protocol.FileMeta;
 import io.gpudirect.protocol.FileVersion;
+import io.gpudirect.protocol.Protocol;
 import java.io.IOException;
-import java.nio.file.FileVisitResult;
+import java.nio.channels.FileChannel;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.DirectoryIteratorException;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.SimpleFileVisitor;
+import java.nio.file.SecureDirectoryStream;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributeView;
 import java.nio.file.attribute.BasicFileAttributes;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.Deque;
 import java.util.List;
+import java.util.Set;
 
 /**
- * The directory a server exposes, read-only. Every requested path is normalised lexically,
- * must stay below the root, and must still be below the root after symlinks are resolved
- * (checked on the real path), so nothing outside the root can be named, listed or read.
+ * The directory a server exposes, read-only, held open for the server's life.
+ *
+ * <p>A requested path is taken apart lexically ({@link RequestedPath}), then resolved name by
+ * name from this open directory, as {@code openat(2)} does: each directory on the way is opened
+ * relative to the one before it, and no name is followed if it is a symlink ({@code O_NOFOLLOW}
+ * on every open, {@code AT_SYMLINK_NOFOLLOW} on every {@code fstatat}). Whatever is renamed
+ * meanwhile, what gets opened was an entry below the root when it was opened: a directory swapped
+ * for a symlink between a check and an open makes the open fail instead of leaving the root
+ * (issue 13, where checking by path and then opening by path did). Attributes come from the
+ * directory the name was found in, or from the opened file itself, never from a second lookup by
+ * path from the root. Symlinks are not followed even when they would stay inside the root.
+ *
+ * <p>Opens run on {@link FileOpeners}' threads, because any open may meet a FIFO swapped in.
  */
-final class RootDirectory {
+final class RootDirectory implements AutoCloseable {
   /** A listing larger than this is refused rather than held in memory. */
   static final int MAX_LIST_ENTRIES = 1_000_000;
+  /** No path a request can name lies deeper (every name takes at least 2 bytes with its '/'). */
+  static final int MAX_LIST_DEPTH = Protocol.MAX_PATH_BYTES / 2;
+
+  private static final LinkOption NOFOLLOW = LinkOption.NOFOLLOW_LINKS;
 
   private final Path root;
+  private final SecureDirectoryStream<Path> dir;
+  private final FileOpeners openers;
 
+  /** @throws IOException whose message says why the root cannot be served, in a few words */
   RootDirectory(Path root) throws IOException {
-    this.root = root.toRealPath();
-    if (!Files.isDirectory(this.root)) {
-      throw new IOException("Server root " + root + " is not a directory");
+    Path real;
+    try {
+      real = root.toRealPath();
+    } catch (NoSuchFileException e) {
+      // The JDK's message is the bare path; say what is wrong with it.
+      throw new IOException("it does not exist", e);
+    } catch (AccessDeniedException e) {
+      throw new IOException("it is not readable (permission denied on " + e.getFile() + ")", e);
     }
+    if (!Files.isDirectory(real)) {
+      throw new IOException("it is not a directory");
+    }
+    if (!Files.isReadable(real) || !Files.isExecutable(real)) {
+      throw new IOException("it is not readable by this user (it needs read and execute permission)");
+    }
+    this.root = real;
+    DirectoryStream<Path> opened = Files.newDirectoryStream(real);
+    if (!(opened instanceof SecureDirectoryStream<Path> secure)) {
+      opened.close();
+      throw new IOException("this platform (" + System.getProperty("os.name") + ") cannot open"
+          + " files relative to an open directory (Java gives no SecureDirectoryStream), so the"
+          + " server cannot keep requests inside its root; run the server on Linux");
+    }
+    this.dir = secure;
+    this.openers = new FileOpeners(String.valueOf(real.getFileName()));
   }
 
   Path path() {
@@ -41,232 +84,451 @@ final class RootDirectory {
 
   /** A path as a request named it, quoted and with control characters escaped, for errors. */
   static String show(String requested) {
-    StringBuilder sb = new StringBuilder("'");
-    for (int i = 0; i < requested.length() && i < 512; i++) {
-      char c = requested.charAt(i);
-      sb.append(c < 0x20 || c == 0x7f ? String.format("\\x%02x", (int) c) : String.valueOf(c));
-    }
-    return sb.append(requested.length() > 512 ? "…'" : "'").toString();
+    return RequestedPath.show(requested);
   }
 
-  /** The real path of an existing file or directory below the root. */
-  Path resolve(String requested) {
-    return real(requested, candidate(parts(requested)));
+  /** The threads that open below this root (for tests: how many opens were released). */
+  FileOpeners openers() {
+    return openers;
   }
 
-  /** The requested path's names below the root, normalised lexically; refused if it climbs out. */
-  private static Deque<String> parts(String requested) {
-    if (requested.indexOf('\0') >= 0) {
-      throw new RequestRefusedException(ErrorCode.BAD_REQUEST,
-          "Path " + show(requested) + " contains a NUL byte");
-    }
-    String p = requested.startsWith("/") ? requested.substring(1) : requested;
-    if (p.startsWith("/")) {
-      throw new RequestRefusedException(ErrorCode.OUTSIDE_ROOT, "Path " + show(requested)
-          + " is absolute; paths are relative to the server root (one leading '/' means the root)");
-    }
-    Deque<String> parts = new ArrayDeque<>();
-    for (String segment : p.split("/")) {
-      if (segment.isEmpty() || segment.equals(".")) {
-        continue;
-      }
-      if (segment.equals("..")) {
-        if (parts.isEmpty()) {
-          throw new RequestRefusedException(ErrorCode.OUTSIDE_ROOT,
-              "Path " + show(requested) + " climbs above the server root with '..'");
+  /**
+   * A regular file below the root as one walk found it. {@code channel} is newly opened, or
+   * null when the name still holds the file of {@code reuseKey} (the caller has it open).
+   * {@code size} is the opened file's ({@code fstat}) or, when reused, that of the file the
+   * walk found; {@code fileKey} is the file key the channel is known to have open, or null.
+   */
+  record FoundFile(FileChannel channel, long size, BasicFileAttributes attributes, Object fileKey)
+      implements AutoCloseable {
+    @Override
+    public void close() {
+      if (channel != null) {
+        try {
+          channel.close();
+        } catch (IOException ignored) {
+          // read-only: nothing lost
         }
-        parts.removeLast();
-      } else {
-        parts.addLast(segment);
       }
     }
-    return parts;
-  }
-
-  private Path candidate(Deque<String> parts) {
-    Path candidate = root;
-    for (String part : parts) {
-      candidate = candidate.resolve(part);
-    }
-    return candidate;
-  }
-
-  /** The real path of {@code candidate}, which must exist and stay below the root. */
-  private Path real(String requested, Path candidate) {
-    Path real;
-    try {
-      real = candidate.toRealPath();
-    } catch (IOException e) {
-      // Only now, on the way to an error, is it worth an lstat to say which error: every
-      // request pays for the realpath above, a file that is not there pays for this too.
-      if (!Files.exists(candidate, LinkOption.NOFOLLOW_LINKS)) {
-        throw new RequestRefusedException(ErrorCode.NOT_FOUND, "No such file or directory: "
-            + show(requested) + " (paths are relative to the server root)");
-      }
-      if (e instanceof NoSuchFileException) {
-        throw new RequestRefusedException(ErrorCode.NOT_FOUND,
-            "Path " + show(requested) + " is a symlink to a missing target", e);
-      }
-      throw new RequestRefusedException(ErrorCode.IO_ERROR,
-          "Cannot resolve " + show(requested) + ": " + e.getMessage(), e);
-    }
-    if (!real.startsWith(root)) {
-      throw new RequestRefusedException(ErrorCode.OUTSIDE_ROOT, "Path " + show(requested)
-          + " resolves outside the server root (through a symlink); refused");
-    }
-    return real;
-  }
-
-  /** The real path of a regular file below the root; FIFOs, devices and directories refused. */
-  Path regularFile(String requested) {
-    return checkedFile(requested).path();
   }
 
   /**
-   * A regular file below the root, with its attributes as read in the same check (one
-   * {@code lstat} of the real path: the size and the file key come with it, so a reader of
-   * the file needs no second look).
+   * The directories one connection keeps open between its requests (see {@link OpenFiles}),
+   * so that its walks need no open at all once they have been made: every name on the way is
+   * still looked at in the directory before it, and a kept directory is used only while that
+   * look finds the very directory kept (same file key; a directory cannot be hard-linked).
    */
-  CheckedFile checkedFile(String requested) {
-    Deque<String> parts = parts(requested);
-    CheckedFile plain = withoutLinks(parts);
-    if (plain != null) {
-      return plain;
-    }
-    Path real = real(requested, candidate(parts));
-    BasicFileAttributes a;
-    try {
-      // The real path has no links left; one that has appeared since is not followed.
-      a = Files.readAttributes(real, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
-    } catch (NoSuchFileException e) {
-      throw new RequestRefusedException(ErrorCode.NOT_FOUND, "No such file or directory: "
-          + show(requested) + " (it went away while being checked)", e);
-    } catch (IOException e) {
-      throw new RequestRefusedException(ErrorCode.IO_ERROR,
-          "Cannot stat " + show(requested) + ": " + e.getMessage(), e);
-    }
-    if (!a.isRegularFile()) {
-      throw notAFile(requested, real);
-    }
-    return new CheckedFile(real, a);
+  interface KeptDirectories {
+    /** The directory kept for {@code prefix} if it is the directory of {@code key}, else null. */
+    SecureDirectoryStream<Path> get(String prefix, Object key);
+
+    /** Keeps {@code d}, the directory of {@code key}, for {@code prefix}; it closes d from now. */
+    void keep(String prefix, Object key, SecureDirectoryStream<Path> d);
+
+    /** An open left blocked in {@code d}: drop it unclosed (its opener closes it). */
+    void forget(SecureDirectoryStream<Path> d);
   }
 
   /**
-   * The file, when no name on the way to it below the root is a symlink: one {@code lstat}
-   * per name, every one but the last a directory, the last a regular file. The root is a real
-   * path and nothing below it is a link, so the lexical path is the real one and it is inside
-   * the root; {@code realpath} (a {@code readlink} per name of the whole absolute path, root
-   * included) and a second {@code stat} are not needed. That was the largest cost of a 4 KiB
-   * read on the server (docs/benchmarks.md). Null for anything else (a link, a missing name, a
-   * directory or a device): {@link #checkedFile} then takes the general way, which says what
-   * is wrong.
+   * The regular file {@code path} names, opened unless it is the file of {@code reuseKey};
+   * the caller closes the channel. FIFOs, devices, directories and symlinks are refused.
+   * {@code kept}: the connection's directories, or null to keep none.
    */
-  private CheckedFile withoutLinks(Deque<String> parts) {
-    Path p = root;
-    BasicFileAttributes a = null;
-    int left = parts.size();
-    for (String part : parts) {
-      p = p.resolve(part);
+  FoundFile openFile(RequestedPath path, Object reuseKey, KeptDirectories kept) {
+    if (path.isRoot()) {
+      throw notAFile(path.requested(), true);
+    }
+    try (Walk walk = new Walk(path, kept)) {
+      walk.toParent();
+      Path name = path.last();
+      BasicFileAttributes a = attributes(walk.at, name, path);
+      checkRegular(path, a);
+      if (reuseKey != null && reuseKey.equals(a.fileKey())) {
+        return new FoundFile(null, a.size(), a, reuseKey);
+      }
+      SecureDirectoryStream<Path> at = walk.at;
+      FileChannel fc = (FileChannel) walk.open(name, path.names().size(),
+          () -> at.newByteChannel(name, Set.of(StandardOpenOption.READ, NOFOLLOW)));
       try {
-        a = Files.readAttributes(p, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
-      } catch (IOException e) {
-        return null;
-      }
-      if (--left > 0 ? !a.isDirectory() : !a.isRegularFile()) {
-        return null;
+        return opened(at, name, path, a, fc);
+      } catch (RuntimeException e) {
+        closeQuietly(fc);
+        throw e;
       }
     }
-    return a == null ? null : new CheckedFile(p, a);
   }
 
-  /** A regular file as {@link #checkedFile} found it: its real path and its attributes then. */
-  record CheckedFile(Path path, BasicFileAttributes attributes) {}
+  /**
+   * What is known of a file just opened: its size from the descriptor, its key when the name
+   * held the same file before and after the open (else the open may have raced a rename, and
+   * the key is not claimed).
+   */
+  private FoundFile opened(SecureDirectoryStream<Path> at, Path name, RequestedPath path,
+      BasicFileAttributes before, FileChannel fc) {
+    try {
+      // lseek: a FIFO or socket swapped in after the check (and released) cannot seek.
+      fc.position();
+    } catch (IOException e) {
+      throw notAFile(path.requested(), false);
+    }
+    long size;
+    try {
+      size = fc.size();
+    } catch (IOException e) {
+      throw new RequestRefusedException(ErrorCode.IO_ERROR,
+          "Cannot read the size of " + show(path.requested()) + ": " + e, e);
+    }
+    Object key = before.fileKey();
+    try {
+      BasicFileAttributes after = at.getFileAttributeView(name, BasicFileAttributeView.class,
+          NOFOLLOW).readAttributes();
+      if (key == null || !after.isRegularFile() || !key.equals(after.fileKey())) {
+        key = null;
+      }
+    } catch (IOException e) {
+      key = null;
+    }
+    return new FoundFile(fc, size, before, key);
+  }
+
+  /**
+   * The attributes of what {@code path}'s last name holds now, found as {@link #openFile} finds
+   * a file ({@code fstatat} relative to the directory the walk opened, nothing followed) but
+   * opening no file: for the check after a read, which looks for the file it read.
+   */
+  BasicFileAttributes attributesNow(RequestedPath path, KeptDirectories kept) {
+    if (path.isRoot()) {
+      throw notAFile(path.requested(), true);
+    }
+    try (Walk walk = new Walk(path, kept)) {
+      walk.toParent();
+      return attributes(walk.at, path.last(), path);
+    }
+  }
 
   FileMeta stat(String requested) {
-    Path real = resolve(requested);
-    BasicFileAttributes a = attributes(requested, real);
-    if (!a.isRegularFile() && !a.isDirectory()) {
-      throw notAFile(requested, real);
+    RequestedPath path = RequestedPath.of(requested);
+    if (path.isRoot()) {
+      try {
+        return meta("", dir.getFileAttributeView(BasicFileAttributeView.class).readAttributes());
+      } catch (IOException e) {
+        throw new RequestRefusedException(ErrorCode.IO_ERROR,
+            "Cannot stat " + show(requested) + ": " + e.getMessage(), e);
+      }
     }
-    return meta(real, a);
+    try (Walk walk = new Walk(path, null)) {
+      walk.toParent();
+      BasicFileAttributes a = attributes(walk.at, path.last(), path);
+      if (a.isSymbolicLink()) {
+        throw throughLink(path, path.names().size());
+      }
+      if (!a.isRegularFile() && !a.isDirectory()) {
+        throw notAFile(requested, false);
+      }
+      return meta(path.normalized(), a);
+    }
   }
 
   /** Every regular file below {@code requested}, sorted by path; just the file for a file. */
   List<FileMeta> list(String requested) {
-    Path start = resolve(requested);
-    BasicFileAttributes startAttrs = attributes(requested, start);
-    if (startAttrs.isRegularFile()) {
-      return List.of(meta(start, startAttrs));
-    }
-    if (!startAttrs.isDirectory()) {
-      throw notAFile(requested, start);
-    }
+    RequestedPath path = RequestedPath.of(requested);
     List<FileMeta> out = new ArrayList<>();
-    try {
-      Files.walkFileTree(start, new SimpleFileVisitor<>() {
-        @Override
-        public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
-          BasicFileAttributes a = attrs;
-          if (attrs.isSymbolicLink()) {
-            Path real;
-            try {
-              real = file.toRealPath();
-            } catch (IOException e) {
-              return FileVisitResult.CONTINUE;
-            }
-            // A link that leaves the root, or leads to a directory (cycles), is not listed.
-            if (!real.startsWith(root)) {
-              return FileVisitResult.CONTINUE;
-            }
-            a = Files.readAttributes(real, BasicFileAttributes.class);
-          }
-          if (a.isRegularFile()) {
-            if (out.size() >= MAX_LIST_ENTRIES) {
-              throw new RequestRefusedException(ErrorCode.LIMIT_EXCEEDED, "Listing "
-                  + show(requested) + " has more than " + MAX_LIST_ENTRIES + " files");
-            }
-            out.add(new FileMeta(relative(file), a.size(), a.lastModifiedTime().toMillis(), false,
-                FileVersion.of(a)));
-          }
-          return FileVisitResult.CONTINUE;
+    try (Walk walk = new Walk(path, null)) {
+      if (path.isRoot()) {
+        walk.descend(Path.of("."), 0);
+        collect(walk, "", 1, out);
+      } else {
+        walk.toParent();
+        Path name = path.last();
+        BasicFileAttributes a = attributes(walk.at, name, path);
+        if (a.isSymbolicLink()) {
+          throw throughLink(path, path.names().size());
         }
-
-        @Override
-        public FileVisitResult visitFileFailed(Path file, IOException exc) {
-          return FileVisitResult.CONTINUE;
+        if (a.isRegularFile()) {
+          out.add(meta(path.normalized(), a));
+        } else if (a.isDirectory()) {
+          walk.descend(name, path.names().size());
+          collect(walk, path.normalized() + "/", 1, out);
+        } else {
+          throw notAFile(requested, false);
         }
-      });
-    } catch (IOException e) {
-      throw new RequestRefusedException(ErrorCode.IO_ERROR,
-          "Cannot list " + show(requested) + ": " + e.getMessage(), e);
+      }
     }
     out.sort(Comparator.comparing(FileMeta::path));
     return out;
   }
 
-  private FileMeta meta(Path real, BasicFileAttributes a) {
-    return new FileMeta(relative(real), a.isDirectory() ? 0 : a.size(),
+  /** Lists the walk's directory into {@code out}; a name gone or swapped meanwhile is skipped. */
+  private void collect(Walk walk, String prefix, int depth, List<FileMeta> out) {
+    SecureDirectoryStream<Path> d = walk.at;
+    try {
+      for (Path entry : d) {
+        Path name = entry.getFileName();
+        BasicFileAttributes a;
+        try {
+          a = d.getFileAttributeView(name, BasicFileAttributeView.class, NOFOLLOW)
+              .readAttributes();
+        } catch (IOException gone) {
+          continue;
+        }
+        // Links are not followed, FIFOs, sockets and devices not listed.
+        if (!a.isRegularFile() && !a.isDirectory()) {
+          continue;
+        }
+        String s = name.toString();
+        if (!RequestedPath.representable(s)) {
+          throw RequestedPath.unrepresentable(
+              "Cannot list " + show(walk.path.requested()) + " at " + show(prefix + s), s);
+        }
+        if (a.isRegularFile()) {
+          if (out.size() >= MAX_LIST_ENTRIES) {
+            throw new RequestRefusedException(ErrorCode.LIMIT_EXCEEDED, "Listing "
+                + show(walk.path.requested()) + " has more than " + MAX_LIST_ENTRIES + " files");
+          }
+          out.add(new FileMeta(prefix + s, a.size(), a.lastModifiedTime().toMillis(), false,
+              FileVersion.of(a)));
+        } else if (depth < MAX_LIST_DEPTH) {
+          Walk sub = walk.below(d);
+          try (sub) {
+            try {
+              sub.descendQuietly(name);
+            } catch (IOException swappedOrGone) {
+              continue;
+            } catch (FileOpeners.LeftBehindException e) {
+              walk.handOver();
+              throw e;
+            }
+            collect(sub, prefix + s + "/", depth + 1, out);
+          }
+        }
+      }
+    } catch (DirectoryIteratorException e) {
+      throw new RequestRefusedException(ErrorCode.IO_ERROR, "Cannot list "
+          + show(walk.path.requested()) + ": " + e.getCause().getMessage(), e.getCause());
+    }
+  }
+
+  /**
+   * One walk from the root: the directory it is at, and whether it must close it. Every open
+   * goes through {@link FileOpeners}; an open given up on leaves its directory to the opener,
+   * so the walk neither closes it nor lets the connection's kept directories close it.
+   */
+  private final class Walk implements AutoCloseable {
+    final RequestedPath path;
+    final KeptDirectories kept;
+    SecureDirectoryStream<Path> at;
+    /** Whether {@link #at} is this walk's own to close (not the root, not a kept one). */
+    boolean owned;
+
+    Walk(RequestedPath path, KeptDirectories kept) {
+      this(path, kept, dir, false);
+    }
+
+    private Walk(RequestedPath path, KeptDirectories kept, SecureDirectoryStream<Path> at,
+        boolean owned) {
+      this.path = path;
+      this.kept = kept;
+      this.at = at;
+      this.owned = owned;
+    }
+
+    /** A walk on from {@code d} that closes only what it opens itself (for listings). */
+    Walk below(SecureDirectoryStream<Path> d) {
+      return new Walk(path, null, d, false);
+    }
+
+    /** Moves to the directory holding the path's last name, name by name from the root. */
+    void toParent() {
+      List<String> names = path.names();
+      for (int i = 0; i < names.size() - 1; i++) {
+        Path name = Path.of(names.get(i));
+        BasicFileAttributes a = attributes(at, name, path);
+        if (a.isSymbolicLink()) {
+          throw throughLink(path, i + 1);
+        }
+        if (!a.isDirectory()) {
+          throw notFound(path.requested());
+        }
+        String prefix = path.prefix(i + 1);
+        SecureDirectoryStream<Path> next = kept == null ? null : kept.get(prefix, a.fileKey());
+        if (next != null) {
+          moveTo(next, false);
+        } else {
+          descend(name, i + 1);
+          Object key = keyOf(at);
+          if (kept != null && key != null && key.equals(a.fileKey())) {
+            kept.keep(prefix, key, at);
+            owned = false;
+          }
+        }
+      }
+    }
+
+    /** Opens directory {@code name} of the current one and moves into it. */
+    void descend(Path name, int n) {
+      SecureDirectoryStream<Path> from = at;
+      moveTo(open(name, n, () -> from.newDirectoryStream(name, NOFOLLOW)), true);
+    }
+
+    /** As {@link #descend}, but a name that cannot be opened as a directory just throws. */
+    void descendQuietly(Path name) throws IOException {
+      SecureDirectoryStream<Path> from = at;
+      try {
+        moveTo(openers.open(path.requested(), from, name, from == dir,
+            () -> from.newDirectoryStream(name, NOFOLLOW)), true);
+      } catch (FileOpeners.LeftBehindException e) {
+        handOver();
+        throw e;
+      }
+    }
+
+    /** Opens {@code name} of the current directory on an opener ({@code n}: names so far). */
+    <R extends AutoCloseable> R open(Path name, int n, FileOpeners.OpenCall<R> call) {
+      SecureDirectoryStream<Path> from = at;
+      try {
+        return openers.open(path.requested(), from, name, from == dir, call);
+      } catch (FileOpeners.LeftBehindException e) {
+        handOver();
+        throw e;
+      } catch (IOException e) {
+        throw refusedOpen(from, name, path, n, e);
+      }
+    }
+
+    /** The current directory now belongs to a blocked opener. */
+    private void handOver() {
+      if (!owned && at != dir && kept != null) {
+        kept.forget(at);
+      }
+      owned = false;
+      at = null;
+    }
+
+    private void moveTo(SecureDirectoryStream<Path> next, boolean ownNext) {
+      close();
+      at = next;
+      owned = ownNext;
+    }
+
+    @Override
+    public void close() {
+      if (owned && at != null) {
+        closeQuietly(at);
+      }
+      owned = false;
+    }
+  }
+
+  /** The file key of an open directory, from the descriptor itself ({@code fstat}). */
+  private static Object keyOf(SecureDirectoryStream<Path> d) {
+    try {
+      return d.getFileAttributeView(BasicFileAttributeView.class).readAttributes().fileKey();
+    } catch (IOException e) {
+      return null;
+    }
+  }
+
+  /** The attributes of {@code name} in {@code at} itself (a link is not followed). */
+  private static BasicFileAttributes attributes(SecureDirectoryStream<Path> at, Path name,
+      RequestedPath path) {
+    try {
+      return at.getFileAttributeView(name, BasicFileAttributeView.class, NOFOLLOW)
+          .readAttributes();
+    } catch (NoSuchFileException e) {
+      throw notFound(path.requested());
+    } catch (IOException e) {
+      throw new RequestRefusedException(ErrorCode.IO_ERROR,
+          "Cannot stat " + show(path.requested()) + ": " + e.getMessage(), e);
+    }
+  }
+
+  private void checkRegular(RequestedPath path, BasicFileAttributes a) {
+    if (a.isSymbolicLink()) {
+      throw throughLink(path, path.names().size());
+    }
+    if (!a.isRegularFile()) {
+      throw notAFile(path.requested(), a.isDirectory());
+    }
+  }
+
+  /** Why an open failed, said by what the name is now (the open itself names no cause). */
+  private RequestRefusedException refusedOpen(SecureDirectoryStream<Path> at, Path name,
+      RequestedPath path, int n, IOException e) {
+    BasicFileAttributes now;
+    try {
+      now = at.getFileAttributeView(name, BasicFileAttributeView.class, NOFOLLOW)
+          .readAttributes();
+    } catch (IOException gone) {
+      return notFound(path.requested());
+    }
+    if (now.isSymbolicLink()) {
+      return throughLink(path, n);
+    }
+    if (e instanceof java.nio.file.NotDirectoryException) {
+      return notFound(path.requested());
+    }
+    return new RequestRefusedException(ErrorCode.IO_ERROR,
+        "Cannot open " + show(path.requested()) + ": " + e, e);
+  }
+
+  /**
+   * A symlink met at the first {@code n} names. Its target is read only to word the error
+   * (by path, so it may be stale); nothing is followed whatever it says.
+   */
+  private RequestRefusedException throughLink(RequestedPath path, int n) {
+    String link = path.prefix(Math.max(1, n));
+    boolean inside;
+    try {
+      Path linkPath = root.resolve(link);
+      Path target = linkPath.getParent().resolve(Files.readSymbolicLink(linkPath)).normalize();
+      inside = target.startsWith(root);
+    } catch (IOException | RuntimeException e) {
+      inside = false;
+    }
+    if (!inside) {
+      return new RequestRefusedException(ErrorCode.OUTSIDE_ROOT, "Path "
+          + show(path.requested()) + " resolves outside the server root (through the symlink "
+          + show(link) + "); refused: the server follows no symlinks");
+    }
+    return new RequestRefusedException(ErrorCode.NOT_A_FILE, "Path " + show(path.requested())
+        + " goes through the symlink " + show(link) + "; the server follows no symlinks, not"
+        + " even within its root: name the file the link points to");
+  }
+
+  private static FileMeta meta(String relative, BasicFileAttributes a) {
+    return new FileMeta(relative, a.isDirectory() ? 0 : a.size(),
         a.lastModifiedTime().toMillis(), a.isDirectory(),
         a.isDirectory() ? FileVersion.ANY : FileVersion.of(a));
   }
 
-  private String relative(Path p) {
-    return root.relativize(p).toString().replace(p.getFileSystem().getSeparator(), "/");
+  private static RequestRefusedException notFound(String requested) {
+    return new RequestRefusedException(ErrorCode.NOT_FOUND, "No such file or directory: "
+        + show(requested) + " (paths are relative to the server root)");
   }
 
-  private static BasicFileAttributes attributes(String requested, Path real) {
+  private static RequestRefusedException notAFile(String requested, boolean directory) {
+    String what = directory ? "a directory" : "not a regular file (a FIFO, socket or device)";
+    return new RequestRefusedException(ErrorCode.NOT_A_FILE,
+        "Path " + show(requested) + " is " + what + "; only regular files can be read");
+  }
+
+  private static void closeQuietly(AutoCloseable c) {
     try {
-      return Files.readAttributes(real, BasicFileAttributes.class);
-    } catch (IOException e) {
-      throw new RequestRefusedException(ErrorCode.IO_ERROR,
-          "Cannot stat " + show(requested) + ": " + e.getMessage(), e);
+      c.close();
+    } catch (Exception ignored) {
+      // read-only: nothing lost
     }
   }
 
-  private static RequestRefusedException notAFile(String requested, Path real) {
-    String what = Files.isDirectory(real) ? "a directory"
-        : "not a regular file (a FIFO, socket or device)";
-    return new RequestRefusedException(ErrorCode.NOT_A_FILE,
-        "Path " + show(requested) + " is " + what + "; only regular files can be read");
+  /**
+   * Stops opening and closes the root. Closing waits for every walk using it, and one blocked
+   * in {@code open(2)} may never end: so it is closed on a thread of its own.
+   */
+  @Override
+  public void close() {
+    openers.close();
+    Thread t = new Thread(() -> closeQuietly(dir), "gpudirect-server-root-close");
+    t.setDaemon(true);
+    t.start();
   }
 }

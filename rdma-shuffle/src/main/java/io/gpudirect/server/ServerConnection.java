@@ -22,15 +22,14 @@ import io.gpudirect.protocol.StatRequest;
 import io.gpudirect.protocol.StatResponse;
 import io.gpudirect.protocol.StatusRequest;
 import io.gpudirect.protocol.StatusResponse;
-import io.gpudirect.server.RootDirectory.CheckedFile;
 import io.gpudirect.transport.rdma.RdmaService;
 import java.io.EOFException;
 import java.io.IOException;
+import java.net.InetAddress;
 import java.nio.ByteBuffer;
 import io.gpudirect.transport.tls.NotTlsException;
 import io.gpudirect.transport.tls.TlsChannel;
 import java.nio.channels.ByteChannel;
-import java.nio.channels.Channels;
 import java.nio.channels.FileChannel;
 import java.nio.channels.ReadableByteChannel;
 import java.nio.channels.SocketChannel;
@@ -60,6 +59,9 @@ final class ServerConnection implements Runnable {
   private final BlockServer server;
   private final SocketChannel channel;
   private final String peer;
+  private final InetAddress peerAddress;
+  /** Past the handshake, counted against maxConnections. */
+  private boolean served;
   private ReadableByteChannel in;
   /** Where answers go: the socket, or TLS over it. */
   private ByteChannel wire;
@@ -84,17 +86,19 @@ final class ServerConnection implements Runnable {
   /** When the connection last finished a request (or was accepted). */
   private volatile long idleSinceNanos = System.nanoTime();
 
-  ServerConnection(BlockServer server, SocketChannel channel, String peer) throws IOException {
+  ServerConnection(BlockServer server, SocketChannel channel, String peer, InetAddress peerAddress)
+      throws IOException {
     this.server = server;
     this.channel = channel;
     this.peer = peer;
+    this.peerAddress = peerAddress;
     // A READ answer is three writes (header, sendfile, CRC trailer); with Nagle on, the last
     // two of a small read wait for the client's delayed ACK (p50 of a 4 KiB read: 754 us with
     // it, see docs/benchmarks.md). The client's side has it off already.
     channel.socket().setTcpNoDelay(true);
-    // Reads go through the socket adaptor so SO_TIMEOUT bounds the handshake; writes and
-    // sendfile use the channel itself.
-    this.in = Channels.newChannel(channel.socket().getInputStream());
+    // No read timeout: the handshake has one deadline, kept by PendingHandshakes, which closes
+    // the socket when it passes.
+    this.in = channel;
     this.wire = channel;
   }
 
@@ -162,12 +166,11 @@ final class ServerConnection implements Runnable {
       closeNow();
       openFiles.close();
       rdmaOffers.forEach(RdmaService.Offer::close);
-      server.connectionEnded(this);
+      server.connectionEnded(this, served);
     }
   }
 
   private boolean handshake() throws IOException {
-    channel.socket().setSoTimeout((int) server.handshakeTimeout().toMillis());
     if (server.tls() != null && !startTls()) {
       return false;
     }
@@ -192,6 +195,9 @@ final class ServerConnection implements Runnable {
     crc = (caps & Protocol.CAP_CRC32C) != 0;
     byte[] secret = server.secret();
     byte[] serverNonce = Auth.newNonce();
+    if (secret == null && !enterServed()) {
+      return false;
+    }
     send(new HelloAck(Protocol.VERSION, caps, secret != null, serverNonce,
         server.maxReadLength()));
     if (secret != null) {
@@ -204,18 +210,45 @@ final class ServerConnection implements Runnable {
         return false;
       }
       byte[] expected = Auth.clientProof(secret, serverNonce, hello.clientNonce());
-      if (!Auth.matches(expected, auth.mac())) {
-        server.countAuthFailure();
-        LOG.warn("Client {} failed authentication", peer);
-        send(new ErrorResponse(ErrorResponse.CONNECTION, ErrorCode.AUTH_FAILED,
-            "Secret rejected by server " + server.address()
-                + "; check that spark.gpudirect.auth.secret matches the server's secret"));
+      boolean matches = Auth.matches(expected, auth.mac());
+      long now = System.nanoTime();
+      switch (server.logins().decide(peerAddress, matches, peer, now)) {
+        case REFUSED -> {
+          server.countAuthFailure();
+          send(new ErrorResponse(ErrorResponse.CONNECTION, ErrorCode.AUTH_FAILED,
+              server.logins().refusal(peerAddress, now)));
+          return false;
+        }
+        case FAILED -> {
+          server.countAuthFailure();
+          send(new ErrorResponse(ErrorResponse.CONNECTION, ErrorCode.AUTH_FAILED,
+              "Secret rejected by server " + server.address()
+                  + "; check that spark.gpudirect.auth.secret matches the server's secret"));
+          return false;
+        }
+        case ACCEPTED -> { }
+      }
+      if (!enterServed()) {
         return false;
       }
       send(new AuthOk(Auth.serverProof(secret, serverNonce, hello.clientNonce())));
     }
-    channel.socket().setSoTimeout(0);
     return true;
+  }
+
+  /**
+   * Leaves the pending handshakes for the served connections; false when the deadline closed
+   * this one first, or when maxConnections are served already (the client is told so).
+   */
+  private boolean enterServed() {
+    served = server.handshakeDone(this, () -> {
+      LOG.warn("Rejecting {} after its handshake: {} connections served (maxConnections)", peer,
+          server.maxConnections());
+      sendQuietly(new ErrorResponse(ErrorResponse.CONNECTION, ErrorCode.LIMIT_EXCEEDED,
+          "Server " + server.address() + " has reached its limit of " + server.maxConnections()
+              + " connections; retry later or raise maxConnections"));
+    });
+    return served;
   }
 
   /** TLS before anything else; a plaintext gpudirect client is told, in plaintext, why not. */
@@ -262,8 +295,7 @@ final class ServerConnection implements Runnable {
   }
 
   private void serveRequests() throws IOException {
-    // After the handshake no read needs SO_TIMEOUT: requests come straight off the channel (or
-    // TLS), through one buffer, rather than through the socket adaptor's stream.
+    // Requests come straight off the channel (or TLS) through one buffer, not frame by frame.
     RequestReader requests = new RequestReader(tls != null ? tls : channel);
     while (true) {
       Message m;
@@ -341,14 +373,20 @@ final class ServerConnection implements Runnable {
   }
 
   private void readCounted(ReadRequest r) throws IOException {
-    CheckedFile file = FileRanges.check(server, r.path(), r.version(), r.length());
-    OpenFiles.OpenFile open = openFiles.acquire(file, r.path());
+    FileRanges.checkLength(server, r.path(), r.length());
+    OpenFiles.OpenFile open;
     try {
+      open = openFiles.acquire(server.root(), r.path());
+    } catch (RequestRefusedException e) {
+      throw FileRanges.notOpened(server, r.path(), r.version(), e);
+    }
+    try {
+      FileRanges.checkVersion(server, r.path(), r.version(), open);
       FileRanges.checkRange(r.path(), r.offset(), r.length(), open.size());
       if (r.length() <= SMALL_READ_BYTES) {
-        sendSmall(r, open.channel(), file);
+        sendSmall(r, open);
       } else {
-        sendLarge(r, open.channel(), file, version(file, open));
+        sendLarge(r, open, version(open));
       }
       server.countBytesSent(r.length());
     } finally {
@@ -364,7 +402,8 @@ final class ServerConnection implements Runnable {
    * in, a file that shrank, changed while it was read or cannot be read is refused like any
    * bad read, and the connection carries on.
    */
-  private void sendSmall(ReadRequest r, FileChannel fc, CheckedFile file) throws IOException {
+  private void sendSmall(ReadRequest r, OpenFiles.OpenFile open) throws IOException {
+    FileChannel fc = open.channel();
     ByteBuffer b = smallAnswer();
     int payloadEnd = READ_DATA_FRAME + r.length();
     b.clear().position(READ_DATA_FRAME).limit(payloadEnd);
@@ -382,7 +421,7 @@ final class ServerConnection implements Runnable {
       throw new RequestRefusedException(ErrorCode.IO_ERROR,
           "Cannot read " + RootDirectory.show(r.path()) + ": " + e, e);
     }
-    FileRanges.checkUnchanged(server, r.path(), r.version(), file);
+    FileRanges.checkUnchanged(server, r.path(), r.version(), open, openFiles);
     int end = payloadEnd;
     b.limit(b.capacity()).put(end, ReadData.PAYLOAD_GOOD);
     end += ReadData.STATUS_BYTES;
@@ -406,11 +445,11 @@ final class ServerConnection implements Runnable {
   }
 
   /** The file behind the request's channel, for its cached block checksums; null when unsure. */
-  private static BlockChecksums.Version version(CheckedFile file, OpenFiles.OpenFile open) {
+  private static BlockChecksums.Version version(OpenFiles.OpenFile open) {
     if (open.fileKey() == null) {
       return null;
     }
-    BasicFileAttributes a = file.attributes();
+    BasicFileAttributes a = open.attributes();
     return new BlockChecksums.Version(open.fileKey(), a.size(),
         a.lastModifiedTime().to(TimeUnit.NANOSECONDS));
   }
@@ -430,9 +469,10 @@ final class ServerConnection implements Runnable {
    * contents), the client retries, and the retry is refused with FILE_CHANGED; without
    * checksums it would pass. TLS copies the bytes before sending, so it has no such window.
    */
-  private void sendLarge(ReadRequest r, FileChannel fc, CheckedFile checked,
-      BlockChecksums.Version version) throws IOException {
-    Path file = checked.path();
+  private void sendLarge(ReadRequest r, OpenFiles.OpenFile open, BlockChecksums.Version version)
+      throws IOException {
+    FileChannel fc = open.channel();
+    Path file = server.root().path().resolve(open.path());
     long end = r.offset() + r.length();
     writeFully(putHeader(largeHeader.clear(), r).flip());
     // The checksum is computed on another core while sendfile runs, and trails the payload;
@@ -451,7 +491,7 @@ final class ServerConnection implements Runnable {
     }
     RequestRefusedException changed = null;
     try {
-      FileRanges.checkUnchanged(server, r.path(), r.version(), checked);
+      FileRanges.checkUnchanged(server, r.path(), r.version(), open, openFiles);
     } catch (RequestRefusedException e) {
       changed = e;
     }

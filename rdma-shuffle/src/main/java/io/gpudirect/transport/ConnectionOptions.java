@@ -8,24 +8,39 @@ import javax.net.ssl.SSLContext;
  * authentication); it is used for the handshake only and never sent. {@code checksums} asks
  * for a CRC32C on every payload. {@code rdma} offers the RDMA capability in the handshake
  * (the RDMA transport sets it on its control connection). {@code tls}, when not null, wraps
- * the connection in TLS with this context's trust (TCP only).
+ * the connection in TLS with this context's trust (TCP only). {@code secretSetting} names
+ * where the caller's user sets the secret (a Spark key, a CLI flag), for authentication errors.
  */
 public record ConnectionOptions(byte[] secret, Duration connectTimeout, String threadName, boolean checksums,
-    boolean rdma, SSLContext tls) {
+    boolean rdma, SSLContext tls, String secretSetting) {
+  /** Said where the caller did not say where its secret is set. */
+  public static final String ANY_SECRET_SETTING = "the client's secret (spark.gpudirect.auth.secret"
+      + " for Spark; --secret-file or $GPUDIRECT_SECRET_FILE for bin/gpudirect)";
+
+  public ConnectionOptions {
+    if (secretSetting == null) {
+      secretSetting = ANY_SECRET_SETTING;
+    }
+  }
+
   public ConnectionOptions(byte[] secret, Duration connectTimeout, String threadName) {
-    this(secret, connectTimeout, threadName, true, false, null);
+    this(secret, connectTimeout, threadName, true, false, null, null);
   }
 
   public ConnectionOptions(byte[] secret, Duration connectTimeout, String threadName, boolean checksums) {
-    this(secret, connectTimeout, threadName, checksums, false, null);
+    this(secret, connectTimeout, threadName, checksums, false, null, null);
   }
 
   public ConnectionOptions(byte[] secret, Duration connectTimeout, String threadName, boolean checksums,
       SSLContext tls) {
-    this(secret, connectTimeout, threadName, checksums, false, tls);
+    this(secret, connectTimeout, threadName, checksums, false, tls, null);
   }
 
   public ConnectionOptions withRdma(boolean offer) {
-    return new ConnectionOptions(secret, connectTimeout, threadName, checksums, offer, tls);
+    return new ConnectionOptions(secret, connectTimeout, threadName, checksums, offer, tls, secretSetting);
+  }
+
+  public ConnectionOptions withSecretSetting(String setting) {
+    return new ConnectionOptions(secret, connectTimeout, threadName, checksums, rdma, tls, setting);
   }
 }

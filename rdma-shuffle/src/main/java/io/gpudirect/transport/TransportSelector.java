@@ -4,6 +4,7 @@ import io.gpudirect.GpuDirectException;
 import io.gpudirect.transport.rdma.DisniVerbs;
 import io.gpudirect.transport.rdma.RdmaTransport;
 import io.gpudirect.transport.rdma.RdmaUnavailableException;
+import io.gpudirect.transport.rdma.TcpFallbackNotice;
 import io.gpudirect.transport.rdma.Verbs;
 import io.gpudirect.transport.tcp.TcpTransport;
 import java.util.Locale;
@@ -17,7 +18,8 @@ import org.slf4j.LoggerFactory;
  * Picks the transport for a {@code transport} option value, and says why. The fallback
  * ladder of {@code transport=auto}, each step logged once per reason:
  * <ol>
- *   <li>no libdisni, or no RDMA device here: TCP (decided here);</li>
+ *   <li>no libdisni, or no RDMA device here: TCP (decided here; {@link TcpFallbackNotice} says
+ *       so in one line per JVM);</li>
  *   <li>the server does not serve RDMA, or no RDMA route to it: TCP (decided by the client
  *       on its first connection, with {@link Selection#fallback()});</li>
  *   <li>GPU memory cannot be registered (no nvidia-peermem): RDMA into registered pinned
@@ -62,9 +64,9 @@ public final class TransportSelector {
           yield new Selection(new RdmaTransport(v), "transport=auto chose RDMA (" + v.describe() + ")",
               new TcpTransport());
         } catch (RdmaUnavailableException e) {
-          String reason = "transport=auto chose TCP: " + e.reason();
-          logOnce(reason + " (for RDMA: " + e.remedy() + ")");
-          yield new Selection(new TcpTransport(), reason);
+          TcpFallbackNotice.say(e);
+          yield new Selection(new TcpTransport(), "transport=auto chose TCP: " + e.summary()
+              + "; see gpudirect doctor");
         }
       }
       case "tcp" -> new Selection(new TcpTransport(), "transport=tcp requested");

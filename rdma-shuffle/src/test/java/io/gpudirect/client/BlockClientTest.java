@@ -435,8 +435,27 @@ class BlockClientTest {
     }
     TransportException e = assertThrows(TransportException.class, () -> BlockClient.connect(
         address(port), config().maxRetries(1).connectTimeout(Duration.ofSeconds(2)).build()));
-    assertTrue(e.getMessage().contains("127.0.0.1:" + port) && e.getMessage().contains("2 attempts"),
-        e.getMessage());
+    // Said once, with the cause and the question a user asks first.
+    assertEquals("Cannot connect to gpudirect server 127.0.0.1:" + port + " after 2 attempts:"
+        + " connection refused. Is a gpudirect server running there? (bin/gpudirect server"
+        + " --root DIR --port " + port + ")", e.getMessage());
+  }
+
+  @Test
+  void missingPathsAreToldAsTheUserAskedForThem() {
+    try (BlockClient client = BlockClient.connect(address(server.port()), config().build())) {
+      String at = " on gpudirect server " + server.address() + ": ";
+      RemoteFileException list = assertThrows(RemoteFileException.class, () -> client.list("nosuch"));
+      assertTrue(list.getMessage().startsWith("Cannot list 'nosuch'" + at), list.getMessage());
+      RemoteFileException stat = assertThrows(RemoteFileException.class,
+          () -> client.stat("trips/nosuch.parquet"));
+      assertTrue(stat.getMessage().startsWith("Cannot access 'trips/nosuch.parquet'" + at),
+          stat.getMessage());
+      RemoteFileException read = assertThrows(RemoteFileException.class,
+          () -> client.read("trips/nosuch.parquet", 0, ByteBuffer.allocate(1)));
+      assertTrue(read.getMessage().startsWith("Cannot read 'trips/nosuch.parquet' at offset 0"
+          + " (1 bytes)" + at), read.getMessage());
+    }
   }
 
   @Test

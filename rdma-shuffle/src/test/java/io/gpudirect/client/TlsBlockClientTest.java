@@ -40,7 +40,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class TlsBlockClientTest {
-  static final byte[] SECRET = "tls-test-secret".getBytes(StandardCharsets.UTF_8);
+  static final byte[] SECRET = "tls-test-secret-long-enough".getBytes(StandardCharsets.UTF_8);
   static final int BIG = 3 * 1024 * 1024 + 17;
 
   @TempDir static Path root;

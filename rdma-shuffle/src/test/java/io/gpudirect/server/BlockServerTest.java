@@ -158,17 +158,51 @@ class BlockServerTest {
     AuthenticationException wrong = assertThrows(AuthenticationException.class,
         () -> BlockClient.connect(address(guarded),
             ClientConfig.builder().secret("guess".getBytes()).build()));
-    assertTrue(wrong.getMessage().startsWith("Secret rejected by server 127.0.0.1:"
-        + guarded.port()), wrong.getMessage());
+    assertTrue(wrong.getMessage().startsWith("Secret rejected by gpudirect server 127.0.0.1:"
+        + guarded.port() + ": the secret in the client's secret (spark.gpudirect.auth.secret"),
+        wrong.getMessage());
     AuthenticationException missing = assertThrows(AuthenticationException.class,
         () -> BlockClient.connect(address(guarded), ClientConfig.defaults()));
-    assertTrue(missing.getMessage().startsWith("Server 127.0.0.1:" + guarded.port()
-        + " requires a secret: set spark.gpudirect.auth.secret"), missing.getMessage());
+    assertTrue(missing.getMessage().startsWith("Gpudirect server 127.0.0.1:" + guarded.port()
+        + " requires a secret: set the client's secret (spark.gpudirect.auth.secret"),
+        missing.getMessage());
     AuthenticationException unproven = assertThrows(AuthenticationException.class,
         () -> BlockClient.connect(address(open), ClientConfig.builder().secret(SECRET).build()));
     assertTrue(unproven.getMessage().contains("does not require a secret"),
         unproven.getMessage());
     assertTrue(guarded.stats().authFailures() >= 1);
+  }
+
+  /**
+   * A server bound to every interface knows itself as 0.0.0.0: the client names the address
+   * it dialled instead, and the setting its own user sets the secret with.
+   */
+  @Test
+  void aRejectedSecretNamesTheDialledAddressAndTheCallersSetting() {
+    try (BlockServer everywhere = BlockServer.builder().root(root).bindAddress("0.0.0.0").port(0)
+        .secret(SECRET).build().start()) {
+      AuthenticationException wrong = assertThrows(AuthenticationException.class,
+          () -> BlockClient.connect(new InetSocketAddress("127.0.0.1", everywhere.port()),
+              ClientConfig.builder().secret("guess".getBytes()).maxRetries(0)
+                  .secretSetting("--secret-file FILE (or $GPUDIRECT_SECRET_FILE)").build()));
+      assertEquals("Secret rejected by gpudirect server 127.0.0.1:" + everywhere.port()
+          + ": the secret in --secret-file FILE (or $GPUDIRECT_SECRET_FILE) is not the one the"
+          + " server was started with (its --secret-file)", wrong.getMessage());
+    }
+  }
+
+  @Test
+  void aRootThatCannotBeServedSaysWhy() throws IOException {
+    Path missing = root.resolve("no-such-dir");
+    var e = assertThrows(io.gpudirect.GpuDirectException.class,
+        () -> BlockServer.builder().root(missing).port(0).build().start());
+    assertEquals("Cannot serve root " + missing + ": it does not exist; pass --root an existing"
+        + " directory this user can read", e.getMessage());
+    Path file = root.resolve("f.bin");
+    e = assertThrows(io.gpudirect.GpuDirectException.class,
+        () -> BlockServer.builder().root(file).port(0).build().start());
+    assertTrue(e.getMessage().startsWith("Cannot serve root " + file + ": it is not a directory"),
+        e.getMessage());
   }
 
   @Test
@@ -287,12 +321,11 @@ class BlockServerTest {
   @Test
   void serverThreadsEndWithTheServer(@TempDir Path dir) throws Exception {
     long before = TestFiles.gpudirectThreads("gpudirect-server");
-    BlockServer s = BlockServer.builder().root(dir).port(0).build().start();
-    BlockClient c = BlockClient.connect(address(s), ClientConfig.builder().streams(3).build());
-    // accept, the idle-files sweeper, one per connection
-    assertEquals(before + 5, TestFiles.gpudirectThreads("gpudirect-server"));
-    c.close();
-    s.close();
+    try (BlockServer s = BlockServer.builder().root(dir).port(0).build().start();
+        BlockClient c = BlockClient.connect(address(s), ClientConfig.builder().streams(3).build())) {
+      // accept, the timers (handshake deadlines, idle files, log summaries), one per connection
+      assertEquals(before + 5, TestFiles.settledThreads("gpudirect-server", before + 5));
+    }
     assertEquals(before, TestFiles.settledThreads("gpudirect-server", before));
   }
 

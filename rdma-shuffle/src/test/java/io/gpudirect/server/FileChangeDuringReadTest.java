@@ -1,5 +1,6 @@
 package io.gpudirect.server;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -26,6 +27,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * A file written while the server sends it with sendfile: the check before the READ passed,
  * so only the check after the payload can keep the client from taking bytes of two versions.
+ * A file renamed over meanwhile is another matter: the open descriptor reads the old inode.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class FileChangeDuringReadTest {
@@ -73,6 +75,28 @@ class FileChangeDuringReadTest {
       assertEquals(4, ((ReadData) peer.receive()).requestId());
       peer.payload(1 << 20);
       assertEquals(ReadData.PAYLOAD_GOOD, peer.trailerStatus());
+    }
+  }
+
+  @Test
+  void aRenameOverWhileSendfileRunsSendsTheOldBytesAndTheNextReadIsRefused() throws IOException {
+    Path file = root.resolve("swapped.bin");
+    byte[] old = FileChanges.writeSettled(file, SIZE, 5);
+    try (RawPeer peer = new RawPeer(server.port(), 64 * 1024)) {
+      peer.handshake();
+      peer.send(new StatRequest(1, "swapped.bin"));
+      FileVersion version = ((StatResponse) peer.receive()).entry().version();
+      peer.send(new ReadRequest(2, "swapped.bin", version, 0, SIZE));
+      assertEquals(2, ((ReadData) peer.receive()).requestId());
+      FileChanges.RENAMED_OVER.apply(file, 6);
+      // The descriptor kept reading the old inode: one version, the one named, throughout.
+      assertArrayEquals(old, peer.payload(SIZE));
+      assertEquals(ReadData.PAYLOAD_GOOD, peer.trailerStatus());
+
+      peer.send(new ReadRequest(3, "swapped.bin", version, 0, 4096));
+      ErrorResponse refused = assertInstanceOf(ErrorResponse.class, peer.receive());
+      assertEquals(3, refused.requestId());
+      assertEquals(ErrorCode.FILE_CHANGED, refused.code(), refused.message());
     }
   }
 }

@@ -118,6 +118,32 @@ class OpenFilesTest {
     assertEquals(before, settledDescriptors(root, before, TimeUnit.SECONDS.toNanos(5)));
   }
 
+  @Test
+  void aKeptDirectoryReplacedByARenameIsWalkedAnewAndAtMostEightAreKept() throws Exception {
+    byte[] first = TestFiles.write(root.resolve("sub/f.bin"), 10_000, 30);
+    assertReads("sub/f.bin", 0, 4096, first);
+    // The connection keeps "sub" open; a new "sub" takes its name, the old one moves away.
+    Files.move(root.resolve("sub"), dir.resolve("old-sub"), StandardCopyOption.ATOMIC_MOVE);
+    byte[] second = TestFiles.write(root.resolve("sub/f.bin"), 10_000, 31);
+    assertReads("sub/f.bin", 0, 4096, second);
+    // Replaced by a symlink to the old one, now outside the root: refused, not read through.
+    Files.move(root.resolve("sub"), root.resolve("sub2"), StandardCopyOption.ATOMIC_MOVE);
+    Files.createSymbolicLink(root.resolve("sub"), dir.resolve("old-sub"));
+    assertRefused("sub/f.bin", 0, 4096, ErrorCode.OUTSIDE_ROOT);
+
+    long before = descriptorsBelow(root);
+    for (int i = 0; i < 20; i++) {
+      byte[] bytes = TestFiles.write(root.resolve("d" + i + "/f.bin"), 5000, 40 + i);
+      assertReads("d" + i + "/f.bin", 100, 4096, bytes);
+    }
+    // Each read keeps its directory (Java holds two descriptors for an open directory stream)
+    // and its file; the least recently used go first.
+    assertTrue(descriptorsBelow(root) <= OpenFiles.MAX_OPEN + 2 * OpenFiles.MAX_DIRECTORIES,
+        descriptorsBelow(root) + " descriptors open, " + before + " before");
+    peer.close();
+    assertEquals(0, settledDescriptors(root, 0, TimeUnit.SECONDS.toNanos(5)));
+  }
+
   private void assertReads(String path, long offset, int length, byte[] file) throws IOException {
     long id = ids.incrementAndGet();
     peer.send(new ReadRequest(id, path, offset, length));

@@ -63,7 +63,7 @@ class ServerOperationsTest {
 
   @Test
   void statusNeedsAuthenticationLikeEveryRequest() throws IOException {
-    byte[] secret = "s3cret".getBytes(StandardCharsets.UTF_8);
+    byte[] secret = "s3cret-long-enough".getBytes(StandardCharsets.UTF_8);
     try (BlockServer s = BlockServer.builder().root(dir).port(0).secret(secret).build().start();
         RawPeer peer = new RawPeer(s.port())) {
       peer.handshake();

@@ -32,6 +32,14 @@ public final class RawPeer implements AutoCloseable {
     channel.socket().setSoTimeout(5000);
   }
 
+  /** From {@code localAddress} (another loopback address, 127.0.0.2 say), to 127.0.0.1. */
+  public RawPeer(String localAddress, int port) throws IOException {
+    channel = SocketChannel.open();
+    channel.bind(new InetSocketAddress(localAddress, 0));
+    channel.connect(new InetSocketAddress("127.0.0.1", port));
+    channel.socket().setSoTimeout(5000);
+  }
+
   public void sendRaw(byte[] bytes) throws IOException {
     ByteBuffer b = ByteBuffer.wrap(bytes);
     while (b.hasRemaining()) {

@@ -21,10 +21,14 @@ public final class TestFiles {
         .filter(t -> t.isAlive() && t.getName().startsWith(prefix)).count();
   }
 
-  /** Waits briefly for threads to wind down, then returns how many are left. */
+  /**
+   * Waits briefly for the count to reach {@code expected}, then returns it: threads start and
+   * end after the calls that cause them return (a server's connection thread starts after the
+   * client's connect has returned; a closed reader thread ends a moment after close).
+   */
   public static long settledThreads(String prefix, long expected) throws InterruptedException {
     long n = gpudirectThreads(prefix);
-    for (int i = 0; i < 100 && n > expected; i++) {
+    for (int i = 0; i < 100 && n != expected; i++) {
       Thread.sleep(20);
       n = gpudirectThreads(prefix);
     }

@@ -5,13 +5,13 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.gpudirect.testing.TestData;
 import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.Paths;
 import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.List;
@@ -40,7 +40,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * documented type table.
  */
 class ArrowIpcFileTest {
-  static final Path ARROW = Paths.get(System.getProperty("gpudirect.testdata"), "arrow");
+  static final Path ARROW = TestData.dir("arrow");
 
   @TempDir
   Path temp;

@@ -8,12 +8,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.gpudirect.GpuDirectException;
 import io.gpudirect.testing.FuzzTries;
+import io.gpudirect.testing.TestData;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.Paths;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -56,7 +56,7 @@ import org.apache.arrow.memory.RootAllocator;
  */
 @AddLifecycleHook(FuzzTries.class)
 class ArrowIpcFuzzTest {
-  static final Path ARROW = Paths.get(System.getProperty("gpudirect.testdata"), "arrow");
+  static final Path ARROW = TestData.dir("arrow");
   /** Every file and stream must get at least this share of a property's inputs. */
   static final double MIN_PERCENT_PER_FILE = 2;
 

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.gpudirect.testing.TestData;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -25,7 +26,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * what Arrow Java reads.
  */
 class CudfArrowIpcReaderTest {
-  private static final Path MALFORMED = Path.of(System.getProperty("gpudirect.testdata", "../../shared/testdata"), "malformed");
+  private static final Path MALFORMED = TestData.dir("malformed");
 
   static Stream<String> malformed() throws Exception {
     try (Stream<Path> s = Files.list(MALFORMED)) {

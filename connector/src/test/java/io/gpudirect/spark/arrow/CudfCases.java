@@ -1,5 +1,6 @@
 package io.gpudirect.spark.arrow;
 
+import io.gpudirect.testing.TestData;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
@@ -21,7 +22,7 @@ import org.apache.arrow.vector.ipc.ArrowStreamReader;
  * named {@code file[+CODEC]}; compressed and extra-types files are written on first use.
  */
 final class CudfCases {
-  static final Path TESTDATA = Path.of(System.getProperty("gpudirect.testdata", "../../shared/testdata"));
+  static final Path TESTDATA = TestData.root();
   static final String EXTRA = "extra_types";
 
   private CudfCases() {}

@@ -5,11 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.gpudirect.GpuDirectException;
+import io.gpudirect.testing.TestData;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.Paths;
 import java.time.Duration;
 import java.util.stream.Stream;
 import org.apache.arrow.memory.BufferAllocator;
@@ -25,7 +25,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * seconds with a {@link GpuDirectException} naming the file. Never a hang, crash or leak.
  */
 class MalformedArrowTest {
-  static final Path MALFORMED = Paths.get(System.getProperty("gpudirect.testdata"), "malformed");
+  static final Path MALFORMED = TestData.dir("malformed");
 
   private BufferAllocator allocator;
 

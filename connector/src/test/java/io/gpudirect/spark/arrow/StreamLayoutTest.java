@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.gpudirect.testing.TestData;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -16,7 +17,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /** The stream scan that lets cuDF fetch record-batch bodies alone finds what Arrow Java finds. */
 class StreamLayoutTest {
-  private static final Path TESTDATA = Path.of(System.getProperty("gpudirect.testdata", "../../shared/testdata"));
+  private static final Path TESTDATA = TestData.root();
 
   static Stream<String> streams() throws Exception {
     try (Stream<Path> s = Files.list(TESTDATA.resolve("arrow"))) {

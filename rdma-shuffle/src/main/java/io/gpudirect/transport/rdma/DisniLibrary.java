@@ -41,18 +41,19 @@ final class DisniLibrary {
       Class.forName("com.ibm.disni.verbs.RdmaEventChannel", false, DisniLibrary.class.getClassLoader());
     } catch (ClassNotFoundException | LinkageError e) {
       return new RdmaUnavailableException("DiSNI's classes (com.ibm.disni:disni:2.1) are not on the"
-          + " classpath", "use the connector's shaded jar, which bundles them, or add the jar", e);
+          + " classpath", "use the connector's shaded jar, which bundles them, or add the jar", e,
+          "DiSNI's classes are not on the classpath");
     }
     try {
       System.loadLibrary("disni");
     } catch (UnsatisfiedLinkError | SecurityException e) {
       return new RdmaUnavailableException("libdisni not found (" + e.getMessage() + ")"
           + (devices.isEmpty() ? " and no RDMA device (" + sysfs + " is empty or missing)" : ""),
-          INSTALL, e);
+          INSTALL, e, devices.isEmpty() ? "no RDMA device" : "libdisni not found");
     }
     if (devices.isEmpty()) {
       return new RdmaUnavailableException("no RDMA device (" + sysfs + " is empty or missing)",
-          DEVICE, null);
+          DEVICE, null, "no RDMA device");
     }
     return null;
   }

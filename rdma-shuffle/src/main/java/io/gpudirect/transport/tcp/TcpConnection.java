@@ -21,13 +21,17 @@ import io.gpudirect.protocol.StatusResponse;
 import io.gpudirect.transport.AuthenticationException;
 import io.gpudirect.transport.ChecksumMismatchException;
 import io.gpudirect.transport.Connection;
+import io.gpudirect.transport.ConnectFailedException;
 import io.gpudirect.transport.ConnectionLostException;
 import io.gpudirect.transport.ConnectionOptions;
 import io.gpudirect.transport.ServerErrorException;
 import io.gpudirect.transport.TransportException;
 import java.io.EOFException;
 import java.io.IOException;
+import java.net.ConnectException;
 import java.net.InetSocketAddress;
+import java.net.SocketTimeoutException;
+import java.net.UnknownHostException;
 import java.nio.ByteBuffer;
 import io.gpudirect.transport.tls.NotTlsException;
 import io.gpudirect.transport.tls.TlsChannel;
@@ -151,18 +155,36 @@ final class TcpConnection implements Connection {
         wire = tls;
         in = tls;
       }
-      HelloAck ack = handshake(in, wire, server, options.secret(), options.checksums(), options.rdma());
+      HelloAck ack = handshake(in, wire, server, options);
       ch.socket().setSoTimeout(0);
       TcpConnection c = new TcpConnection(ch, wire, peer, ack, options.threadName());
       c.reader.start();
       return c;
     } catch (IOException e) {
       closeQuietly(ch);
-      throw new TransportException("Cannot connect to gpudirect server " + server + ": " + e, e);
+      throw new ConnectFailedException(server, whyNot(e, peer, options), e);
     } catch (RuntimeException e) {
       closeQuietly(ch);
       throw e;
     }
+  }
+
+  /** Why a connect failed, with what to check: the user's first question is whether anything listens. */
+  private static String whyNot(IOException e, InetSocketAddress peer, ConnectionOptions options) {
+    if (e instanceof ConnectException) {
+      boolean remote = peer.getAddress() == null || !peer.getAddress().isLoopbackAddress();
+      return "connection refused. Is a gpudirect server running there? (bin/gpudirect server"
+          + " --root DIR --port " + peer.getPort() + ")"
+          + (remote ? "; a server started without --bind listens on 127.0.0.1 only" : "");
+    }
+    if (e instanceof SocketTimeoutException) {
+      return "no answer within " + options.connectTimeout().toMillis() + " ms (connectTimeout)."
+          + " Check the host and port, and that no firewall drops the connection";
+    }
+    if (e instanceof UnknownHostException) {
+      return "unknown host '" + peer.getHostString() + "'";
+    }
+    return e.toString();
   }
 
   /** TLS first, so that the gpudirect handshake and everything after it is encrypted. */
@@ -189,7 +211,11 @@ final class TcpConnection implements Connection {
   }
 
   private static HelloAck handshake(ReadableByteChannel in, WritableByteChannel ch, String server,
-      byte[] secret, boolean checksums, boolean rdma) throws IOException {
+      ConnectionOptions options) throws IOException {
+    byte[] secret = options.secret();
+    boolean checksums = options.checksums();
+    boolean rdma = options.rdma();
+    String secretSetting = options.secretSetting();
     byte[] clientNonce = Auth.newNonce();
     writeFully(ch, ByteBuffer.wrap(Protocol.MAGIC));
     writeFully(ch, Frames.encode(new Hello(Protocol.VERSION,
@@ -200,7 +226,7 @@ final class TcpConnection implements Connection {
     Protocol.checkMagic(magic.array(), magic.position(), "server " + server);
     Message m = Frames.read(in);
     if (m instanceof ErrorResponse e) {
-      throw handshakeError(server, e);
+      throw handshakeError(server, e, secretSetting);
     }
     if (!(m instanceof HelloAck ack)) {
       throw new ProtocolException("Server " + server + " answered HELLO with " + m.type());
@@ -211,23 +237,22 @@ final class TcpConnection implements Connection {
     }
     if (!ack.authRequired()) {
       if (secret != null) {
-        throw new AuthenticationException("Server " + server + " does not require a secret"
-            + " but this client has one (spark.gpudirect.auth.secret); refusing to trust a"
+        throw new AuthenticationException("Gpudirect server " + server + " does not require a"
+            + " secret but this client has one (" + secretSetting + "); refusing to trust a"
             + " server that cannot prove it knows the secret. Start the server with the secret"
-            + " or remove it from the client");
+            + " (--secret-file), or remove it from the client");
       }
       return ack;
     }
     if (secret == null) {
-      throw new AuthenticationException("Server " + server + " requires a secret: set"
-          + " spark.gpudirect.auth.secret (or --secret-file / GPUDIRECT_SECRET_FILE for the"
-          + " CLI) to the server's secret");
+      throw new AuthenticationException("Gpudirect server " + server + " requires a secret:"
+          + " set " + secretSetting + " to the server's secret");
     }
     writeFully(ch, Frames.encode(new AuthResponse(
         Auth.clientProof(secret, ack.serverNonce(), clientNonce))));
     Message answer = Frames.read(in);
     if (answer instanceof ErrorResponse e) {
-      throw handshakeError(server, e);
+      throw handshakeError(server, e, secretSetting);
     }
     if (!(answer instanceof AuthOk ok)) {
       throw new ProtocolException("Server " + server + " answered AUTH_RESPONSE with "
@@ -240,13 +265,17 @@ final class TcpConnection implements Connection {
     return ack;
   }
 
-  private static GpuDirectException handshakeError(String server, ErrorResponse e) {
+  private static GpuDirectException handshakeError(String server, ErrorResponse e,
+      String secretSetting) {
     if (e.code() == ErrorCode.AUTH_FAILED) {
-      return new AuthenticationException(e.message());
+      // Told here, not in the server's words: the server knows only its bind address (0.0.0.0
+      // for every interface) and not where this client's secret came from.
+      return new AuthenticationException("Secret rejected by gpudirect server " + server
+          + ": the secret in " + secretSetting + " is not the one the server was started with"
+          + " (its --secret-file)");
     }
     if (e.code() == ErrorCode.LIMIT_EXCEEDED || e.code() == ErrorCode.SHUTTING_DOWN) {
-      return new TransportException("Cannot connect to gpudirect server " + server + ": "
-          + e.message());
+      return new ConnectFailedException(server, e.message(), null);
     }
     return new ServerErrorException(e.code(), "Gpudirect server " + server
         + " refused the connection: " + e.message());

@@ -22,7 +22,8 @@ import javax.net.ssl.SSLParameters;
  *
  * <p>Threads: one reader and any number of writers at once (the engine allows {@code wrap}
  * and {@code unwrap} to run concurrently; writers are serialized here). Raw reads go through
- * the socket's input stream, so {@code SO_TIMEOUT} bounds them, as it bounds the handshake.
+ * the socket's input stream, so {@code SO_TIMEOUT} bounds them (the client's handshake); the
+ * server bounds its handshake by closing the socket at a deadline instead.
  *
  * <p>A read into a buffer with room for a whole TLS record is decrypted straight into it;
  * only smaller reads (frame headers) go through this channel's own buffer.
@@ -81,8 +82,9 @@ public final class TlsChannel implements ByteChannel {
   /**
    * Runs the TLS handshake to the end. Throws {@link NotTlsException} when the peer speaks
    * plaintext, {@link SSLException} when the handshake fails (an untrusted certificate, no
-   * common protocol), and {@link SocketTimeoutException} when the peer goes quiet for longer
-   * than the socket's {@code SO_TIMEOUT}.
+   * common protocol), {@link SocketTimeoutException} when the peer goes quiet for longer
+   * than the socket's {@code SO_TIMEOUT}, and an {@link IOException} when the socket is closed
+   * under it (the server's handshake deadline).
    */
   public void handshake() throws IOException {
     engine.beginHandshake();
