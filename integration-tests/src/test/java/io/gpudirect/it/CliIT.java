@@ -144,8 +144,8 @@ class CliIT {
         .startsWith("gpudirect: Cannot serve root " + missing + ": it does not exist"));
 
     Path root = Files.createDirectories(tmp.resolve("root"));
-    Path serverSecret = Files.writeString(tmp.resolve("server.secret"), "right");
-    Path clientSecret = Files.writeString(tmp.resolve("client.secret"), "wrong");
+    Path serverSecret = Files.writeString(tmp.resolve("server.secret"), "the-right-secret-of-the-server");
+    Path clientSecret = Files.writeString(tmp.resolve("client.secret"), "a-wrong-secret-of-the-client");
     // Bound to every interface: the server knows itself as 0.0.0.0, the client dialled 127.0.0.1.
     Process server = cli("server", "--root", root.toString(), "--port", "0", "--bind", "0.0.0.0",
         "--secret-file", serverSecret.toString()).redirectErrorStream(true).start();

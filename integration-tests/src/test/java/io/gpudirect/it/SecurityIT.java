@@ -112,7 +112,7 @@ class SecurityIT {
     SparkSession spark = LocalSpark.get();
     Path dir = tmp.resolve("data");
     spark.range(0, 100, 1, 1).toDF().write().parquet(dir.resolve("t").toString());
-    try (ServerFixture fixture = ServerFixture.serve(dir, "s3cr3t-value".getBytes(StandardCharsets.UTF_8))) {
+    try (ServerFixture fixture = ServerFixture.serve(dir, "s3cr3t-value-long-enough".getBytes(StandardCharsets.UTF_8))) {
       String uri = fixture.uri("t");
       spark.conf().set("spark.gpudirect.auth.secret", "not-the-secret-42");
       Exception wrong = assertThrows(Exception.class, () -> spark.read().parquet(uri).count());
@@ -121,7 +121,7 @@ class SecurityIT {
           + " auth.secret) is not the one the server was started with (its --secret-file)";
       assertTrue(messages(wrong).contains(expected), messages(wrong));
 
-      spark.conf().set("spark.gpudirect.auth.secret", "s3cr3t-value");
+      spark.conf().set("spark.gpudirect.auth.secret", "s3cr3t-value-long-enough");
       assertEquals(100, spark.read().parquet(uri).count());
       assertEquals(100, spark.read().format("gpudirect").load(uri).count());
     }
