@@ -4,6 +4,7 @@ import io.gpudirect.client.BlockClient;
 import io.gpudirect.client.ClientConfig;
 import io.gpudirect.memory.BufferAllocator;
 import io.gpudirect.memory.HostBuffer;
+import io.gpudirect.protocol.FileVersion;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.concurrent.CompletableFuture;
@@ -32,7 +33,9 @@ final class OurFetch {
          HostBuffer a = allocator.allocate(piece);
          HostBuffer b = allocator.allocate(piece)) {
       // One untimed piece so connections and the JIT are warm when the clock starts.
-      client.read(path, 0, a.nioBuffer().clear());
+      // As a real reader: every read names the version the stat gave (the server checks it).
+      FileVersion version = client.stat(path).version();
+      client.read(path, version, 0, a.nioBuffer().clear());
       ByteBuffer[] views = {a.nioBuffer(), b.nioBuffer()};
       long deadline = System.nanoTime() + (long) (seconds * 1e9);
       return Measurement.of(() -> {
@@ -42,7 +45,7 @@ final class OurFetch {
         long[] offset = {0};
         CompletableFuture<?>[] pending = new CompletableFuture<?>[views.length];
         for (int k = 0; k < views.length; k++) {
-          pending[k] = start(client, path, fileBytes, offset, views[k]);
+          pending[k] = start(client, path, version, fileBytes, offset, views[k]);
         }
         for (int i = 0; ; i = (i + 1) % views.length) {
           pending[i].join();
@@ -57,18 +60,18 @@ final class OurFetch {
             }
             return moved;
           }
-          pending[i] = start(client, path, fileBytes, offset, views[i]);
+          pending[i] = start(client, path, version, fileBytes, offset, views[i]);
         }
       });
     }
   }
 
   /** Asks for the next piece of the file (wrapping round at its end) into {@code view}. */
-  private static CompletableFuture<Void> start(BlockClient client, String path, long fileBytes,
-      long[] offset, ByteBuffer view) {
+  private static CompletableFuture<Void> start(BlockClient client, String path, FileVersion version,
+      long fileBytes, long[] offset, ByteBuffer view) {
     int length = (int) Math.min(view.capacity(), fileBytes - offset[0]);
     view.clear().limit(length);
-    CompletableFuture<Void> f = client.readAsync(path, offset[0], view);
+    CompletableFuture<Void> f = client.readAsync(path, version, offset[0], view);
     offset[0] = offset[0] + length >= fileBytes ? 0 : offset[0] + length;
     return f;
   }

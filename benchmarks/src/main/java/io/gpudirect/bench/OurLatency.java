@@ -4,6 +4,7 @@ import io.gpudirect.client.BlockClient;
 import io.gpudirect.client.ClientConfig;
 import io.gpudirect.memory.BufferAllocator;
 import io.gpudirect.memory.HostBuffer;
+import io.gpudirect.protocol.FileVersion;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.Random;
@@ -21,13 +22,15 @@ final class OurLatency {
          BufferAllocator allocator = BufferAllocator.root().newChildAllocator("bench-latency", readBytes);
          HostBuffer buf = allocator.allocate(readBytes)) {
       ByteBuffer view = buf.nioBuffer();
+      // As a real reader: every read names the version the stat gave (the server checks it).
+      FileVersion version = client.stat(path).version();
       long deadline = System.nanoTime() + (long) (seconds * 1e9);
       int warmup = 200;
       while (System.nanoTime() < deadline || warmup > 0) {
         long offset = (long) (random.nextDouble() * (fileBytes - readBytes));
         view.clear();
         long t0 = System.nanoTime();
-        client.read(path, offset, view);
+        client.read(path, version, offset, view);
         long t = System.nanoTime() - t0;
         if (warmup > 0) {
           warmup--;

@@ -46,13 +46,13 @@ final class CatCommand implements Callable<Integer> {
       ByteBuffer[] views = {a.nioBuffer(), b.nioBuffer()};
       long offset = 0;
       int i = 0;
-      CompletableFuture<?> pending = fetch(store, location, file.length(), offset, views[i]);
+      CompletableFuture<?> pending = fetch(store, location, file, offset, views[i]);
       while (pending != null) {
         pending.join();
         ByteBuffer ready = views[i];
         offset += ready.remaining();
         i ^= 1;
-        pending = fetch(store, location, file.length(), offset, views[i]);
+        pending = fetch(store, location, file, offset, views[i]);
         while (ready.hasRemaining()) {
           out.write(ready);
         }
@@ -61,13 +61,18 @@ final class CatCommand implements Callable<Integer> {
     return 0;
   }
 
-  /** Starts filling {@code view} from {@code offset}; on completion it holds the bytes from position 0. */
-  private static CompletableFuture<?> fetch(RemoteStore store, GpuDirectUri location, long length,
+  /**
+   * Starts filling {@code view} from {@code offset}; on completion it holds the bytes from
+   * position 0. Every range names the version the stat found, so a file that changes while it
+   * is copied fails the command (FileChangedException, exit code 1) before any byte of the new
+   * version is written: what was written is a prefix of the old one.
+   */
+  private static CompletableFuture<?> fetch(RemoteStore store, GpuDirectUri location, FileEntry file,
       long offset, ByteBuffer view) {
-    if (offset >= length) {
+    if (offset >= file.length()) {
       return null;
     }
-    view.clear().limit((int) Math.min(view.capacity(), length - offset));
-    return store.readAsync(location.path(), offset, view.duplicate());
+    view.clear().limit((int) Math.min(view.capacity(), file.length() - offset));
+    return store.readAsync(location.path(), file.version(), offset, view.duplicate());
   }
 }

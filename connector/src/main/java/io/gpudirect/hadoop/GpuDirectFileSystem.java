@@ -1,11 +1,13 @@
 package io.gpudirect.hadoop;
 
 import io.gpudirect.GpuDirectException;
+import io.gpudirect.client.FileChangedException;
 import io.gpudirect.client.FileEntry;
 import io.gpudirect.client.RemoteFileException;
 import io.gpudirect.client.RemoteStore;
 import io.gpudirect.options.ResolvedOptions;
 import io.gpudirect.protocol.ErrorCode;
+import io.gpudirect.protocol.FileVersion;
 import io.gpudirect.remote.GpuDirectUri;
 import io.gpudirect.remote.RemoteStores;
 import java.io.FileNotFoundException;
@@ -112,32 +114,71 @@ public final class GpuDirectFileSystem extends FileSystem {
   @Override
   public FSDataInputStream open(Path f, int bufferSize) throws IOException {
     String path = remotePath(f);
-    FileEntry entry = stat(f, path);
-    if (entry.directory()) {
-      throw new FileNotFoundException("Cannot open " + qualify(f) + ": it is a directory");
-    }
     String qualified = qualify(f).toString();
-    return new FSDataInputStream(new RemoteInputStream(store(), path, qualified, entry.length(), statistics,
-        readAhead(qualified, path)));
+    FileVersion expected = expectedVersion(qualified);
+    FileEntry entry = statExpecting(f, path, expected);
+    if (entry.directory()) {
+      throw new FileNotFoundException("Cannot open " + qualified + ": it is a directory");
+    }
+    // Every read of the stream names this version, so the stream fails, rather than mix
+    // bytes, once the file changes.
+    FileVersion version = expected != null ? expected : entry.version();
+    return new FSDataInputStream(new RemoteInputStream(store(), path, version, qualified, entry.length(),
+        statistics, readAhead(qualified, path, version)));
+  }
+
+  /** The version the reader's conf names for this file (the scan's listing, see ExpectedVersion), or null. */
+  private FileVersion expectedVersion(String qualified) {
+    return ExpectedVersion.get(getConf(), u -> qualify(new Path(u)).toString(), qualified);
+  }
+
+  /**
+   * The path's entry; with an {@code expected} version, a file that no longer has it (gone,
+   * or another version) fails with FileChangedException, as the reads of a stream would.
+   * Parquet asks for the status before it opens, so both must say the same.
+   */
+  private FileEntry statExpecting(Path f, String path, FileVersion expected) throws IOException {
+    FileEntry entry;
+    try {
+      entry = stat(f, path);
+    } catch (FileNotFoundException e) {
+      if (expected != null) {
+        throw changedSinceListing(qualify(f).toString(), path, expected, "no file (deleted or renamed away)", e);
+      }
+      throw e;
+    }
+    if (expected != null && !entry.directory() && !expected.equals(entry.version())) {
+      throw changedSinceListing(qualify(f).toString(), path, expected, entry.version().describe(), null);
+    }
+    return entry;
+  }
+
+  private IOException changedSinceListing(String qualified, String path, FileVersion expected,
+      String found, Throwable cause) {
+    FileChangedException changed = new FileChangedException(server.authority(), path, expected,
+        "File '" + path + "' on gpudirect server " + server.authority() + " changed since the"
+            + " scan listed it: expected " + expected.describe() + ", found " + found
+            + ". Re-run the query to read the new version", cause);
+    return new IOException("Cannot open " + qualified + ": " + changed.getMessage(), changed);
   }
 
   /**
    * A read-ahead when this file system's conf carries the reader's plan for this file (see
    * {@link ReadPlan}) and the readAhead option is above 0.
    */
-  private ReadAhead readAhead(String qualified, String path) {
+  private ReadAhead readAhead(String qualified, String path, FileVersion version) {
     long window = options.getBytes(io.gpudirect.options.GpuDirectOption.READ_AHEAD);
     ReadPlan plan = getConf() == null ? null : ReadPlan.get(getConf());
     if (window <= 0 || plan == null || plan.size() == 0
         || !qualify(new Path(plan.uri())).toString().equals(qualified)) {
       return null;
     }
-    return new ReadAhead(store(), path, plan, window);
+    return new ReadAhead(store(), path, version, plan, window);
   }
 
   @Override
   public FileStatus getFileStatus(Path f) throws IOException {
-    return toStatus(stat(f, remotePath(f)), qualify(f));
+    return toStatus(statExpecting(f, remotePath(f), expectedVersion(qualify(f).toString())), qualify(f));
   }
 
   /**

@@ -1,6 +1,7 @@
 package io.gpudirect.hadoop;
 
 import io.gpudirect.client.RemoteStore;
+import io.gpudirect.protocol.FileVersion;
 import io.gpudirect.memory.BufferAllocator;
 import io.gpudirect.memory.HostBuffer;
 import io.gpudirect.remote.TaskFetchCounters;
@@ -40,6 +41,7 @@ final class ReadAhead implements AutoCloseable {
 
   private final RemoteStore store;
   private final String path;
+  private final FileVersion version;
   private final ReadPlan plan;
   private final int pieceSize;
   private final int maxPieces;
@@ -52,9 +54,10 @@ final class ReadAhead implements AutoCloseable {
   private long cursor;
   private boolean failed;
 
-  ReadAhead(RemoteStore store, String path, ReadPlan plan, long windowBytes) {
+  ReadAhead(RemoteStore store, String path, FileVersion version, ReadPlan plan, long windowBytes) {
     this.store = store;
     this.path = path;
+    this.version = version;
     this.plan = plan;
     this.pieceSize = (int) Math.min(MAX_PIECE, windowBytes);
     this.maxPieces = (int) Math.max(1, windowBytes / pieceSize);
@@ -131,7 +134,7 @@ final class ReadAhead implements AutoCloseable {
       int len = (int) Math.min(pieceSize, plan.end(range) - cursor);
       ByteBuffer target = buffer.nioBuffer().limit(len);
       long offset = cursor;
-      pieces.addLast(new Piece(offset, len, buffer, store.readAsync(path, offset, target)));
+      pieces.addLast(new Piece(offset, len, buffer, store.readAsync(path, version, offset, target)));
       cursor += len;
     }
   }

@@ -2,6 +2,7 @@ package io.gpudirect.hadoop;
 
 import io.gpudirect.GpuDirectException;
 import io.gpudirect.client.RemoteStore;
+import io.gpudirect.protocol.FileVersion;
 import io.gpudirect.remote.TaskFetchCounters;
 import java.io.EOFException;
 import java.io.IOException;
@@ -29,6 +30,8 @@ final class RemoteInputStream extends FSInputStream
 
   private final RemoteStore store;
   private final String path;
+  /** The version read, taken when the stream was opened: a change fails the stream's reads. */
+  private final FileVersion version;
   private final String uri;
   private final long length;
   private final FileSystem.Statistics statistics;
@@ -40,14 +43,16 @@ final class RemoteInputStream extends FSInputStream
   private final ReadAhead prefetch;
   private volatile boolean closed;
 
-  RemoteInputStream(RemoteStore store, String path, String uri, long length, FileSystem.Statistics statistics) {
-    this(store, path, uri, length, statistics, null);
+  RemoteInputStream(RemoteStore store, String path, FileVersion version, String uri, long length,
+      FileSystem.Statistics statistics) {
+    this(store, path, version, uri, length, statistics, null);
   }
 
-  RemoteInputStream(RemoteStore store, String path, String uri, long length, FileSystem.Statistics statistics,
-      ReadAhead prefetch) {
+  RemoteInputStream(RemoteStore store, String path, FileVersion version, String uri, long length,
+      FileSystem.Statistics statistics, ReadAhead prefetch) {
     this.store = store;
     this.path = path;
+    this.version = version;
     this.uri = uri;
     this.length = length;
     this.statistics = statistics;
@@ -220,7 +225,7 @@ final class RemoteInputStream extends FSInputStream
     int bytes = dst.remaining();
     long start = System.nanoTime();
     try {
-      store.read(path, offset, dst);
+      store.read(path, version, offset, dst);
     } catch (GpuDirectException e) {
       throw new IOException("Cannot read " + bytes + " bytes at " + offset + " of " + uri + ": "
           + e.getMessage(), e);

@@ -1,6 +1,7 @@
 package io.gpudirect.remote;
 
 import io.gpudirect.client.RemoteStore;
+import io.gpudirect.protocol.FileVersion;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
@@ -8,20 +9,23 @@ import java.nio.channels.NonWritableChannelException;
 import java.nio.channels.SeekableByteChannel;
 
 /**
- * A read-only channel over one remote file. Each read goes straight into the caller's
- * buffer: Arrow's reader hands it the memory of the vector it is filling, so record-batch
- * bodies cross from the socket into Arrow buffers with no copy in between.
+ * A read-only channel over one version of a remote file. Each read goes straight into the
+ * caller's buffer: Arrow's reader hands it the memory of the vector it is filling, so
+ * record-batch bodies cross from the socket into Arrow buffers with no copy in between. Every
+ * read names the version, so a file that changes fails the read rather than mixing bytes.
  */
 public final class RemoteFileChannel implements SeekableByteChannel {
   private final RemoteStore store;
   private final String path;
+  private final FileVersion version;
   private final long size;
   private long position;
   private boolean open = true;
 
-  public RemoteFileChannel(RemoteStore store, String path, long size) {
+  public RemoteFileChannel(RemoteStore store, String path, FileVersion version, long size) {
     this.store = store;
     this.path = path;
+    this.version = version;
     this.size = size;
   }
 
@@ -38,7 +42,7 @@ public final class RemoteFileChannel implements SeekableByteChannel {
     ByteBuffer slice = dst.slice();
     slice.limit(n);
     long start = System.nanoTime();
-    store.read(path, position, slice);
+    store.read(path, version, position, slice);
     TaskFetchCounters.record(n, System.nanoTime() - start);
     dst.position(dst.position() + n);
     position += n;

@@ -15,7 +15,7 @@ final class ArrowPlanner {
 
   static ArrowIpcFile open(DataFile file, ResolvedOptions options, BufferAllocator allocator) {
     RemoteFileChannel channel = new RemoteFileChannel(RemoteStores.get(file.uri(), options),
-        file.uri().path(), file.length());
+        file.uri().path(), file.version(), file.length());
     return ArrowIpcFile.open(channel, file.uri().toString(), file.format() == DataFormat.ARROW_STREAM, allocator);
   }
 

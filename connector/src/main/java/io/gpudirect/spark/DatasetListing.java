@@ -77,7 +77,7 @@ final class DatasetListing {
           unreadable.add(e.path());
           continue;
         }
-        here.add(new DataFile(uri, e.length(), format));
+        here.add(new DataFile(uri, e.length(), e.version(), format));
       }
       if (!unreadable.isEmpty() && !here.isEmpty()) {
         throw UnreadableFiles.besideDataFiles(location, here, unreadable);

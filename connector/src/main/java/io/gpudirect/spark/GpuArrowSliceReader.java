@@ -29,8 +29,8 @@ final class GpuArrowSliceReader extends OneBatchReader {
     String[] names = readSchema.fieldNames();
     int count = slice.batchCount() < 0 ? Integer.MAX_VALUE : slice.batchCount();
     Table read;
-    try (RemoteFileDataSource source = new RemoteFileDataSource(store, f.uri().path(), f.length(), gpu.pool(), gpu.engine())) {
-      read = new CudfArrowIpcReader(new RemoteFileChannel(store, f.uri().path(), f.length()), f.length(),
+    try (RemoteFileDataSource source = new RemoteFileDataSource(store, f.uri().path(), f.version(), f.length(), gpu.pool(), gpu.engine())) {
+      read = new CudfArrowIpcReader(new RemoteFileChannel(store, f.uri().path(), f.version(), f.length()), f.length(),
           f.uri().toString(), f.format() == DataFormat.ARROW_STREAM,
           (offset, dst) -> source.deviceRead(offset, dst, Cuda.DEFAULT_STREAM))
           .read(slice.firstBatch(), count, names);

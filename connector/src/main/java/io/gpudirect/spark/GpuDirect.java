@@ -59,10 +59,10 @@ public final class GpuDirect {
       for (DataFile f : files) {
         GpuDirectUri u = f.uri();
         RemoteStore store = RemoteStores.get(u, resolved);
-        try (RemoteFileDataSource source = new RemoteFileDataSource(store, u.path(), f.length(), gpu.pool(), gpu.engine())) {
+        try (RemoteFileDataSource source = new RemoteFileDataSource(store, u.path(), f.version(), f.length(), gpu.pool(), gpu.engine())) {
           parts.add(switch (f.format()) {
             case PARQUET -> Table.readParquet(parquetOptions, source);
-            case ARROW_FILE, ARROW_STREAM -> new CudfArrowIpcReader(new RemoteFileChannel(store, u.path(), f.length()),
+            case ARROW_FILE, ARROW_STREAM -> new CudfArrowIpcReader(new RemoteFileChannel(store, u.path(), f.version(), f.length()),
                 f.length(), u.toString(), f.format() == DataFormat.ARROW_STREAM,
                 (offset, dst) -> source.deviceRead(offset, dst, Cuda.DEFAULT_STREAM)).read(columns);
           });

@@ -41,7 +41,7 @@ final class GpuParquetSliceReader extends OneBatchReader {
       StructType readSchema) throws IOException {
     GpuResources gpu = GpuResources.shared();
     RemoteFileDataSource file = new RemoteFileDataSource(RemoteStores.get(slice.file().uri(), options),
-        slice.file().uri().path(), slice.file().length(), gpu.pool(), gpu.engine());
+        slice.file().uri().path(), slice.file().version(), slice.file().length(), gpu.pool(), gpu.engine());
     SliceFooter footer;
     try {
       footer = SliceFooter.of(file, slice);

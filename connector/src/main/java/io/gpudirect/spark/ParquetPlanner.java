@@ -1,6 +1,7 @@
 package io.gpudirect.spark;
 
 import io.gpudirect.GpuDirectException;
+import io.gpudirect.hadoop.ExpectedVersion;
 import io.gpudirect.hadoop.ReadPlan;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -57,7 +58,10 @@ final class ParquetPlanner {
   ParquetMetadata footer(DataFile file) {
     return footers.computeIfAbsent(file.uri().toString(), k -> {
       try {
-        return ParquetFileReader.readFooter(HadoopInputFile.fromPath(new Path(k), hadoopConf),
+        // The footer of the version listed, which the executors will read, or an error.
+        Configuration conf = new Configuration(hadoopConf);
+        ExpectedVersion.set(conf, k, file.version());
+        return ParquetFileReader.readFooter(HadoopInputFile.fromPath(new Path(k), conf),
             ParquetMetadataConverter.NO_FILTER);
       } catch (IOException | RuntimeException e) {
         throw new GpuDirectException("Cannot read Parquet footer of " + k + ": " + e.getMessage(), e);

@@ -2,6 +2,7 @@ package io.gpudirect.spark;
 
 import java.io.IOException;
 import java.time.ZoneId;
+import io.gpudirect.hadoop.ExpectedVersion;
 import io.gpudirect.hadoop.ReadPlan;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;
@@ -75,6 +76,8 @@ final class ParquetSliceReaders {
     if (slice.predicate() != null) {
       ParquetInputFormat.setFilterPredicate(conf, slice.predicate());
     }
+    // The version the driver listed: the stream Parquet opens reads that one or fails.
+    ExpectedVersion.set(conf, slice.file().uri().toString(), slice.file().version());
     if (slice.chunkRanges() != null && slice.chunkRanges().length > 0) {
       // What the reader will fetch, so that the stream it opens can fetch it ahead.
       new ReadPlan(slice.file().uri().toString(), slice.chunkRanges()).set(conf);

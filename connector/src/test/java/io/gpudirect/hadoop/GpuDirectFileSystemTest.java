@@ -6,8 +6,13 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.gpudirect.client.BlockClient;
+import io.gpudirect.client.ClientConfig;
+import io.gpudirect.client.FileChangedException;
+import io.gpudirect.protocol.FileVersion;
 import io.gpudirect.remote.RemoteStores;
 import io.gpudirect.server.BlockServer;
+import io.gpudirect.testing.FileChanges;
 import java.io.EOFException;
 import java.io.FileNotFoundException;
 import java.io.IOException;
@@ -37,6 +42,8 @@ import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestFactory;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /** GpuDirectFileSystem against a real BlockServer on loopback, found the way Hadoop finds it. */
 class GpuDirectFileSystemTest {
@@ -280,5 +287,70 @@ class GpuDirectFileSystemTest {
       m.put(s.getPath().getName(), s.isDirectory());
     }
     return m;
+  }
+
+  /**
+   * A stream reads the version it opened: the file changed after the first megabyte was read
+   * fails the next read, naming the file, whatever the change.
+   */
+  @ParameterizedTest
+  @EnumSource(FileChanges.class)
+  void aStreamFailsOnceItsFileChanges(FileChanges change, @TempDir java.nio.file.Path dir)
+      throws IOException {
+    java.nio.file.Path file = dir.resolve("changing.bin");
+    byte[] before = FileChanges.writeSettled(file, 2 << 20, 11);
+    try (BlockServer own = BlockServer.builder().root(dir).port(0).build().start();
+        FileSystem changing = FileSystem.newInstance(URI.create("gpudirect://127.0.0.1:" + own.port() + "/"),
+            new Configuration());
+        FSDataInputStream in = changing.open(new Path("gpudirect://127.0.0.1:" + own.port() + "/changing.bin"))) {
+      byte[] first = new byte[1 << 20];
+      in.readFully(first);
+      assertArrayEquals(Arrays.copyOf(before, 1 << 20), first);
+
+      change.apply(file, 12);
+
+      IOException e = assertThrows(IOException.class, () -> in.readFully(new byte[1 << 20]));
+      assertChanged(e, "changing.bin");
+      // Small reads (through the stream's read-ahead) and positioned reads fail the same way.
+      assertChanged(assertThrows(IOException.class, in::read), "changing.bin");
+      assertChanged(assertThrows(IOException.class, () -> in.readFully(0, new byte[10])),
+          "changing.bin");
+    }
+  }
+
+  /** A reader given the scan's listed version (in its conf) cannot open a file changed since. */
+  @Test
+  void openingAFileChangedSinceTheListingFails(@TempDir java.nio.file.Path dir) throws IOException {
+    java.nio.file.Path file = dir.resolve("listed.bin");
+    FileChanges.writeSettled(file, 100_000, 13);
+    try (BlockServer own = BlockServer.builder().root(dir).port(0).build().start()) {
+      String at = "gpudirect://127.0.0.1:" + own.port();
+      FileVersion listed;
+      try (BlockClient client = BlockClient.connect(
+          new java.net.InetSocketAddress("127.0.0.1", own.port()), ClientConfig.builder().build())) {
+        listed = client.stat("listed.bin").version();
+      }
+      Configuration conf = new Configuration();
+      conf.setBoolean("fs.gpudirect.impl.disable.cache", true);
+      ExpectedVersion.set(conf, at + "/listed.bin", listed);
+      try (FileSystem reader = FileSystem.newInstance(URI.create(at + "/"), conf)) {
+        try (FSDataInputStream in = reader.open(new Path(at + "/listed.bin"))) {
+          in.readFully(new byte[100]);
+        }
+        FileChanges.RENAMED_OVER.apply(file, 14);
+        IOException e = assertThrows(IOException.class, () -> reader.open(new Path(at + "/listed.bin")));
+        assertChanged(e, "listed.bin");
+        assertTrue(e.getMessage().contains(listed.describe()), e.getMessage());
+      }
+    }
+  }
+
+  private static void assertChanged(IOException e, String name) {
+    Throwable c = e;
+    while (c != null && !(c instanceof FileChangedException)) {
+      c = c.getCause();
+    }
+    assertTrue(c instanceof FileChangedException, () -> "not a FileChangedException: " + e);
+    assertTrue(e.getMessage().contains(name) && e.getMessage().contains("changed"), e.getMessage());
   }
 }

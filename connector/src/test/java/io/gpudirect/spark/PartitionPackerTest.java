@@ -2,6 +2,7 @@ package io.gpudirect.spark;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import io.gpudirect.protocol.FileVersion;
 import io.gpudirect.remote.GpuDirectUri;
 import java.util.ArrayList;
 import java.util.List;
@@ -14,7 +15,7 @@ class PartitionPackerTest {
 
   private static Slice slice(String server, String path, long bytes) {
     return new Slice(new DataFile(GpuDirectUri.parse("gpudirect://" + server + "/" + path), 300 * MIB,
-        DataFormat.PARQUET), bytes);
+        FileVersion.ANY, DataFormat.PARQUET), bytes);
   }
 
   /**
@@ -51,13 +52,13 @@ class PartitionPackerTest {
   void theTargetIsSparksSplitSize() {
     List<DataFile> eight = new ArrayList<>();
     for (int f = 0; f < 8; f++) {
-      eight.add(new DataFile(GpuDirectUri.parse("gpudirect://a:7337/f" + f), 11 * MIB + MIB / 2, DataFormat.PARQUET));
+      eight.add(new DataFile(GpuDirectUri.parse("gpudirect://a:7337/f" + f), 11 * MIB + MIB / 2, FileVersion.ANY, DataFormat.PARQUET));
     }
     // 8 x (11.5 MiB + 4 MiB open cost) over 2 cores: 62 MiB a partition, not 128.
     assertEquals(62 * MIB, PartitionPacker.target(128 * MIB, eight, 2));
     assertEquals(124 * MIB, PartitionPacker.target(128 * MIB, eight, 1));
     // A large scan: maxPartitionBytes; a tiny one: the open cost.
-    DataFile big = new DataFile(GpuDirectUri.parse("gpudirect://a:7337/big"), 1L << 30, DataFormat.PARQUET);
+    DataFile big = new DataFile(GpuDirectUri.parse("gpudirect://a:7337/big"), 1L << 30, FileVersion.ANY, DataFormat.PARQUET);
     assertEquals(128 * MIB, PartitionPacker.target(128 * MIB, List.of(big), 2));
     assertEquals(4 * MIB, PartitionPacker.target(128 * MIB, List.of(eight.get(0)), 64));
   }

@@ -90,7 +90,7 @@ class SliceFooterTest {
 
   private static DataFile dataFile(Path p) throws IOException {
     return new DataFile(GpuDirectUri.parse("gpudirect://127.0.0.1:7337/" + p.getFileName()), Files.size(p),
-        DataFormat.PARQUET);
+        io.gpudirect.protocol.FileVersion.ANY, DataFormat.PARQUET);
   }
 
   private static SliceFooter.FileBytes local(Path p) {

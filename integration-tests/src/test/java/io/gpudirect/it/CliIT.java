@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.gpudirect.server.BlockServer;
+import io.gpudirect.testing.FileChanges;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
@@ -18,6 +20,8 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /** {@code gpudirect server}, {@code ls} and {@code cat} as separate processes, as a user runs them. */
 class CliIT {
@@ -72,6 +76,34 @@ class CliIT {
     } finally {
       server.destroy();
       assertTrue(server.waitFor(30, TimeUnit.SECONDS), "the server stops on SIGTERM");
+    }
+  }
+
+  /**
+   * {@code cat} of a file that changes while it is copied: the test reads the first megabyte
+   * of its output (cat blocks on the pipe until then, with at most the next buffers fetched),
+   * changes the file, and reads the rest. What cat wrote is a prefix of the old file, never
+   * bytes of the new one; it exits 1 and says which file changed.
+   */
+  @ParameterizedTest
+  @EnumSource(FileChanges.class)
+  void catOfAFileThatChangesFailsAndWritesOnlyOldBytes(FileChanges change) throws Exception {
+    Path root = Files.createDirectories(tmp.resolve("root"));
+    byte[] data = FileChanges.writeSettled(root.resolve("live.bin"), 16 << 20, 21);
+    try (BlockServer server = BlockServer.builder().root(root).port(0).build().start()) {
+      Process cat = cli("cat", "--buffer-size", "1048576",
+          "gpudirect://127.0.0.1:" + server.port() + "/live.bin").start();
+      byte[] first = cat.getInputStream().readNBytes(1 << 20);
+      change.apply(root.resolve("live.bin"), 22);
+      byte[] rest = cat.getInputStream().readAllBytes();
+      String error = new String(cat.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+      assertTrue(cat.waitFor(60, TimeUnit.SECONDS));
+      assertEquals(1, cat.exitValue(), change + ": " + error);
+      byte[] written = Arrays.copyOf(first, first.length + rest.length);
+      System.arraycopy(rest, 0, written, first.length, rest.length);
+      assertTrue(written.length >= 1 << 20 && written.length < data.length, change + ": " + written.length);
+      assertArrayEquals(Arrays.copyOf(data, written.length), written, change + ": only old bytes");
+      assertTrue(error.contains("live.bin") && error.contains("changed"), error);
     }
   }
 

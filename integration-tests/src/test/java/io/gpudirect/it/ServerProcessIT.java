@@ -279,10 +279,12 @@ class ServerProcessIT {
   }
 
   /** The CRC32C that trails a READ payload. */
+  /** The CRC32C of a READ_DATA trailer, whose status must say the payload is good. */
   private static int trailer(ReadableByteChannel in) throws IOException {
     ByteBuffer b = ByteBuffer.allocate(ReadData.TRAILER_BYTES);
     Frames.readFully(in, b, false);
-    return b.flip().getInt();
+    assertEquals(ReadData.PAYLOAD_GOOD, b.flip().get(), "trailer status");
+    return b.getInt();
   }
 
   private static int crc(byte[] b) {

@@ -2,7 +2,9 @@ package io.gpudirect.client;
 
 import io.gpudirect.GpuDirectException;
 import io.gpudirect.protocol.Crc32cCombine;
+import io.gpudirect.protocol.ErrorCode;
 import io.gpudirect.protocol.ErrorResponse;
+import io.gpudirect.protocol.FileVersion;
 import io.gpudirect.protocol.FileMeta;
 import io.gpudirect.protocol.ListRequest;
 import io.gpudirect.protocol.ListResponse;
@@ -60,7 +62,10 @@ import org.slf4j.LoggerFactory;
  * <p>Reads are idempotent, so a chunk whose connection drops or whose CRC32C does not match
  * is retried (new connection, exponential backoff) up to {@code maxRetries} times. A chunk
  * that times out fails its read with {@link RequestTimeoutException}. Server refusals become
- * {@link RemoteFileException}s and are not retried.
+ * {@link RemoteFileException}s and are not retried. Every chunk names the file version the
+ * caller read from STAT or LIST, retries included, so a file that changes during a read fails
+ * it with {@link FileChangedException} (never bytes of both versions, never a retry into
+ * success).
  */
 public final class BlockClient implements RemoteStore {
   private static final Logger LOG = LoggerFactory.getLogger(BlockClient.class);
@@ -184,7 +189,7 @@ public final class BlockClient implements RemoteStore {
     // "access", not "stat": users ran cat, ls or a Spark read; stat is our own first step.
     Message m = control(path, "access '" + path + "'", id -> new StatRequest(id, path));
     FileMeta e = ((StatResponse) m).entry();
-    return new FileEntry(e.path(), e.length(), e.modifiedMillis(), e.directory());
+    return new FileEntry(e.path(), e.length(), e.modifiedMillis(), e.directory(), e.version());
   }
 
   /**
@@ -210,7 +215,7 @@ public final class BlockClient implements RemoteStore {
               + path + "' that does not go on in order: '" + e.path() + "' came after '" + after
               + "'. The server is broken or not a gpudirect server of this version");
         }
-        out.add(new FileEntry(e.path(), e.length(), e.modifiedMillis(), e.directory()));
+        out.add(new FileEntry(e.path(), e.length(), e.modifiedMillis(), e.directory(), e.version()));
         after = e.path();
       }
       if (page.last()) {
@@ -220,9 +225,9 @@ public final class BlockClient implements RemoteStore {
   }
 
   @Override
-  public CompletableFuture<Void> readAsync(String path, long offset, ByteBuffer dst) {
+  public CompletableFuture<Void> readAsync(String path, FileVersion version, long offset, ByteBuffer dst) {
     try {
-      return onWorker(readInternal(path, offset, dst, false, chunkLength(), null));
+      return onWorker(readInternal(path, version, offset, dst, false, chunkLength(), null));
     } catch (RuntimeException e) {
       return CompletableFuture.failedFuture(e);
     }
@@ -235,15 +240,16 @@ public final class BlockClient implements RemoteStore {
    * checksums.
    */
   @Override
-  public CompletableFuture<OptionalInt> readAsyncUnverified(String path, long offset, ByteBuffer dst) {
+  public CompletableFuture<OptionalInt> readAsyncUnverified(String path, FileVersion version, long offset,
+      ByteBuffer dst) {
     if (!config.checksums()) {
-      return readAsync(path, offset, dst).thenApply(v -> OptionalInt.empty());
+      return readAsync(path, version, offset, dst).thenApply(v -> OptionalInt.empty());
     }
     try {
       ByteBuffer bytes = dst.slice();
       int chunk = chunkLength();
       OptionalInt[] crcs = new OptionalInt[Math.max(1, (bytes.remaining() + chunk - 1) / chunk)];
-      return onWorker(readInternal(path, offset, dst, false, chunk, crcs)
+      return onWorker(readInternal(path, version, offset, dst, false, chunk, crcs)
           .thenApply(v -> combined(path, offset, bytes, chunk, crcs)));
     } catch (RuntimeException e) {
       return CompletableFuture.failedFuture(e);
@@ -292,9 +298,9 @@ public final class BlockClient implements RemoteStore {
   }
 
   @Override
-  public void read(String path, long offset, ByteBuffer dst) {
+  public void read(String path, FileVersion version, long offset, ByteBuffer dst) {
     try {
-      readInternal(path, offset, dst, true, chunkLength(), null).join();
+      readInternal(path, version, offset, dst, true, chunkLength(), null).join();
     } catch (CompletionException e) {
       throw rethrowable(unwrap(e));
     }
@@ -309,7 +315,7 @@ public final class BlockClient implements RemoteStore {
    * first registration failure is logged once and added to {@link #transportReason()}.
    */
   @Override
-  public boolean readIntoDevice(String path, long offset, long address, long length) {
+  public boolean readIntoDevice(String path, FileVersion version, long offset, long address, long length) {
     checkOpen();
     if (!(transport instanceof RdmaTransport) || deviceRegistrationFailure != null || length == 0) {
       return false;
@@ -333,7 +339,7 @@ public final class BlockClient implements RemoteStore {
       return false;
     }
     try {
-      readIntoRange(path, offset, range, address, length).join();
+      readIntoRange(path, version, offset, range, address, length).join();
     } catch (CompletionException e) {
       throw rethrowable(unwrap(e));
     } finally {
@@ -342,7 +348,7 @@ public final class BlockClient implements RemoteStore {
     return true;
   }
 
-  private CompletableFuture<Void> readIntoRange(String path, long offset, RegisteredRange range,
+  private CompletableFuture<Void> readIntoRange(String path, FileVersion version, long offset, RegisteredRange range,
       long address, long length) {
     long start = System.nanoTime();
     List<CompletableFuture<Void>> parts = new ArrayList<>();
@@ -357,7 +363,7 @@ public final class BlockClient implements RemoteStore {
       if (part == null) {
         break;
       }
-      sendChunk(new Chunk(path, offset + (piece[0] - address), len,
+      sendChunk(new Chunk(path, version, offset + (piece[0] - address), len,
           new DeviceTarget(range, piece[0]), part, failed), 0, false);
     }
     return CompletableFuture.allOf(parts.toArray(new CompletableFuture<?>[0]))
@@ -423,11 +429,11 @@ public final class BlockClient implements RemoteStore {
    * read, that saves waking the connection's reader thread and then this one. With
    * {@code unverifiedCrcs}, each chunk's CRC32C is kept there, unchecked, in chunk order.
    */
-  private CompletableFuture<Void> readInternal(String path, long offset, ByteBuffer dst,
-      boolean callerWaits, int chunk, OptionalInt[] unverifiedCrcs) {
+  private CompletableFuture<Void> readInternal(String path, FileVersion version, long offset,
+      ByteBuffer dst, boolean callerWaits, int chunk, OptionalInt[] unverifiedCrcs) {
     checkOpen();
-    if (path == null) {
-      throw new IllegalArgumentException("path must not be null");
+    if (path == null || version == null) {
+      throw new IllegalArgumentException("path and version must not be null");
     }
     if (offset < 0) {
       throw new IllegalArgumentException("Cannot read '" + path + "' from gpudirect server "
@@ -451,7 +457,8 @@ public final class BlockClient implements RemoteStore {
       ByteBuffer slice = target.slice(off, len);
       Target into = unverifiedCrcs == null ? new HostTarget(slice)
           : new UnverifiedHostTarget(slice, unverifiedCrcs, off / chunk);
-      sendChunk(new Chunk(path, offset + off, len, into, part, failed), 0, callerWaits && len == total);
+      sendChunk(new Chunk(path, version, offset + off, len, into, part, failed), 0,
+          callerWaits && len == total);
       off += len;
     } while (off < total && !failed.get());
 
@@ -477,8 +484,8 @@ public final class BlockClient implements RemoteStore {
   }
 
   /** One request of a read; {@code readFailed} is set once any chunk of the same read failed. */
-  private record Chunk(String path, long offset, int length, Target target, CompletableFuture<Void> done,
-      AtomicBoolean readFailed) {}
+  private record Chunk(String path, FileVersion version, long offset, int length, Target target,
+      CompletableFuture<Void> done, AtomicBoolean readFailed) {}
 
   /** Where a chunk lands, and how a connection puts it there. */
   private interface Target {
@@ -532,7 +539,8 @@ public final class BlockClient implements RemoteStore {
       retryOrFail(c, attempt, e);
       return;
     }
-    ReadRequest request = new ReadRequest(requestIds.incrementAndGet(), c.path, c.offset, c.length);
+    ReadRequest request = new ReadRequest(requestIds.incrementAndGet(), c.path, c.version, c.offset,
+        c.length);
     AtomicBoolean timedOut = new AtomicBoolean();
     CompletableFuture<Void> f;
     try {
@@ -589,8 +597,8 @@ public final class BlockClient implements RemoteStore {
       }
       return;
     }
-    c.done.completeExceptionally(finalError(err, c.path, "read '" + c.path + "' at offset "
-        + c.offset + " (" + c.length + " bytes)", attempt + 1));
+    c.done.completeExceptionally(finalError(err, c.path, c.version, "read '" + c.path
+        + "' at offset " + c.offset + " (" + c.length + " bytes)", attempt + 1));
   }
 
   // ---- control requests (stat, list)
@@ -646,7 +654,7 @@ public final class BlockClient implements RemoteStore {
       boolean retryable = err instanceof ConnectionLostException
           || (err instanceof TransportException && !(err instanceof RequestTimeoutException));
       if (!retryable || attempt >= config.maxRetries() || closed) {
-        throw rethrowable(finalError(err, path, what, attempt + 1));
+        throw rethrowable(finalError(err, path, FileVersion.ANY, what, attempt + 1));
       }
       retries.incrementAndGet();
       sleepNanos(backoffNanos(attempt));
@@ -787,7 +795,12 @@ public final class BlockClient implements RemoteStore {
 
   // ---- errors and helpers
 
-  private GpuDirectException finalError(Throwable err, String path, String what, int attempts) {
+  private GpuDirectException finalError(Throwable err, String path, FileVersion version,
+      String what, int attempts) {
+    if (err instanceof ServerErrorException s && s.code() == ErrorCode.FILE_CHANGED) {
+      return new FileChangedException(serverName, path, version, "Cannot " + what
+          + " on gpudirect server " + serverName + ": " + s.getMessage(), s);
+    }
     if (err instanceof ServerErrorException s) {
       return new RemoteFileException(s.code(), serverName, path, "Cannot " + what
           + " on gpudirect server " + serverName + ": " + s.getMessage(), s);

@@ -1,5 +1,6 @@
 package io.gpudirect.client;
 
+import io.gpudirect.protocol.FileVersion;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.List;
@@ -37,27 +38,45 @@ public interface RemoteStore extends AutoCloseable {
   List<FileEntry> list(String path);
 
   /**
-   * Fills {@code dst} from its position to its limit with the file's bytes starting at
-   * {@code offset}, and advances its position. The buffer stays owned by the caller; the
-   * store writes into it only until the returned future completes. Direct buffers are read
-   * into straight from the socket; heap buffers cost one more copy.
+   * Fills {@code dst} from its position to its limit with the bytes of {@code version} of the
+   * file (from {@link #stat} or {@link #list}) starting at {@code offset}, and advances its
+   * position. The buffer stays owned by the caller; the store writes into it only until the
+   * returned future completes. Direct buffers are read into straight from the socket; heap
+   * buffers cost one more copy.
    *
-   * <p>Fails with an error naming the file when the range runs past the end of the file.
+   * <p>Fails with an error naming the file when the range runs past the end of the file, and
+   * with {@link FileChangedException} when the file is no longer {@code version} (or changes
+   * while being read): then none of {@code dst}'s bytes may be used.
    */
-  CompletableFuture<Void> readAsync(String path, long offset, ByteBuffer dst);
+  CompletableFuture<Void> readAsync(String path, FileVersion version, long offset, ByteBuffer dst);
 
   /**
-   * As {@link #readAsync}, but the bytes' checksum is left to the caller, who checks it where
-   * the bytes go next (the GPU, in device memory, where checking costs the CPU nothing): the
-   * future gives the CRC32C the server sent for all of them. Empty when there is none to hand
-   * over; the store then checked the bytes itself, as {@code readAsync} does.
+   * As {@link #readAsync(String, FileVersion, long, ByteBuffer)} of whatever the path names
+   * when each chunk arrives: for one-off reads only, since a read of several chunks of a file
+   * being rewritten may then mix versions.
    */
-  default CompletableFuture<OptionalInt> readAsyncUnverified(String path, long offset, ByteBuffer dst) {
-    return readAsync(path, offset, dst).thenApply(v -> OptionalInt.empty());
+  default CompletableFuture<Void> readAsync(String path, long offset, ByteBuffer dst) {
+    return readAsync(path, FileVersion.ANY, offset, dst);
   }
 
-  /** Blocking form of {@link #readAsync}. */
-  void read(String path, long offset, ByteBuffer dst);
+  /**
+   * As {@link #readAsync(String, FileVersion, long, ByteBuffer)}, but the bytes' checksum is
+   * left to the caller, who checks it where the bytes go next (the GPU, in device memory,
+   * where checking costs the CPU nothing): the future gives the CRC32C the server sent for all
+   * of them. Empty when there is none to hand over; the store then checked the bytes itself.
+   */
+  default CompletableFuture<OptionalInt> readAsyncUnverified(String path, FileVersion version,
+      long offset, ByteBuffer dst) {
+    return readAsync(path, version, offset, dst).thenApply(v -> OptionalInt.empty());
+  }
+
+  /** Blocking form of {@link #readAsync(String, FileVersion, long, ByteBuffer)}. */
+  void read(String path, FileVersion version, long offset, ByteBuffer dst);
+
+  /** Blocking form of {@link #readAsync(String, long, ByteBuffer)}: any version. */
+  default void read(String path, long offset, ByteBuffer dst) {
+    read(path, FileVersion.ANY, offset, dst);
+  }
 
   /** Counters since this store was opened. */
   TransferStats stats();
@@ -66,11 +85,13 @@ public interface RemoteStore extends AutoCloseable {
   void close();
 
   /**
-   * Reads {@code length} bytes of {@code path} from {@code offset} straight into device memory
-   * at {@code deviceAddress}, when this store can (RDMA into registered GPU memory); returns
-   * false, having read nothing, when it cannot, and the caller stages through host memory.
+   * Reads {@code length} bytes of {@code version} of {@code path} from {@code offset} straight
+   * into device memory at {@code deviceAddress}, when this store can (RDMA into registered GPU
+   * memory); returns false, having read nothing, when it cannot, and the caller stages through
+   * host memory.
    */
-  default boolean readIntoDevice(String path, long offset, long deviceAddress, long length) {
+  default boolean readIntoDevice(String path, FileVersion version, long offset, long deviceAddress,
+      long length) {
     return false;
   }
 }

@@ -8,6 +8,7 @@ import io.gpudirect.client.RemoteStore;
 import io.gpudirect.gpu.CopyEngine;
 import io.gpudirect.gpu.PinnedChunk;
 import io.gpudirect.gpu.PinnedChunkPool;
+import io.gpudirect.protocol.FileVersion;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -27,6 +28,10 @@ import org.slf4j.LoggerFactory;
  * copy of one chunk overlapping the arrival of the next; host reads (footers) go straight
  * into cuDF's host buffer.
  *
+ * <p>Every read names the file's version (from the listing or stat that gave its size), so a
+ * file that changes while cuDF reads it fails the read with {@code FileChangedException}
+ * rather than handing cuDF bytes of two versions.
+ *
  * <p>The store, pool and engine are shared and stay open; this source owns none of them.
  */
 public final class RemoteFileDataSource extends ai.rapids.cudf.DataSource {
@@ -34,13 +39,16 @@ public final class RemoteFileDataSource extends ai.rapids.cudf.DataSource {
 
   private final RemoteStore store;
   private final String path;
+  private final FileVersion version;
   private final long size;
   private final PinnedChunkPool pool;
   private final CopyEngine engine;
 
-  public RemoteFileDataSource(RemoteStore store, String path, long size, PinnedChunkPool pool, CopyEngine engine) {
+  public RemoteFileDataSource(RemoteStore store, String path, FileVersion version, long size,
+      PinnedChunkPool pool, CopyEngine engine) {
     this.store = store;
     this.path = path;
+    this.version = version;
     this.size = size;
     this.pool = pool;
     this.engine = engine;
@@ -85,7 +93,7 @@ public final class RemoteFileDataSource extends ai.rapids.cudf.DataSource {
     long n = clamp(offset, dest.getLength());
     // GPUDirect RDMA: the NIC writes into dest, no host copy. False when the store cannot
     // (TCP, or GPU memory not registrable); then socket -> pinned chunk -> GPU below.
-    if (n > 0 && store.readIntoDevice(path, offset, dest.getAddress(), n)) {
+    if (n > 0 && store.readIntoDevice(path, version, offset, dest.getAddress(), n)) {
       return n;
     }
     boolean checkOnDevice = engine.checksumsOnDevice();
@@ -149,8 +157,8 @@ public final class RemoteFileDataSource extends ai.rapids.cudf.DataSource {
     PinnedChunk chunk = pool.acquire();
     ByteBuffer view = chunk.view().limit(p.length());
     CompletableFuture<OptionalInt> read = checkOnDevice
-        ? store.readAsyncUnverified(path, p.fileOffset(), view)
-        : store.readAsync(path, p.fileOffset(), view).thenApply(v -> OptionalInt.empty());
+        ? store.readAsyncUnverified(path, version, p.fileOffset(), view)
+        : store.readAsync(path, version, p.fileOffset(), view).thenApply(v -> OptionalInt.empty());
     // The socket fills the chunk; then the engine owns it and gives it back after the copy.
     return read.handle((crc, err) -> {
           if (err != null) {
@@ -183,7 +191,7 @@ public final class RemoteFileDataSource extends ai.rapids.cudf.DataSource {
     long done = 0;
     while (done < n) {
       int len = (int) Math.min(Integer.MAX_VALUE - 8, n - done);
-      store.read(path, offset + done, buffer.asByteBuffer(done, len));
+      store.read(path, version, offset + done, buffer.asByteBuffer(done, len));
       done += len;
     }
   }

@@ -11,7 +11,13 @@ public enum ErrorCode {
   IO_ERROR(7),
   UNSUPPORTED_VERSION(8),
   OUT_OF_RANGE(9),
-  SHUTTING_DOWN(10);
+  SHUTTING_DOWN(10),
+  /**
+   * A READ named a version of the file (from STAT or LIST) that the file no longer has: it was
+   * replaced, rewritten, truncated or deleted since. The message names the path and both
+   * versions. Not retried: the reader must start again from a new STAT or listing.
+   */
+  FILE_CHANGED(11);
 
   private final byte id;
 

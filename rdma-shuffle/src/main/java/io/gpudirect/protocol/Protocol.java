@@ -9,7 +9,8 @@ import java.nio.charset.StandardCharsets;
  * connection := MAGIC(4, each side, first) frame*
  * frame      := length:int32 (type byte + body, 1..MAX_FRAME_BYTES) type:int8 body
  * READ_DATA  := its frame, then exactly READ_DATA.length raw payload bytes (not in length),
- *               then the payload's CRC32C (int32) when CRC32C was negotiated
+ *               then status:int8 (0 good; 1 void, an ERROR for the request follows), then
+ *               the payload's CRC32C (int32) when CRC32C was negotiated
  * </pre>
  * All integers are big-endian; strings are int32 byte length + UTF-8.
  */
@@ -18,7 +19,9 @@ public final class Protocol {
   public static final byte[] MAGIC = {'G', 'P', 'D', 'R'};
   /**
    * 2: the READ_DATA checksum moved from the header to a trailer after the payload. 3: a LIST
-   * page continues after a path (a cursor) rather than at an index.
+   * page continues after a path (a cursor) rather than at an index; files have versions (STAT
+   * and LIST give them, READ and RDMA_READ name them, FILE_CHANGED refuses a READ of another),
+   * and the READ_DATA trailer starts with a status byte.
    */
   public static final int VERSION = 3;
 

@@ -3,13 +3,26 @@ package io.gpudirect.protocol;
 import java.nio.ByteBuffer;
 
 /**
- * Header of a READ answer. Exactly {@code length} raw payload bytes follow the frame, then,
- * when CRC32C was negotiated, a {@value #TRAILER_BYTES}-byte trailer: the CRC32C of the
- * payload, big-endian. The checksum trails the payload so that the server can start sending
- * at once and compute it on another core while sendfile runs.
+ * Header of a READ answer. Exactly {@code length} raw payload bytes follow the frame, then a
+ * trailer: a status byte ({@link #PAYLOAD_GOOD}, or {@link #PAYLOAD_VOID}: the client must
+ * discard the payload, and an {@link ErrorResponse} for the same request follows at once),
+ * then, when CRC32C was negotiated, the CRC32C of the payload, big-endian. The trailer follows
+ * the payload so that the server can start sending at once, compute the checksum on another
+ * core while sendfile runs, and check after the last byte went out that the file did not
+ * change under sendfile.
  */
 public record ReadData(long requestId, long offset, int length) implements Message {
-  public static final int TRAILER_BYTES = 4;
+  public static final byte PAYLOAD_GOOD = 0;
+  public static final byte PAYLOAD_VOID = 1;
+  public static final int STATUS_BYTES = 1;
+  public static final int CRC_BYTES = 4;
+  /** The longest trailer: status and CRC32C. */
+  public static final int TRAILER_BYTES = STATUS_BYTES + CRC_BYTES;
+
+  /** The trailer's length on a connection with or without CRC32C. */
+  public static int trailerBytes(boolean crc) {
+    return crc ? TRAILER_BYTES : STATUS_BYTES;
+  }
 
   @Override
   public MessageType type() {

@@ -3,11 +3,18 @@ package io.gpudirect.protocol;
 import java.nio.ByteBuffer;
 
 /**
- * Bytes {@code [offset, offset + length)} of a file. The server answers with {@link ReadData}
- * followed by exactly {@code length} payload bytes, or with an {@link ErrorResponse}.
+ * Bytes {@code [offset, offset + length)} of a file, of the file's {@code version} (from STAT
+ * or LIST; {@link FileVersion#ANY} for whatever the path names now). The server answers with
+ * {@link ReadData} followed by exactly {@code length} payload bytes and a trailer, or with an
+ * {@link ErrorResponse}: {@link ErrorCode#FILE_CHANGED} when the file is not that version.
  */
-public record ReadRequest(long requestId, String path, long offset, int length)
+public record ReadRequest(long requestId, String path, FileVersion version, long offset, int length)
     implements Message {
+  /** A READ of whatever the path names when it arrives ({@link FileVersion#ANY}). */
+  public ReadRequest(long requestId, String path, long offset, int length) {
+    this(requestId, path, FileVersion.ANY, offset, length);
+  }
+
   @Override
   public MessageType type() {
     return MessageType.READ;
@@ -15,13 +22,14 @@ public record ReadRequest(long requestId, String path, long offset, int length)
 
   @Override
   public int encodedLength() {
-    return 8 + Wire.stringLength(path) + 8 + 4;
+    return 8 + Wire.stringLength(path) + version.encodedLength() + 8 + 4;
   }
 
   @Override
   public void encode(ByteBuffer buf) {
     buf.putLong(requestId);
     Wire.putString(buf, path);
+    version.encode(buf);
     buf.putLong(offset);
     buf.putInt(length);
   }
@@ -29,8 +37,9 @@ public record ReadRequest(long requestId, String path, long offset, int length)
   public static ReadRequest decode(ByteBuffer buf) {
     long id = buf.getLong();
     String path = Wire.getString(buf, Protocol.MAX_PATH_BYTES, "READ path");
+    FileVersion version = FileVersion.decode(buf, "READ version");
     long offset = Wire.nonNegative(buf.getLong(), "READ offset");
     int length = (int) Wire.nonNegative(buf.getInt(), "READ length");
-    return new ReadRequest(id, path, offset, length);
+    return new ReadRequest(id, path, version, offset, length);
   }
 }

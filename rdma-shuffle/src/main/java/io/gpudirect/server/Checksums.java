@@ -34,6 +34,21 @@ final class Checksums {
     return POOL.submit(() -> blocks.crc(fc, version, offset, length));
   }
 
+  /**
+   * Waits for a checksum no one will use (its payload was voided), so that the channel it
+   * reads is free again; 0 if it failed.
+   */
+  static int awaitQuietly(Future<Integer> checksum) {
+    try {
+      return checksum.get();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return 0;
+    } catch (ExecutionException e) {
+      return 0;
+    }
+  }
+
   static int await(Future<Integer> checksum, Path file) throws IOException {
     try {
       return checksum.get();

@@ -6,6 +6,7 @@ import io.gpudirect.protocol.ListResponse;
 import io.gpudirect.protocol.ListingOrder;
 import io.gpudirect.protocol.Protocol;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -30,8 +31,6 @@ final class DirectoryWalk {
    * directory of many empty subdirectories is still read once per this many of them.
    */
   private static final int MIN_BATCH = 256;
-  /** An entry's bytes on the wire besides its path's UTF-8. */
-  private static final int FIXED_ENTRY_BYTES = ListResponse.entryLength(new FileMeta("", 0, 0, false));
   private final int maxEntries;
   private final int maxBytes;
   private final List<FileMeta> page = new ArrayList<>();
@@ -128,7 +127,7 @@ final class DirectoryWalk {
             enter(dir, name, p, List.of(), 0);
           }
         } else {
-          add(new FileMeta(p, e.size(), e.modifiedMillis(), false));
+          add(new FileMeta(p, e.size(), e.modifiedMillis(), false, e.version()));
         }
         if (full) {
           return;
@@ -188,10 +187,10 @@ final class DirectoryWalk {
   }
 
   private void add(FileMeta entry) {
-    int n = ListResponse.entryLength(entry);
-    if (n - FIXED_ENTRY_BYTES > Protocol.MAX_PATH_BYTES) {
+    if (entry.path().getBytes(StandardCharsets.UTF_8).length > Protocol.MAX_PATH_BYTES) {
       return; // a path no request could name: not listed
     }
+    int n = ListResponse.entryLength(entry);
     if (bytes + n > maxBytes) {
       full = true;
       return;

@@ -1,10 +1,15 @@
 package io.gpudirect.server;
 
 import io.gpudirect.protocol.ErrorCode;
+import io.gpudirect.protocol.FileVersion;
 import io.gpudirect.server.RootDirectory.FoundFile;
-import java.nio.channels.FileChannel;
+import java.io.IOException;
+import java.nio.file.attribute.BasicFileAttributes;
 
-/** The checks every READ passes, whatever carries it: length limit, path, file, range. */
+/**
+ * The checks every READ passes, whatever carries it: length limit, path, file, version, range;
+ * and, once its bytes are read or sent, that the file read did not change meanwhile.
+ */
 final class FileRanges {
   private FileRanges() {}
 
@@ -14,6 +19,42 @@ final class FileRanges {
       throw new RequestRefusedException(ErrorCode.LIMIT_EXCEEDED, "READ of " + length
           + " bytes of " + RootDirectory.show(path) + " exceeds the limit of server "
           + server.address() + ": " + server.maxReadLength() + " bytes per request");
+    }
+  }
+
+  /**
+   * What to throw when the walk to a READ's file refused it ({@code e}): a READ of a named
+   * version whose file is gone is told that the file changed, not that it never was.
+   */
+  static RequestRefusedException notOpened(BlockServer server, String path, FileVersion expected,
+      RequestRefusedException e) {
+    if (expected.isChecked() && e.code() == ErrorCode.NOT_FOUND) {
+      return changed(server, path, expected, "no file (deleted or renamed away)", e);
+    }
+    return e;
+  }
+
+  /**
+   * Refuses a READ of {@code expected} when {@code file} is another version. The version is
+   * compared with the attributes of the race-safe walk that found the file ({@code fstatat}
+   * relative to the directory it opened: {@link RootDirectory#openFile}), never with a second
+   * lookup by path from the root, which a swapped directory could lead elsewhere; it costs no
+   * system call of its own. When the name held another file after the open than before it (a
+   * rename raced the open), the walk's attributes are not the opened file's: refused too.
+   */
+  static void checkVersion(BlockServer server, String path, FileVersion expected,
+      OpenFiles.OpenFile file) {
+    if (!expected.isChecked()) {
+      return;
+    }
+    BasicFileAttributes a = file.attributes();
+    if (file.fileKey() == null && a.fileKey() != null) {
+      throw changed(server, path, expected, "another file (renamed over while it was opened)",
+          null);
+    }
+    FileVersion found = FileVersion.of(a);
+    if (!found.equals(expected)) {
+      throw changed(server, path, expected, found.describe(), null);
     }
   }
 
@@ -27,18 +68,95 @@ final class FileRanges {
   }
 
   /**
-   * The regular file {@code path} names below the root, opened ({@link RootDirectory#openFile})
-   * and checked to hold {@code [offset, offset + length)}; the caller closes it.
+   * The regular file {@code path} names below the root, opened ({@link RootDirectory#openFile}),
+   * checked to be version {@code expected} and to hold {@code [offset, offset + length)}; the
+   * caller closes its channel. For reads that keep no files open between requests (RDMA).
    */
-  static FileChannel open(BlockServer server, String path, long offset, int length) {
+  static OpenFiles.OpenFile open(BlockServer server, String path, FileVersion expected,
+      long offset, int length) {
     checkLength(server, path, length);
-    FoundFile file = server.root().openFile(RequestedPath.of(path), null, null);
+    RequestedPath requested = RequestedPath.of(path);
+    FoundFile found;
     try {
+      found = server.root().openFile(requested, null, null);
+    } catch (RequestRefusedException e) {
+      throw notOpened(server, path, expected, e);
+    }
+    try {
+      OpenFiles.OpenFile file = new OpenFiles.OpenFile(found.channel(), found.size(),
+          found.fileKey(), found.attributes(), requested.normalized());
+      checkVersion(server, path, expected, file);
       checkRange(path, offset, length, file.size());
-      return file.channel();
+      return file;
     } catch (RuntimeException e) {
-      file.close();
+      found.close();
       throw e;
     }
+  }
+
+  /**
+   * Refuses the READ whose bytes were just read or sent from {@code file} when that file
+   * changed meanwhile: its size or modification time is no longer what the check before saw.
+   *
+   * <p>Why after: {@code pread} and {@code sendfile} copy from the page cache while a writer
+   * may be writing into it, so bytes of one answer can come from before and after a write; the
+   * check before the read cannot see a write that lands during it. Every write updates the
+   * modification time before it copies its data (file_update_time), so a write that touched the
+   * bytes sent is seen here.
+   *
+   * <p>What is looked at is the opened file itself, not whatever the path names now. Java
+   * gives no {@code fstat} of an open file beyond its size, so the path is walked again as
+   * every READ walks it ({@link RootDirectory#attributesNow}: {@code fstatat} relative to the
+   * opened directories, nothing followed; {@code kept}, the connection's directories, spares
+   * the opens), and its attributes are taken only when the name still holds the very file
+   * read (same file key; the open descriptor keeps the inode, so its number cannot be reused
+   * meanwhile). A lookup by path from the root would reopen the race the walk closes: a
+   * directory swapped for a symlink would make it stat, and name in its error, a file outside
+   * the root. When the name holds another file or none (renamed over, as {@code mv} does, or
+   * deleted), the bytes came from the old inode, which the descriptor kept reading: they are
+   * one version, the one checked before, and the next READ's walk finds the new file and is
+   * refused there. Only the size of the old inode can still be checked ({@code fstat} through
+   * the channel): a write in place into it during the read that also renamed it away goes
+   * unseen.
+   */
+  static void checkUnchanged(BlockServer server, String path, FileVersion expected,
+      OpenFiles.OpenFile file, RootDirectory.KeptDirectories kept) {
+    BasicFileAttributes before = file.attributes();
+    String found;
+    BasicFileAttributes now;
+    try {
+      now = server.root().attributesNow(RequestedPath.of(path), kept);
+    } catch (RequestRefusedException gone) {
+      now = null;
+    }
+    if (now != null && file.fileKey() != null && file.fileKey().equals(now.fileKey())) {
+      // Compared as attributes, not as FileVersions: no text made per READ.
+      if (now.size() == before.size() && now.lastModifiedTime().equals(before.lastModifiedTime())) {
+        return;
+      }
+      found = FileVersion.of(now).describe();
+    } else {
+      long size;
+      try {
+        size = file.channel().size();
+      } catch (IOException e) {
+        throw new RequestRefusedException(ErrorCode.IO_ERROR,
+            "Cannot read the size of " + RootDirectory.show(path) + ": " + e, e);
+      }
+      if (size == file.size()) {
+        return;
+      }
+      found = size + " bytes";
+    }
+    throw changed(server, path, expected.isChecked() ? expected : FileVersion.of(before),
+        found + ", while it was being read", null);
+  }
+
+  static RequestRefusedException changed(BlockServer server, String path, FileVersion expected,
+      String found, Throwable cause) {
+    return new RequestRefusedException(ErrorCode.FILE_CHANGED, "File " + RootDirectory.show(path)
+        + " on gpudirect server " + server.address() + " changed since it was opened: expected "
+        + expected.describe() + ", found " + found + "; no bytes of the changed file were used."
+        + " Read it again from the start (re-run the job) once its writer is done", cause);
   }
 }

@@ -1,5 +1,6 @@
 package io.gpudirect.server;
 
+import io.gpudirect.protocol.FileVersion;
 import java.io.IOException;
 import java.util.function.Consumer;
 
@@ -26,6 +27,9 @@ interface ListedDirectory extends AutoCloseable {
   @Override
   void close() throws IOException;
 
-  /** A file ({@code directory} false, with its size and modification time) or a directory. */
-  record Entry(boolean directory, long size, long modifiedMillis) {}
+  /**
+   * A file ({@code directory} false, with its size, modification time and version, all from the
+   * one look) or a directory ({@link FileVersion#ANY}).
+   */
+  record Entry(boolean directory, long size, long modifiedMillis, FileVersion version) {}
 }

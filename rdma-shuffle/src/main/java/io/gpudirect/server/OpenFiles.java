@@ -47,7 +47,8 @@ final class OpenFiles implements RootDirectory.KeptDirectories, AutoCloseable {
    * An open file of a request and its size, valid until {@link #release}. {@code fileKey} is
    * the identity of the file the request's walk saw when the channel is known to have that
    * file open, null when that is not known (no file keys, or the name changed during the open).
-   * {@code path} is the normalised path below the root, for messages.
+   * {@code path} is the normalised path below the root, for messages. ({@link FileRanges#open}
+   * makes one for a read that keeps no files open, RDMA's: its caller closes the channel.)
    */
   record OpenFile(FileChannel channel, long size, Object fileKey,
       BasicFileAttributes attributes, String path) {}

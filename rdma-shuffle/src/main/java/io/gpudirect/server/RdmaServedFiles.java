@@ -1,5 +1,6 @@
 package io.gpudirect.server;
 
+import io.gpudirect.protocol.FileVersion;
 import io.gpudirect.transport.ServerErrorException;
 import io.gpudirect.transport.rdma.ServedFiles;
 import java.io.EOFException;
@@ -23,17 +24,18 @@ final class RdmaServedFiles implements ServedFiles {
   }
 
   @Override
-  public FileRange open(String path, long offset, int length) {
+  public FileRange open(String path, FileVersion version, long offset, int length) {
     server.countRequest();
-    FileChannel fc;
+    OpenFiles.OpenFile file;
     try {
-      fc = FileRanges.open(server, path, offset, length);
+      file = FileRanges.open(server, path, version, offset, length);
     } catch (RequestRefusedException e) {
       server.countError();
       throw new ServerErrorException(e.code(), e.getMessage());
     }
     server.readStarted();
     inFlight.incrementAndGet();
+    FileChannel fc = file.channel();
     return new FileRange() {
       @Override
       public void readFully(long position, ByteBuffer dst) throws IOException {
@@ -44,6 +46,16 @@ final class RdmaServedFiles implements ServedFiles {
             throw new EOFException("File " + path + " shrank while being read for " + peer);
           }
           at += n;
+        }
+      }
+
+      @Override
+      public void checkUnchanged() {
+        try {
+          FileRanges.checkUnchanged(server, path, version, file, null);
+        } catch (RequestRefusedException e) {
+          server.countError();
+          throw new ServerErrorException(e.code(), e.getMessage());
         }
       }
 

@@ -2,6 +2,7 @@ package io.gpudirect.server;
 
 import io.gpudirect.protocol.ErrorCode;
 import io.gpudirect.protocol.FileMeta;
+import io.gpudirect.protocol.FileVersion;
 import io.gpudirect.protocol.ListResponse;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
@@ -184,6 +185,21 @@ final class RootDirectory implements AutoCloseable {
     return new FoundFile(fc, size, before, key);
   }
 
+  /**
+   * The attributes of what {@code path}'s last name holds now, found as {@link #openFile} finds
+   * a file ({@code fstatat} relative to the directory the walk opened, nothing followed) but
+   * opening no file: for the check after a read, which looks for the file it read.
+   */
+  BasicFileAttributes attributesNow(RequestedPath path, KeptDirectories kept) {
+    if (path.isRoot()) {
+      throw notAFile(path.requested(), true);
+    }
+    try (Walk walk = new Walk(path, kept)) {
+      walk.toParent();
+      return attributes(walk.at, path.last(), path);
+    }
+  }
+
   FileMeta stat(String requested) {
     RequestedPath path = RequestedPath.of(requested);
     if (path.isRoot()) {
@@ -305,9 +321,10 @@ final class RootDirectory implements AutoCloseable {
       }
       // Links are not followed, FIFOs, sockets and devices not listed.
       if (a.isDirectory()) {
-        return new Entry(true, 0, a.lastModifiedTime().toMillis());
+        return new Entry(true, 0, a.lastModifiedTime().toMillis(), FileVersion.ANY);
       }
-      return a.isRegularFile() ? new Entry(false, a.size(), a.lastModifiedTime().toMillis())
+      return a.isRegularFile()
+          ? new Entry(false, a.size(), a.lastModifiedTime().toMillis(), FileVersion.of(a))
           : null;
     }
 
@@ -519,7 +536,8 @@ final class RootDirectory implements AutoCloseable {
 
   private static FileMeta meta(String relative, BasicFileAttributes a) {
     return new FileMeta(relative, a.isDirectory() ? 0 : a.size(),
-        a.lastModifiedTime().toMillis(), a.isDirectory());
+        a.lastModifiedTime().toMillis(), a.isDirectory(),
+        a.isDirectory() ? FileVersion.ANY : FileVersion.of(a));
   }
 
   private static RequestRefusedException notFound(String requested) {

@@ -372,13 +372,19 @@ final class ServerConnection implements Runnable {
 
   private void readCounted(ReadRequest r) throws IOException {
     FileRanges.checkLength(server, r.path(), r.length());
-    OpenFiles.OpenFile open = openFiles.acquire(server.root(), r.path());
+    OpenFiles.OpenFile open;
     try {
+      open = openFiles.acquire(server.root(), r.path());
+    } catch (RequestRefusedException e) {
+      throw FileRanges.notOpened(server, r.path(), r.version(), e);
+    }
+    try {
+      FileRanges.checkVersion(server, r.path(), r.version(), open);
       FileRanges.checkRange(r.path(), r.offset(), r.length(), open.size());
       if (r.length() <= SMALL_READ_BYTES) {
-        sendSmall(r, open.channel());
+        sendSmall(r, open);
       } else {
-        sendLarge(r, open.channel(), server.root().path().resolve(open.path()), version(open));
+        sendLarge(r, open, version(open));
       }
       server.countBytesSent(r.length());
     } finally {
@@ -391,10 +397,11 @@ final class ServerConnection implements Runnable {
    * sent as one write: header, payload and trailer. Three writes (header, sendfile, trailer)
    * cost three system calls here and up to three wake-ups of the client's reader, which for
    * 4 KiB was most of the time (docs/benchmarks.md). As nothing is sent before the bytes are
-   * in, a file that shrank or cannot be read is refused like any bad read, and the connection
-   * carries on.
+   * in, a file that shrank, changed while it was read or cannot be read is refused like any
+   * bad read, and the connection carries on.
    */
-  private void sendSmall(ReadRequest r, FileChannel fc) throws IOException {
+  private void sendSmall(ReadRequest r, OpenFiles.OpenFile open) throws IOException {
+    FileChannel fc = open.channel();
     ByteBuffer b = smallAnswer();
     int payloadEnd = READ_DATA_FRAME + r.length();
     b.clear().position(READ_DATA_FRAME).limit(payloadEnd);
@@ -412,12 +419,15 @@ final class ServerConnection implements Runnable {
       throw new RequestRefusedException(ErrorCode.IO_ERROR,
           "Cannot read " + RootDirectory.show(r.path()) + ": " + e, e);
     }
+    FileRanges.checkUnchanged(server, r.path(), r.version(), open, openFiles);
     int end = payloadEnd;
+    b.limit(b.capacity()).put(end, ReadData.PAYLOAD_GOOD);
+    end += ReadData.STATUS_BYTES;
     if (crc) {
       checksum.reset();
       checksum.update(b.position(READ_DATA_FRAME).limit(payloadEnd));
-      b.limit(b.capacity()).putInt(payloadEnd, (int) checksum.getValue());
-      end += ReadData.TRAILER_BYTES;
+      b.limit(b.capacity()).putInt(end, (int) checksum.getValue());
+      end += ReadData.CRC_BYTES;
     }
     putHeader(b.clear(), r);
     writeFully(b.position(0).limit(end));
@@ -442,8 +452,25 @@ final class ServerConnection implements Runnable {
         a.lastModifiedTime().to(TimeUnit.NANOSECONDS));
   }
 
-  private void sendLarge(ReadRequest r, FileChannel fc, Path file, BlockChecksums.Version version)
+  /**
+   * A large answer: header, sendfile, trailer. The file is checked again after the payload
+   * went out ({@link FileRanges#checkUnchanged}); when it changed, the trailer voids the
+   * payload and the refusal follows it. The CRC32C cannot stand in for that check: it is
+   * computed from a second read of the file (or from block checksums cached before), not from
+   * the bytes sendfile sent, so a write during the transfer can make it match mixed bytes (both
+   * reads saw the same mix) as well as fail good ones. It guards the wire, not the version.
+   *
+   * <p>What is left: sendfile returns once its pages are queued on the socket, not sent, and
+   * TCP sends those page-cache pages themselves; a write after the check into pages still
+   * queued (at most a send and a receive buffer's worth) reaches the wire unseen here. The
+   * CRC32C then usually differs (it was read before, or comes from the block cache of the old
+   * contents), the client retries, and the retry is refused with FILE_CHANGED; without
+   * checksums it would pass. TLS copies the bytes before sending, so it has no such window.
+   */
+  private void sendLarge(ReadRequest r, OpenFiles.OpenFile open, BlockChecksums.Version version)
       throws IOException {
+    FileChannel fc = open.channel();
+    Path file = server.root().path().resolve(open.path());
     long end = r.offset() + r.length();
     writeFully(putHeader(largeHeader.clear(), r).flip());
     // The checksum is computed on another core while sendfile runs, and trails the payload;
@@ -460,9 +487,20 @@ final class ServerConnection implements Runnable {
       }
       pos += n;
     }
+    RequestRefusedException changed = null;
+    try {
+      FileRanges.checkUnchanged(server, r.path(), r.version(), open, openFiles);
+    } catch (RequestRefusedException e) {
+      changed = e;
+    }
+    largeTrailer.clear().put(changed == null ? ReadData.PAYLOAD_GOOD : ReadData.PAYLOAD_VOID);
     if (checksum != null) {
-      largeTrailer.clear().putInt(Checksums.await(checksum, file));
-      writeFully(largeTrailer.flip());
+      largeTrailer.putInt(changed == null ? Checksums.await(checksum, file)
+          : Checksums.awaitQuietly(checksum));
+    }
+    writeFully(largeTrailer.flip());
+    if (changed != null) {
+      throw changed;
     }
   }
 

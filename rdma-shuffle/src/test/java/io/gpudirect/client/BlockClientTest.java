@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.gpudirect.protocol.FileVersion;
 import io.gpudirect.GpuDirectException;
 import io.gpudirect.memory.BufferAllocator;
 import io.gpudirect.memory.HostBuffer;
@@ -147,7 +148,8 @@ class BlockClientTest {
   void statAndList() {
     try (BlockClient client = BlockClient.connect(address(server.port()), config().build())) {
       FileEntry f = client.stat("data/big.bin");
-      assertEquals(new FileEntry("data/big.bin", BIG, f.modifiedMillis(), false), f);
+      assertEquals(new FileEntry("data/big.bin", BIG, f.modifiedMillis(), false, f.version()), f);
+      assertEquals(BIG, f.version().size());
       assertTrue(client.stat("/data").directory());
       assertEquals(List.of("data/big.bin", "data/nested/small.bin", "top.bin"),
           client.list("/").stream().map(FileEntry::path).toList());
@@ -356,7 +358,7 @@ class BlockClientTest {
     int length = (1 << 20) + 5;
     try (BlockClient client = BlockClient.connect(address(server.port()), config().build());
         HostBuffer b = allocator.allocate(length)) {
-      OptionalInt crc = client.readAsyncUnverified("data/big.bin", 777, b.nioBuffer()).get(10, TimeUnit.SECONDS);
+      OptionalInt crc = client.readAsyncUnverified("data/big.bin", FileVersion.ANY, 777, b.nioBuffer()).get(10, TimeUnit.SECONDS);
       assertEquals(ByteBuffer.wrap(big, 777, length), b.nioBuffer());
       assertEquals(OptionalInt.of(crc32c(big, 777, length)), crc);
     }
@@ -366,7 +368,7 @@ class BlockClientTest {
              .corruptInsteadOfClose(Long.MAX_VALUE);
         BlockClient client = BlockClient.connect(address(once.port()), config().streams(1).build());
         HostBuffer b = allocator.allocate(length)) {
-      OptionalInt crc = client.readAsyncUnverified("data/big.bin", 0, b.nioBuffer()).get(10, TimeUnit.SECONDS);
+      OptionalInt crc = client.readAsyncUnverified("data/big.bin", FileVersion.ANY, 0, b.nioBuffer()).get(10, TimeUnit.SECONDS);
       assertEquals(1, once.faultsInjected());
       assertEquals(OptionalInt.of(crc32c(big, 0, length)), crc);
       assertNotEquals(crc32c(big, 0, length), crc32c(b.nioBuffer()));
@@ -376,7 +378,7 @@ class BlockClientTest {
     try (BlockClient client = BlockClient.connect(address(server.port()), config().checksums(false).build());
         HostBuffer b = allocator.allocate(4096)) {
       assertEquals(OptionalInt.empty(),
-          client.readAsyncUnverified("data/big.bin", 0, b.nioBuffer()).get(10, TimeUnit.SECONDS));
+          client.readAsyncUnverified("data/big.bin", FileVersion.ANY, 0, b.nioBuffer()).get(10, TimeUnit.SECONDS));
       assertEquals(ByteBuffer.wrap(big, 0, 4096), b.nioBuffer());
     }
   }

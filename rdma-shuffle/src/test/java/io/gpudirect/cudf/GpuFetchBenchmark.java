@@ -141,7 +141,7 @@ public final class GpuFetchBenchmark {
       ClientConfig config = ClientConfig.builder().streams(streams).chunkSize(chunk).maxBytesInFlight(window)
           .checksums(checksums).build();
       this.client = BlockClient.connect(new InetSocketAddress("127.0.0.1", server.port()), config);
-      this.source = new RemoteFileDataSource(client, "data.bin", bytes, pool, engine);
+      this.source = new RemoteFileDataSource(client, "data.bin", client.stat("data.bin").version(), bytes, pool, engine);
       this.device = device;
       this.bytes = bytes;
       this.label = String.format("%d streams, %d MiB, CRC32C %s", streams, chunk >> 20, label);

@@ -234,12 +234,13 @@ class RemoteFileDataSourceGpuTest {
   }
 
   private static RemoteFileDataSource source(BlockClient c, String path) {
-    return new RemoteFileDataSource(c, path, c.stat(path).length(), pool, engine);
+    FileEntry e = c.stat(path);
+    return new RemoteFileDataSource(c, path, e.version(), e.length(), pool, engine);
   }
 
   private static RemoteFileDataSource source(String path) {
     FileEntry e = client.stat(path);
-    return new RemoteFileDataSource(client, path, e.length(), pool, engine);
+    return new RemoteFileDataSource(client, path, e.version(), e.length(), pool, engine);
   }
 
 }

@@ -2,6 +2,7 @@ package io.gpudirect.testing;
 
 import io.gpudirect.protocol.Auth;
 import io.gpudirect.protocol.FileMeta;
+import io.gpudirect.protocol.FileVersion;
 import io.gpudirect.protocol.Frames;
 import io.gpudirect.protocol.Hello;
 import io.gpudirect.protocol.HelloAck;
@@ -77,7 +78,8 @@ public final class EndlessListingServer implements AutoCloseable {
         Thread.sleep(pageDelay.toMillis());
         List<FileMeta> page = new ArrayList<>(entriesPerPage);
         for (int i = 0; i < entriesPerPage; i++) {
-          page.add(new FileMeta(String.format(PREFIX + "%015d" + SUFFIX, next++), 1, 0, false));
+          page.add(new FileMeta(String.format(PREFIX + "%015d" + SUFFIX, next++), 1, 0, false,
+              FileVersion.ANY));
         }
         write(ch, Frames.encode(new ListResponse(l.requestId(), page, false)));
       }

@@ -30,6 +30,8 @@ public final class LoopbackCutter implements AutoCloseable {
   private volatile boolean corrupt;
   private volatile long corruptPeriod = Long.MAX_VALUE;
   private volatile long dripDelayMillis = -1;
+  private volatile boolean hold;
+  private volatile boolean released;
 
   public LoopbackCutter(int targetPort, long cutAfterBytes, int cutConnections) throws IOException {
     this.listener = new ServerSocket();
@@ -46,6 +48,21 @@ public final class LoopbackCutter implements AutoCloseable {
   public LoopbackCutter stallInsteadOfClose() {
     stall = true;
     return this;
+  }
+
+  /**
+   * At the byte limit, stop forwarding until {@link #release}, then forward the rest. The
+   * socket to the server gets a small fixed receive buffer, so that a server sending a large
+   * answer is held in its send call (sendfile) until then, not done with it.
+   */
+  public LoopbackCutter holdUntilReleased() {
+    hold = true;
+    return this;
+  }
+
+  /** Lets a connection held by {@link #holdUntilReleased} carry on. */
+  public void release() {
+    released = true;
   }
 
   /** After the byte limit, forward one byte every {@code delayMillis}: a peer that drips. */
@@ -95,7 +112,11 @@ public final class LoopbackCutter implements AutoCloseable {
         Socket client = listener.accept();
         Socket server;
         try {
-          server = new Socket("127.0.0.1", targetPort);
+          server = new Socket();
+          if (hold) {
+            server.setReceiveBufferSize(64 * 1024);
+          }
+          server.connect(new InetSocketAddress("127.0.0.1", targetPort));
         } catch (IOException refused) {
           // No server there (mid-restart): the client sees its connection closed.
           close(client);
@@ -117,9 +138,19 @@ public final class LoopbackCutter implements AutoCloseable {
       byte[] buf = new byte[8192];
       long sent = 0;
       try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
-        long max = corrupt || dripDelayMillis >= 0 ? Long.MAX_VALUE : limit;
+        long max = corrupt || dripDelayMillis >= 0 || hold ? Long.MAX_VALUE : limit;
         while (sent < max) {
           int want = (int) Math.min(buf.length, max - sent);
+          if (hold && limit != Long.MAX_VALUE) {
+            if (sent == limit) {
+              faults.incrementAndGet();
+              while (!released && !listener.isClosed()) {
+                Thread.sleep(5);
+              }
+            } else if (sent < limit) {
+              want = (int) Math.min(want, limit - sent);
+            }
+          }
           if (dripDelayMillis >= 0 && limit != Long.MAX_VALUE) {
             if (sent >= limit) {
               if (sent == limit) {
@@ -149,7 +180,7 @@ public final class LoopbackCutter implements AutoCloseable {
           out.write(buf, 0, n);
           sent += n;
         }
-        if (sent >= limit && limit != Long.MAX_VALUE && !corrupt && dripDelayMillis < 0) {
+        if (sent >= limit && limit != Long.MAX_VALUE && !corrupt && dripDelayMillis < 0 && !hold) {
           faults.incrementAndGet();
         }
         while (stall && !corrupt && sent >= limit && !listener.isClosed()) {

@@ -76,6 +76,7 @@ public final class LoopbackVerbsDouble implements Verbs {
   private volatile boolean shuffle = true;
   private final Object gate = new Object();
   private boolean writesHeld;
+  private final java.util.concurrent.atomic.AtomicInteger writesWaiting = new java.util.concurrent.atomic.AtomicInteger();
 
   @Override
   public String describe() {
@@ -100,6 +101,11 @@ public final class LoopbackVerbsDouble implements Verbs {
     synchronized (gate) {
       writesHeld = true;
     }
+  }
+
+  /** RDMA WRITEs posted and waiting at the gate of {@link #holdWrites()} now. */
+  public int writesWaiting() {
+    return writesWaiting.get();
   }
 
   public void releaseWrites() {
@@ -480,13 +486,18 @@ public final class LoopbackVerbsDouble implements Verbs {
 
     private void executeWrite(long wrId, long address, int length, int lkey, long remote, int rkey) {
       synchronized (gate) {
-        while (writesHeld && state == State.RTS) {
-          try {
-            gate.wait(50);
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return;
+        writesWaiting.incrementAndGet();
+        try {
+          while (writesHeld && state == State.RTS) {
+            try {
+              gate.wait(50);
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+              return;
+            }
           }
+        } finally {
+          writesWaiting.decrementAndGet();
         }
       }
       if (broken(wrId)) {

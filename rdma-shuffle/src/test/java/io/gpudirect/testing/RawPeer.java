@@ -21,6 +21,17 @@ public final class RawPeer implements AutoCloseable {
     channel.socket().setSoTimeout(5000);
   }
 
+  /**
+   * With a fixed receive buffer of {@code receiveBufferBytes} (which turns off the kernel's
+   * autotuning), so that a server sending a large answer blocks until this peer reads it.
+   */
+  public RawPeer(int port, int receiveBufferBytes) throws IOException {
+    channel = SocketChannel.open();
+    channel.socket().setReceiveBufferSize(receiveBufferBytes);
+    channel.connect(new InetSocketAddress("127.0.0.1", port));
+    channel.socket().setSoTimeout(5000);
+  }
+
   /** From {@code localAddress} (another loopback address, 127.0.0.2 say), to 127.0.0.1. */
   public RawPeer(String localAddress, int port) throws IOException {
     channel = SocketChannel.open();
@@ -67,11 +78,22 @@ public final class RawPeer implements AutoCloseable {
     return b.array();
   }
 
-  /** The CRC32C trailer that follows a READ payload. */
+  /** The trailer that follows a READ payload (CRC32C negotiated): its CRC32C, once its status says good. */
   public int checksumTrailer() throws IOException {
     ByteBuffer b = ByteBuffer.allocate(io.gpudirect.protocol.ReadData.TRAILER_BYTES);
     Frames.readFully(in(), b, false);
-    return b.flip().getInt();
+    byte status = b.flip().get();
+    if (status != io.gpudirect.protocol.ReadData.PAYLOAD_GOOD) {
+      throw new IOException("READ payload voided by the server (status " + status + ")");
+    }
+    return b.getInt();
+  }
+
+  /** The status byte of the trailer that follows a READ payload; its CRC32C is skipped. */
+  public byte trailerStatus() throws IOException {
+    ByteBuffer b = ByteBuffer.allocate(io.gpudirect.protocol.ReadData.TRAILER_BYTES);
+    Frames.readFully(in(), b, false);
+    return b.get(0);
   }
 
   private java.nio.channels.ReadableByteChannel in() throws IOException {

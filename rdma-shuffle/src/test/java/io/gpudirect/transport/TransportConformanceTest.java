@@ -10,10 +10,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.gpudirect.GpuDirectException;
 import io.gpudirect.protocol.ErrorCode;
+import io.gpudirect.protocol.FileVersion;
 import io.gpudirect.protocol.ReadRequest;
 import io.gpudirect.protocol.StatRequest;
 import io.gpudirect.protocol.StatResponse;
 import io.gpudirect.server.BlockServer;
+import io.gpudirect.testing.FileChanges;
 import io.gpudirect.testing.LoopbackCutter;
 import io.gpudirect.testing.TestFiles;
 import java.io.IOException;
@@ -33,6 +35,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * What every {@link Transport} must do, run against a real server. Each transport runs it by
@@ -329,6 +333,48 @@ public abstract class TransportConformanceTest {
         }
       }
       assertTrue(c.isOpen());
+    }
+  }
+
+  /**
+   * A file that changes between two reads of one version (the first part read, then the file
+   * changed, then the rest asked for) is refused at the very next read, small or large, with
+   * FILE_CHANGED naming the path; the connection carries on, and the new version reads right.
+   */
+  @ParameterizedTest
+  @EnumSource(FileChanges.class)
+  void aReadOfAChangedFileIsRefusedAtOnce(FileChanges change) throws Exception {
+    Path file = root.resolve("changing-" + change + ".bin");
+    byte[] before = FileChanges.writeSettled(file, 2 << 20, 23);
+    try (Connection c = connect()) {
+      String path = file.getFileName().toString();
+      FileVersion version = ((StatResponse) c.call(1, new StatRequest(1, path))
+          .get(5, TimeUnit.SECONDS)).entry().version();
+      assertEquals(2 << 20, version.size());
+      ByteBuffer first = ByteBuffer.allocateDirect(1 << 20);
+      c.read(new ReadRequest(2, path, version, 0, 1 << 20), first).get(5, TimeUnit.SECONDS);
+      assertEquals(ByteBuffer.wrap(before, 0, 1 << 20), first.flip());
+
+      byte[] after = change.apply(file, 29);
+
+      for (int length : new int[] {4096, 1 << 20}) {
+        long id = 3L + length;
+        ExecutionException e = assertThrows(ExecutionException.class, () -> c.read(
+            new ReadRequest(id, path, version, 1 << 19, length), ByteBuffer.allocateDirect(length))
+            .get(5, TimeUnit.SECONDS), change + ": a read of " + length + " bytes");
+        ServerErrorException refused = assertInstanceOf(ServerErrorException.class, e.getCause());
+        assertEquals(ErrorCode.FILE_CHANGED, refused.code(), refused.getMessage());
+        assertTrue(refused.getMessage().contains("'" + path + "'")
+            && refused.getMessage().contains(version.describe()), refused.getMessage());
+      }
+      assertTrue(c.isOpen(), "a refusal leaves the connection usable");
+      if (after.length > 4096) {
+        FileVersion now = ((StatResponse) c.call(9, new StatRequest(9, path))
+            .get(5, TimeUnit.SECONDS)).entry().version();
+        ByteBuffer fresh = ByteBuffer.allocateDirect(4096);
+        c.read(new ReadRequest(10, path, now, 0, 4096), fresh).get(5, TimeUnit.SECONDS);
+        assertEquals(ByteBuffer.wrap(after, 0, 4096), fresh.flip());
+      }
     }
   }
 }

@@ -120,12 +120,12 @@ class TransportSelectorTest {
     try (BlockClient c = client(rdmaServer, "auto")) {
       // An address with no memory behind it, as GPU memory is to a NIC without nvidia-peermem.
       long unregistrable = 0x7f7f_0000_0000_0000L;
-      assertFalse(c.readIntoDevice("d.bin", 0, unregistrable, 4096));
+      assertFalse(c.readIntoDevice("d.bin", io.gpudirect.protocol.FileVersion.ANY, 0, unregistrable, 4096));
       assertEquals("rdma", c.transport(), "reads still go over RDMA, into pinned host chunks");
       assertTrue(c.transportReason().contains("GPU memory cannot be registered"), c.transportReason());
       assertTrue(c.transportReason().contains("pinned host chunks, then a copy to the GPU"), c.transportReason());
       String once = c.transportReason();
-      assertFalse(c.readIntoDevice("d.bin", 0, unregistrable, 4096));
+      assertFalse(c.readIntoDevice("d.bin", io.gpudirect.protocol.FileVersion.ANY, 0, unregistrable, 4096));
       assertEquals(once, c.transportReason(), "the step is recorded once");
     }
   }
@@ -133,7 +133,7 @@ class TransportSelectorTest {
   @Test
   void overTcpThereIsNoDeviceRead() {
     try (BlockClient c = client(rdmaServer, "tcp")) {
-      assertFalse(c.readIntoDevice("d.bin", 0, 0x1000, 4096));
+      assertFalse(c.readIntoDevice("d.bin", io.gpudirect.protocol.FileVersion.ANY, 0, 0x1000, 4096));
     }
   }
 

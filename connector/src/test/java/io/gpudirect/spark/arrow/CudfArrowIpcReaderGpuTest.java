@@ -150,10 +150,11 @@ class CudfArrowIpcReaderGpuTest {
   }
 
   private static CudfArrowIpcReader reader(String path, boolean stream) {
-    long size = client.stat(path).length();
+    io.gpudirect.client.FileEntry file = client.stat(path);
+    long size = file.length();
     GpuResources gpu = GpuResources.shared();
-    RemoteFileDataSource source = new RemoteFileDataSource(client, path, size, gpu.pool(), gpu.engine());
-    return new CudfArrowIpcReader(new RemoteFileChannel(client, path, size), size, path, stream,
+    RemoteFileDataSource source = new RemoteFileDataSource(client, path, file.version(), size, gpu.pool(), gpu.engine());
+    return new CudfArrowIpcReader(new RemoteFileChannel(client, path, file.version(), size), size, path, stream,
         (offset, dst) -> source.deviceRead(offset, dst, Cuda.DEFAULT_STREAM));
   }
 

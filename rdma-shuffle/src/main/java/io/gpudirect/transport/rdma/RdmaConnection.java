@@ -176,7 +176,7 @@ public final class RdmaConnection implements Connection {
         target = bounce.nioBuffer();
       }
       region = register(target);
-      RdmaRead r = new RdmaRead(request.requestId(), request.path(), request.offset(),
+      RdmaRead r = new RdmaRead(request.requestId(), request.path(), request.version(), request.offset(),
           request.length(), region.address(), region.rkey());
       submit(new Pending(r, future, region, bounce, dst, crc ? target : null));
     } catch (RuntimeException e) {
@@ -211,7 +211,7 @@ public final class RdmaConnection implements Connection {
       return CompletableFuture.failedFuture(f);
     }
     CompletableFuture<Void> future = new CompletableFuture<>();
-    submit(new Pending(new RdmaRead(request.requestId(), request.path(), request.offset(),
+    submit(new Pending(new RdmaRead(request.requestId(), request.path(), request.version(), request.offset(),
         request.length(), address, rkey), future, null, null, null, null));
     return future;
   }

@@ -162,7 +162,7 @@ final class RdmaServerSession {
   private void serve(RdmaRead r) {
     ServedFiles.FileRange range;
     try {
-      range = offer.files.open(r.path(), r.offset(), r.length());
+      range = offer.files.open(r.path(), r.version(), r.offset(), r.length());
     } catch (ServerErrorException e) {
       answer(new ErrorResponse(r.requestId(), e.code(), e.getMessage()));
       return;
@@ -188,9 +188,15 @@ final class RdmaServerSession {
         range.sent(n);
         done += n;
       }
+      // The CRC is of the bytes written, so it matches a mix of two versions just as well:
+      // only this check after the last read of the file tells the client not to use them.
+      range.checkUnchanged();
       // The read stays in flight (for a draining server) until its answer has gone out.
       handedOver = answer(new RdmaReadDone(r.requestId(), r.length(), crc != null,
           crc == null ? 0 : (int) crc.getValue()), range);
+    } catch (ServerErrorException e) {
+      // The WRITEs have landed; the client fails the whole read on this answer.
+      answer(new ErrorResponse(r.requestId(), e.code(), e.getMessage()));
     } catch (java.io.IOException e) {
       // Some WRITEs may have landed; the client fails the whole read on this answer.
       answer(new ErrorResponse(r.requestId(), ErrorCode.IO_ERROR, "Cannot read " + r.path()

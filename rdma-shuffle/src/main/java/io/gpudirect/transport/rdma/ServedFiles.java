@@ -1,5 +1,6 @@
 package io.gpudirect.transport.rdma;
 
+import io.gpudirect.protocol.FileVersion;
 import io.gpudirect.transport.ServerErrorException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -11,10 +12,11 @@ import java.nio.ByteBuffer;
  */
 public interface ServedFiles {
   /**
-   * Checks and opens {@code [offset, offset + length)} of {@code path}; throws
-   * {@link ServerErrorException} with the code and a message naming the path when refused.
+   * Checks and opens {@code [offset, offset + length)} of {@code path}, which must still be
+   * {@code version} ({@link FileVersion#ANY}: any); throws {@link ServerErrorException} with
+   * the code and a message naming the path when refused.
    */
-  FileRange open(String path, long offset, int length);
+  FileRange open(String path, FileVersion version, long offset, int length);
 
   /** A failure of the RDMA side of this connection, for the server's counters and log. */
   void failed(String why);
@@ -23,6 +25,12 @@ public interface ServedFiles {
   interface FileRange extends AutoCloseable {
     /** Fills {@code dst} from {@code position} (relative to the range's file offset). */
     void readFully(long position, ByteBuffer dst) throws IOException;
+
+    /**
+     * After the last byte was read: throws {@link ServerErrorException} ({@code FILE_CHANGED})
+     * when the file changed since {@link #open} checked it, so the bytes may mix two versions.
+     */
+    void checkUnchanged();
 
     /** {@code n} more bytes went out to the client. */
     void sent(long n);

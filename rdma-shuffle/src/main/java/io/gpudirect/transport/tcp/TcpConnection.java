@@ -502,22 +502,7 @@ final class TcpConnection implements Connection {
 
   /** Reads and dispatches one answer; only the holder of the reading role calls it. */
   private void readAnswer() throws IOException {
-    if (!fill(4, true)) {
-      throw new ConnectionLostException("Gpudirect server " + server
-          + " closed the connection", null);
-    }
-    int n = Frames.checkLength(inbox.getInt());
-    Message m;
-    if (n <= inbox.capacity()) {
-      fill(n, false);
-      m = Frames.decode(inbox.slice(inbox.position(), n));
-      inbox.position(inbox.position() + n);
-    } else {
-      ByteBuffer frame = ByteBuffer.allocate(n);
-      drainInbox(frame);
-      Frames.readFully(wire, frame, false);
-      m = Frames.decode(frame.flip());
-    }
+    Message m = readFrame();
     if (m instanceof ReadData d) {
       receivePayload(d);
     } else if (m instanceof ErrorResponse e) {
@@ -540,6 +525,25 @@ final class TcpConnection implements Connection {
     }
   }
 
+  /** The next frame off the wire. */
+  private Message readFrame() throws IOException {
+    if (!fill(4, true)) {
+      throw new ConnectionLostException("Gpudirect server " + server
+          + " closed the connection", null);
+    }
+    int n = Frames.checkLength(inbox.getInt());
+    if (n <= inbox.capacity()) {
+      fill(n, false);
+      Message m = Frames.decode(inbox.slice(inbox.position(), n));
+      inbox.position(inbox.position() + n);
+      return m;
+    }
+    ByteBuffer frame = ByteBuffer.allocate(n);
+    drainInbox(frame);
+    Frames.readFully(wire, frame, false);
+    return Frames.decode(frame.flip());
+  }
+
   private void receivePayload(ReadData d) throws IOException {
     Pending p = take(d.requestId(), d);
     if (p.read == null || d.length() != p.read.length() || d.offset() != p.read.offset()) {
@@ -560,15 +564,19 @@ final class TcpConnection implements Connection {
     } else {
       readIntoHeap(p.dst);
     }
+    fill(ReadData.trailerBytes(crc), false);
+    byte status = inbox.get();
+    int expected = crc ? inbox.getInt() : 0;
+    if (status != ReadData.PAYLOAD_GOOD) {
+      voided(p, status);
+      return;
+    }
+    // Still "receiving" until the trailer is in: a connection lost before then fails this read too.
+    receiving = null;
     if (!crc) {
-      receiving = null;
       p.future.complete(null);
       return;
     }
-    fill(ReadData.TRAILER_BYTES, false);
-    // Still "receiving" until the trailer is in: a connection lost before then fails this read too.
-    receiving = null;
-    int expected = inbox.getInt();
     if (p.unverified) {
       p.future.complete(expected);
       return;
@@ -582,6 +590,25 @@ final class TcpConnection implements Connection {
     } else {
       Verifier.POOL.execute(() -> verify(p, expected));
     }
+  }
+
+  /**
+   * The server voided the payload just received (the file changed while it was sent): the
+   * ERROR that says why follows at once, and the read fails with it; the bytes in the
+   * caller's buffer must not be used.
+   */
+  private void voided(Pending p, byte status) throws IOException {
+    if (status != ReadData.PAYLOAD_VOID) {
+      throw new ProtocolException("READ_DATA trailer of request " + p.requestId
+          + " has status " + status + "; expected 0 or 1");
+    }
+    Message m = readFrame();
+    receiving = null;
+    if (!(m instanceof ErrorResponse e) || e.requestId() != p.requestId) {
+      throw new ProtocolException("Server " + server + " voided the payload of request "
+          + p.requestId + " but sent " + m.type() + " instead of its ERROR");
+    }
+    p.future.completeExceptionally(new ServerErrorException(e.code(), e.message()));
   }
 
   /** The CRC32C of the payload being received by {@link #receiveChecking}; reading role only. */

@@ -60,7 +60,7 @@ class RdmaLargeReadTest {
             ClientConfig.builder().transport("rdma").streams(2).build(),
             new TransportSelector(() -> verbs))) {
       assertEquals("rdma", client.transport());
-      assertTrue(client.readIntoDevice("big.bin", 0, gpu.address(), SIZE));
+      assertTrue(client.readIntoDevice("big.bin", client.stat("big.bin").version(), 0, gpu.address(), SIZE));
       assertEquals(SIZE, verbs.bytesWritten());
     }
     verifyAgainstFile(gpu.writes(), file);
