@@ -109,7 +109,9 @@ class BlockServerLoadTest {
       Thread.sleep(20);
       threadsAfter = ownedThreads();
     }
-    assertEquals(threadsBefore, threadsAfter, "gpudirect threads of servers and clients before and after");
+    assertEquals(threadsBefore, threadsAfter, () -> "gpudirect threads of servers and clients before and"
+        + " after; now: " + Thread.getAllStackTraces().keySet().stream().map(Thread::getName)
+        .filter(n -> n.startsWith("gpudirect-")).sorted().toList());
     int cores = Math.max(2, Runtime.getRuntime().availableProcessors());
     for (String pool : SHARED_POOLS) {
       long n = TestFiles.gpudirectThreads(pool);
@@ -217,7 +219,8 @@ class BlockServerLoadTest {
    * The JVM-wide checksum pools (fixed size, started on first use) are not owned by a server
    * or client; they are bounded separately.
    */
-  static final String[] SHARED_POOLS = {"gpudirect-crc-verify", "gpudirect-server-checksum"};
+  static final String[] SHARED_POOLS = {"gpudirect-crc-verify", "gpudirect-server-checksum",
+      "gpudirect-handshake-deadline"};
 
   private static long ownedThreads() {
     long shared = 0;
