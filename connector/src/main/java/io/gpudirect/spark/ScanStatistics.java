@@ -1,5 +1,6 @@
 package io.gpudirect.spark;
 
+import io.gpudirect.GpuDirectException;
 import java.util.OptionalLong;
 import org.apache.parquet.hadoop.metadata.BlockMetaData;
 import org.apache.spark.sql.connector.read.Statistics;
@@ -40,10 +41,16 @@ final class ScanStatistics implements Statistics {
 
   private static OptionalLong parquetRows(ScanContext context) {
     long rows = 0;
-    for (DataFile f : context.files) {
-      for (BlockMetaData b : context.parquet().footer(f).getBlocks()) {
-        rows += b.getRowCount();
+    try {
+      for (DataFile f : context.files) {
+        for (BlockMetaData b : context.parquet().footer(f).getBlocks()) {
+          rows += b.getRowCount();
+        }
       }
+    } catch (GpuDirectException e) {
+      // Statistics are advice: planning reads the same footer next and fails the query with
+      // this error, where it always did.
+      return OptionalLong.empty();
     }
     return OptionalLong.of(rows);
   }

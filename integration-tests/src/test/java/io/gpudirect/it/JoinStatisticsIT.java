@@ -93,13 +93,15 @@ class JoinStatisticsIT {
   }
 
   @Test
-  void theSizeIsScaledByTheColumnsRead() throws java.io.IOException {
+  void theSizeIsScaledByTheColumnsReadAndTheRowsCounted() throws java.io.IOException {
     SparkSession spark = LocalSpark.get();
     Dataset<Row> all = spark.read().format("gpudirect").load(fixture.uri("fact"));
     BigInteger whole = all.queryExecution().optimizedPlan().stats().sizeInBytes().bigInteger();
     BigInteger oneColumn = all.select("customer").queryExecution().optimizedPlan().stats().sizeInBytes().bigInteger();
     BigInteger files = BigInteger.valueOf(parquetBytes(tmp.resolve("fact")));
     assertEquals(files, whole, "all columns: the bytes of the files");
+    assertEquals(400_000L, all.queryExecution().optimizedPlan().stats().rowCount().get().longValue(),
+        "rows from the Parquet footers");
     assertTrue(oneColumn.signum() > 0 && oneColumn.compareTo(whole.divide(BigInteger.TEN)) < 0,
         "one int column of five: " + oneColumn + " of " + whole);
   }
