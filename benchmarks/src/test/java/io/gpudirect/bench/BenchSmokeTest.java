@@ -22,7 +22,7 @@ import picocli.CommandLine;
  */
 class BenchSmokeTest {
   private static final String[] TINY = {"--duration", "0.3", "--rounds", "1", "--size", "8m",
-      "--arrow-size", "2m", "--memory-size", "96m", "--spark-rows", "20000", "--no-progress"};
+      "--arrow-size", "2m", "--memory-size", "96m", "--spark-rows", "20000", "--join-rows", "20000", "--join-pairs", "1", "--no-progress"};
 
   private static String run(String... extra) {
     List<String> args = new ArrayList<>(List.of(TINY));
@@ -64,7 +64,7 @@ class BenchSmokeTest {
         }
       }
     }
-    for (String s : List.of("fetch", "latency", "flight", "spark", "memory")) {
+    for (String s : List.of("fetch", "latency", "flight", "spark", "joins", "memory")) {
       assertTrue(sections.contains(s), "no " + s + " rows in " + report);
     }
     // The raw-socket fallback is the wire reference when asked for (and when iperf3 is absent).

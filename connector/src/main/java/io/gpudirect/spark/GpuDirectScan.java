@@ -12,21 +12,27 @@ import org.apache.spark.sql.connector.read.Batch;
 import org.apache.spark.sql.connector.read.InputPartition;
 import org.apache.spark.sql.connector.read.PartitionReaderFactory;
 import org.apache.spark.sql.connector.read.Scan;
+import org.apache.spark.sql.connector.read.Statistics;
+import org.apache.spark.sql.connector.read.SupportsReportStatistics;
 import org.apache.spark.sql.sources.Filter;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.util.SerializableConfiguration;
 import scala.reflect.ClassTag$;
 
 /** Plans partitions from whole row groups or record batches, and reports what it skipped. */
-final class GpuDirectScan implements Scan, Batch {
+final class GpuDirectScan implements Scan, Batch, SupportsReportStatistics {
   private final ScanContext context;
+  private final StructType dataSchema;
   private final StructType readSchema;
   private final Filter[] pushed;
   private final ParquetPlanner.Counts counts = new ParquetPlanner.Counts();
   private InputPartition[] partitions;
 
-  GpuDirectScan(ScanContext context, StructType readSchema, Filter[] pushed) {
+  private ScanStatistics statistics;
+
+  GpuDirectScan(ScanContext context, StructType dataSchema, StructType readSchema, Filter[] pushed) {
     this.context = context;
+    this.dataSchema = dataSchema;
     this.readSchema = readSchema;
     this.pushed = pushed;
   }
@@ -45,6 +51,14 @@ final class GpuDirectScan implements Scan, Batch {
         + " PushedFilters: " + Arrays.toString(pushed)
         + " ReadSchema: " + readSchema.catalogString()
         + " transport=" + context.transportDescription();
+  }
+
+  @Override
+  public synchronized Statistics estimateStatistics() {
+    if (statistics == null) {
+      statistics = ScanStatistics.of(context, dataSchema, readSchema);
+    }
+    return statistics;
   }
 
   @Override

@@ -15,11 +15,13 @@ import org.apache.spark.sql.types.StructType;
  */
 final class GpuDirectScanBuilder implements ScanBuilder, SupportsPushDownRequiredColumns, SupportsPushDownFilters {
   private final ScanContext context;
+  private final StructType dataSchema;
   private StructType readSchema;
   private Filter[] pushed = new Filter[0];
 
   GpuDirectScanBuilder(ScanContext context, StructType schema) {
     this.context = context;
+    this.dataSchema = schema;
     this.readSchema = schema;
   }
 
@@ -50,6 +52,6 @@ final class GpuDirectScanBuilder implements ScanBuilder, SupportsPushDownRequire
 
   @Override
   public Scan build() {
-    return new GpuDirectScan(context, readSchema, pushed);
+    return new GpuDirectScan(context, dataSchema, readSchema, pushed);
   }
 }
