@@ -1,0 +1,142 @@
+package io.gpudirect.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import io.gpudirect.testing.TestData;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@code dev/shaped-link}, the test bed of a shaped link between two network namespaces, leaves
+ * no namespace behind: after a run that ends normally, and after one interrupted while the
+ * client is fetching. It needs root (CI runs as root); where namespaces cannot be made, the
+ * tests are skipped and say why. The bed's measurements are not checked here: they depend on
+ * the machine, and docs/benchmarks.md records them.
+ */
+class ShapedLinkIT {
+  private static final Pattern NAMES = Pattern.compile("shaped-link: namespaces (\\S+) (\\S+)");
+
+  @BeforeAll
+  static void namespacesCanBeMade() throws Exception {
+    String probe = "gd-probe-" + Integer.toHexString(ThreadLocalRandom.current().nextInt(1 << 24));
+    boolean made = run("ip", "netns", "add", probe) == 0;
+    if (made) {
+      run("ip", "netns", "del", probe);
+    }
+    assumeTrue(made, "skipped: `ip netns add` is not permitted here (needs root with CAP_SYS_ADMIN"
+        + " and iproute2), so dev/shaped-link cannot run");
+  }
+
+  @Test
+  void aCompleteRunRemovesItsNamespaces() throws Exception {
+    Process bed = bed("--size", "8m", "--streams", "1", "--rounds", "1", "--no-iperf").start();
+    BufferedReader out = reader(bed);
+    String[] names = awaitNames(out);
+    String rest = readAll(out);
+    assertTrue(bed.waitFor(300, TimeUnit.SECONDS), "the bed finishes: " + rest);
+    assertEquals(0, bed.exitValue(), rest);
+    assertTrue(rest.contains("ours           1"), "the gpudirect run took place: " + rest);
+    assertGone(names);
+  }
+
+  @Test
+  void anInterruptedRunRemovesItsNamespaces() throws Exception {
+    // Slow enough that the client is still fetching when the interrupt comes.
+    Process bed = bed("--rate", "50mbit", "--size", "1g", "--streams", "1", "--rounds", "1", "--no-iperf").start();
+    BufferedReader out = reader(bed);
+    String[] names = awaitNames(out);
+    String line;
+    while ((line = out.readLine()) != null && !line.startsWith("run ")) {
+      // up to the table's header, printed once the server listens in its namespace
+    }
+    assertNotNull(line, "the bed printed its table header");
+    assertTrue(namespaces().contains(names[1]), "the client's namespace exists while it runs");
+    Thread.sleep(2000);
+    // Ctrl-C, as a user would stop it.
+    assertEquals(0, run("kill", "-INT", Long.toString(bed.pid())));
+    String rest = readAll(out);
+    assertTrue(bed.waitFor(120, TimeUnit.SECONDS), "the bed ends on SIGINT: " + rest);
+    assertEquals(130, bed.exitValue(), rest);
+    assertGone(names);
+  }
+
+  private static void assertGone(String[] names) throws Exception {
+    String listed = namespaces();
+    for (String name : names) {
+      assertFalse(listed.contains(name), name + " is left behind: " + listed);
+    }
+  }
+
+  /** The checkout's dev/shaped-link, running this test's classpath, so that nothing is built. */
+  private static ProcessBuilder bed(String... args) {
+    Path script = TestData.repository().resolve("dev/shaped-link");
+    ProcessBuilder pb = new ProcessBuilder();
+    pb.command().add("bash");
+    pb.command().add(script.toString());
+    pb.command().addAll(List.of(args));
+    pb.redirectErrorStream(true);
+    Map<String, String> env = pb.environment();
+    env.put("GPUDIRECT_CLASSPATH", System.getProperty("java.class.path"));
+    env.put("GPUDIRECT_JAVA_OPTS", "-Xmx512m");
+    env.put("PATH", Path.of(System.getProperty("java.home"), "bin") + ":" + env.getOrDefault("PATH", "/usr/bin:/bin"));
+    return pb;
+  }
+
+  private static String[] awaitNames(BufferedReader out) throws IOException {
+    StringBuilder seen = new StringBuilder();
+    String line;
+    while ((line = out.readLine()) != null) {
+      seen.append(line).append('\n');
+      Matcher m = NAMES.matcher(line);
+      if (m.find()) {
+        return new String[] {m.group(1), m.group(2)};
+      }
+    }
+    throw new AssertionError("the bed ended without naming its namespaces: " + seen);
+  }
+
+  private static String namespaces() throws Exception {
+    Process p = new ProcessBuilder("ip", "netns", "list").redirectErrorStream(true).start();
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertTrue(p.waitFor(30, TimeUnit.SECONDS));
+    return out;
+  }
+
+  private static int run(String... command) throws Exception {
+    try {
+      Process p = new ProcessBuilder(command).redirectErrorStream(true)
+          .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+      return p.waitFor(30, TimeUnit.SECONDS) ? p.exitValue() : -1;
+    } catch (IOException e) {
+      return -1; // no such command
+    }
+  }
+
+  private static BufferedReader reader(Process p) {
+    return new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
+  }
+
+  private static String readAll(BufferedReader out) throws IOException {
+    StringBuilder all = new StringBuilder();
+    String line;
+    while ((line = out.readLine()) != null) {
+      all.append(line).append('\n');
+    }
+    return all.toString();
+  }
+}
