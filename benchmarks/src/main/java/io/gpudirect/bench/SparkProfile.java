@@ -34,12 +34,7 @@ public final class SparkProfile {
     long rows = Long.parseLong(args[1]);
     int rounds = Integer.parseInt(args[2]);
     List<String> scans = args.length > 3 ? List.of(args).subList(3, args.length) : List.of("local", "gpudirect");
-    SparkSession spark = SparkSession.builder().appName("gpudirect spark profile").master("local[*]")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .getOrCreate();
-    spark.sparkContext().setLogLevel("WARN");
+    SparkSession spark = BenchSessions.local("gpudirect spark profile", 2);
     Path parquet = dir.resolve("trips-" + rows + ".parquet");
     if (!Files.exists(parquet.resolve("_SUCCESS"))) {
       SparkScan.writeDataset(spark, parquet, rows);

@@ -20,12 +20,7 @@ final class SparkScan implements AutoCloseable {
   private final long parquetBytes;
 
   SparkScan(Path dir, long rows) throws IOException {
-    spark = SparkSession.builder().appName("gpudirect bench").master("local[*]")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .getOrCreate();
-    spark.sparkContext().setLogLevel("WARN");
+    spark = BenchSessions.local("gpudirect bench", 2);
     parquetDir = dir.resolve("trips.parquet");
     writeDataset(spark, parquetDir, rows);
     parquetBytes = sizeOf(parquetDir);
