@@ -2,8 +2,8 @@ package io.gpudirect.spark;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import io.gpudirect.client.GpuDirectUri;
 import io.gpudirect.protocol.FileVersion;
-import io.gpudirect.remote.GpuDirectUri;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;

@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.gpudirect.GpuDirectException;
-import io.gpudirect.remote.GpuDirectUri;
+import io.gpudirect.client.GpuDirectUri;
 import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.nio.file.Files;
