@@ -1,5 +1,8 @@
 package io.gpudirect.spark;
 
+import io.gpudirect.arrow.ArrowMemory;
+import io.gpudirect.dataset.DataFile;
+import io.gpudirect.dataset.DataFormat;
 import io.gpudirect.options.ResolvedOptions;
 import io.gpudirect.remote.RemoteFileChannel;
 import io.gpudirect.remote.RemoteStores;

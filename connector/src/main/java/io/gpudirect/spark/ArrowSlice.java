@@ -1,5 +1,7 @@
 package io.gpudirect.spark;
 
+import io.gpudirect.dataset.DataFile;
+
 /**
  * Record batches [firstBatch, firstBatch + batchCount) of an Arrow IPC file, or, for a stream
  * (which cannot be split without reading it), every batch: batchCount is then -1.

@@ -1,5 +1,6 @@
 package io.gpudirect.spark;
 
+import io.gpudirect.arrow.ArrowMemory;
 import io.gpudirect.options.ResolvedOptions;
 import io.gpudirect.spark.arrow.ArrowIpcFile;
 import java.io.IOException;

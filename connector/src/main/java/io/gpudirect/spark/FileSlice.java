@@ -1,5 +1,6 @@
 package io.gpudirect.spark;
 
+import io.gpudirect.dataset.DataFile;
 import java.io.Serializable;
 
 /**

@@ -1,11 +1,12 @@
 package io.gpudirect.spark;
 
+import io.gpudirect.dataset.DataFormat;
 import io.gpudirect.gpu.GpuEnvironment;
 import io.gpudirect.options.ResolvedOptions;
+import io.gpudirect.remote.RemoteStores;
 import io.gpudirect.spark.cudf.NotOnGpuException;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import io.gpudirect.remote.RemoteStores;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.spark.broadcast.Broadcast;
 import org.apache.spark.sql.catalyst.InternalRow;

@@ -1,5 +1,6 @@
 package io.gpudirect.spark;
 
+import io.gpudirect.dataset.DataFile;
 import io.gpudirect.options.GpuDirectOption;
 import java.util.ArrayList;
 import java.util.Arrays;

@@ -1,5 +1,6 @@
 package io.gpudirect.spark;
 
+import io.gpudirect.dataset.DataFile;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashMap;

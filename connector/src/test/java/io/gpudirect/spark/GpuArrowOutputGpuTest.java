@@ -6,6 +6,9 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import ai.rapids.cudf.Rmm;
 import ai.rapids.cudf.RmmAllocationMode;
+import io.gpudirect.dataset.DataFile;
+import io.gpudirect.dataset.DataFormat;
+import io.gpudirect.dataset.DatasetListing;
 import io.gpudirect.gpu.GpuEnvironment;
 import io.gpudirect.gpu.GpuResources;
 import io.gpudirect.options.ResolvedOptions;

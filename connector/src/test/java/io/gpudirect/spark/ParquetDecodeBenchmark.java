@@ -10,6 +10,8 @@ import ai.rapids.cudf.RmmAllocationMode;
 import ai.rapids.cudf.Scalar;
 import ai.rapids.cudf.Table;
 import ai.rapids.cudf.TableWriter;
+import io.gpudirect.dataset.DataFile;
+import io.gpudirect.dataset.DatasetListing;
 import io.gpudirect.options.ResolvedOptions;
 import io.gpudirect.remote.RemoteStores;
 import io.gpudirect.server.BlockServer;

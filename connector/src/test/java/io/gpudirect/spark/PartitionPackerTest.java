@@ -2,6 +2,8 @@ package io.gpudirect.spark;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import io.gpudirect.dataset.DataFile;
+import io.gpudirect.dataset.DataFormat;
 import io.gpudirect.protocol.FileVersion;
 import io.gpudirect.remote.GpuDirectUri;
 import java.util.ArrayList;

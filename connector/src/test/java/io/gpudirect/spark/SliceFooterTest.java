@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.gpudirect.GpuDirectException;
+import io.gpudirect.dataset.DataFile;
+import io.gpudirect.dataset.DataFormat;
 import io.gpudirect.remote.GpuDirectUri;
 import java.io.IOException;
 import java.io.RandomAccessFile;
