@@ -1,17 +1,19 @@
-package io.gpudirect.spark;
+package io.gpudirect.spark.read;
 
-import java.io.IOException;
-import java.time.ZoneId;
 import io.gpudirect.hadoop.ExpectedVersion;
 import io.gpudirect.hadoop.ReadPlan;
+import io.gpudirect.spark.plan.MetadataLookup;
+import io.gpudirect.spark.plan.ParquetSlice;
+import java.io.IOException;
+import java.time.ZoneId;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.mapred.FileSplit;
 import org.apache.hadoop.mapreduce.JobID;
 import org.apache.hadoop.mapreduce.RecordReader;
 import org.apache.hadoop.mapreduce.TaskAttemptID;
 import org.apache.hadoop.mapreduce.TaskID;
 import org.apache.hadoop.mapreduce.TaskType;
-import org.apache.hadoop.mapred.FileSplit;
 import org.apache.hadoop.mapreduce.task.TaskAttemptContextImpl;
 import org.apache.parquet.hadoop.ParquetInputFormat;
 import org.apache.parquet.hadoop.ParquetRecordReader;
@@ -30,10 +32,10 @@ import scala.Option;
  * reader does not take) over a slice on the gpudirect:// file system, set up exactly as
  * Spark's Parquet source sets them up, so values come out as spark.read.parquet gives them.
  */
-final class ParquetSliceReaders {
+public final class ParquetSliceReaders {
   private ParquetSliceReaders() {}
 
-  static SliceReader<ColumnarBatch> columnar(ParquetSlice slice, Configuration conf, ParquetReadSettings s)
+  public static SliceReader<ColumnarBatch> columnar(ParquetSlice slice, Configuration conf, ParquetReadSettings s)
       throws IOException, InterruptedException {
     RebaseDateTime.RebaseSpec datetime = datetimeRebase(slice, s);
     RebaseDateTime.RebaseSpec int96 = int96Rebase(slice, s);
@@ -51,7 +53,7 @@ final class ParquetSliceReaders {
     return new Adapter<>(reader, ColumnarBatch.class);
   }
 
-  static SliceReader<InternalRow> rows(ParquetSlice slice, Configuration conf, ParquetReadSettings s)
+  public static SliceReader<InternalRow> rows(ParquetSlice slice, Configuration conf, ParquetReadSettings s)
       throws IOException, InterruptedException {
     ParquetReadSupport support = new ParquetReadSupport(Option.apply(convertTz(slice, s)), false,
         datetimeRebase(slice, s), int96Rebase(slice, s));

@@ -1,4 +1,4 @@
-package io.gpudirect.spark;
+package io.gpudirect.spark.read;
 
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 

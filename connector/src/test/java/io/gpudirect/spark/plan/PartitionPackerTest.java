@@ -1,4 +1,4 @@
-package io.gpudirect.spark;
+package io.gpudirect.spark.plan;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 

@@ -1,12 +1,12 @@
-package io.gpudirect.spark;
+package io.gpudirect.spark.read;
 
 import java.io.Serializable;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.parquet.hadoop.ParquetInputFormat;
-import org.apache.spark.sql.execution.datasources.parquet.ParquetReadSupport;
 import org.apache.spark.sql.execution.datasources.parquet.ParquetReadSupport$;
-import org.apache.spark.sql.execution.datasources.parquet.ParquetWriteSupport$;
+import org.apache.spark.sql.execution.datasources.parquet.ParquetReadSupport;
 import org.apache.spark.sql.execution.datasources.parquet.ParquetUtils;
+import org.apache.spark.sql.execution.datasources.parquet.ParquetWriteSupport$;
 import org.apache.spark.sql.internal.SQLConf;
 import org.apache.spark.sql.types.StructType;
 
@@ -14,7 +14,7 @@ import org.apache.spark.sql.types.StructType;
  * The session settings Spark's Parquet reader depends on, captured on the driver so that
  * executors read exactly as {@code spark.read.parquet} would in the same session.
  */
-record ParquetReadSettings(String sessionTimeZone, String datetimeRebaseModeInRead,
+public record ParquetReadSettings(String sessionTimeZone, String datetimeRebaseModeInRead,
     String int96RebaseModeInRead, boolean int96TimestampConversion, boolean offHeap,
     int batchSize, boolean vectorized) implements Serializable {
 
@@ -22,7 +22,7 @@ record ParquetReadSettings(String sessionTimeZone, String datetimeRebaseModeInRe
    * Sets what Spark's Parquet read support and schema converter read from the Hadoop conf,
    * as Spark's own Parquet scan does.
    */
-  void requestSchema(Configuration conf, SQLConf sql, StructType readSchema) {
+  public void requestSchema(Configuration conf, SQLConf sql, StructType readSchema) {
     String json = readSchema.json();
     conf.set(ParquetInputFormat.READ_SUPPORT_CLASS, ParquetReadSupport.class.getName());
     conf.set(ParquetReadSupport$.MODULE$.SPARK_ROW_REQUESTED_SCHEMA(), json);
@@ -38,7 +38,7 @@ record ParquetReadSettings(String sessionTimeZone, String datetimeRebaseModeInRe
     conf.setBoolean(SQLConf.IGNORE_MISSING_PARQUET_FIELD_ID().key(), sql.ignoreMissingParquetFieldId());
   }
 
-  static ParquetReadSettings from(SQLConf conf, StructType readSchema) {
+  public static ParquetReadSettings from(SQLConf conf, StructType readSchema) {
     boolean vectorized = conf.parquetVectorizedReaderEnabled() && conf.wholeStageEnabled()
         && readSchema.length() <= conf.wholeStageMaxNumFields()
         && ParquetUtils.isBatchReadSupportedForSchema(conf, readSchema);

@@ -1,4 +1,4 @@
-package io.gpudirect.spark;
+package io.gpudirect.spark.plan;
 
 import io.gpudirect.dataset.DataFile;
 
@@ -6,4 +6,4 @@ import io.gpudirect.dataset.DataFile;
  * Record batches [firstBatch, firstBatch + batchCount) of an Arrow IPC file, or, for a stream
  * (which cannot be split without reading it), every batch: batchCount is then -1.
  */
-record ArrowSlice(DataFile file, int firstBatch, int batchCount, long bytes) implements FileSlice {}
+public record ArrowSlice(DataFile file, int firstBatch, int batchCount, long bytes) implements FileSlice {}

@@ -1,4 +1,4 @@
-package io.gpudirect.spark;
+package io.gpudirect.spark.read;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -8,6 +8,7 @@ import io.gpudirect.GpuDirectException;
 import io.gpudirect.dataset.DataFile;
 import io.gpudirect.dataset.DataFormat;
 import io.gpudirect.remote.GpuDirectUri;
+import io.gpudirect.spark.plan.ParquetSlice;
 import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.nio.file.Files;

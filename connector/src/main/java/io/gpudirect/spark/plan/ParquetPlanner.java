@@ -1,4 +1,4 @@
-package io.gpudirect.spark;
+package io.gpudirect.spark.plan;
 
 import io.gpudirect.GpuDirectException;
 import io.gpudirect.dataset.DataFile;
@@ -46,17 +46,17 @@ import scala.Option;
  * Driver-side Parquet work: footers, schema, filter conversion, and slicing files into runs of
  * row groups whose statistics do not rule out the pushed filters.
  */
-final class ParquetPlanner {
+public final class ParquetPlanner {
   private final Configuration hadoopConf;
   private final SQLConf sqlConf;
   private final Map<String, ParquetMetadata> footers = new ConcurrentHashMap<>();
 
-  ParquetPlanner(Configuration hadoopConf, SQLConf sqlConf) {
+  public ParquetPlanner(Configuration hadoopConf, SQLConf sqlConf) {
     this.hadoopConf = hadoopConf;
     this.sqlConf = sqlConf;
   }
 
-  ParquetMetadata footer(DataFile file) {
+  public ParquetMetadata footer(DataFile file) {
     return footers.computeIfAbsent(file.uri().toString(), k -> {
       try {
         // The footer of the version listed, which the executors will read, or an error.
@@ -71,7 +71,7 @@ final class ParquetPlanner {
   }
 
   /** The Spark schema of a file, as spark.read.parquet infers it (Spark's own schema if the writer stored one). */
-  StructType inferSchema(DataFile file) {
+  public StructType inferSchema(DataFile file) {
     ParquetMetadata footer = footer(file);
     try {
       return ParquetFileFormat.readSchemaFromFooter(new Footer(new Path(file.uri().toString()), footer),
@@ -82,7 +82,7 @@ final class ParquetPlanner {
   }
 
   /** The filters that convert to a Parquet predicate against {@code file}'s schema. */
-  List<Filter> convertible(DataFile file, Filter[] filters) {
+  public List<Filter> convertible(DataFile file, Filter[] filters) {
     ParquetFilters pf = parquetFilters(footer(file));
     List<Filter> ok = new ArrayList<>();
     for (Filter f : filters) {
@@ -94,12 +94,20 @@ final class ParquetPlanner {
   }
 
   /** Counts of row groups seen and skipped while slicing. */
-  static final class Counts {
+  public static final class Counts {
     long rowGroups;
     long skipped;
+
+    public long rowGroups() {
+      return rowGroups;
+    }
+
+    public long skipped() {
+      return skipped;
+    }
   }
 
-  List<FileSlice> slice(DataFile file, List<Filter> pushed, long targetBytes, Counts counts) {
+  public List<FileSlice> slice(DataFile file, List<Filter> pushed, long targetBytes, Counts counts) {
     return slice(file, pushed, targetBytes, counts, null);
   }
 
@@ -107,7 +115,7 @@ final class ParquetPlanner {
    * Runs of consecutive row groups that the pushed filters do not rule out, cut at the target
    * size. With {@code readSchema}, each slice also lists the column chunks those columns need.
    */
-  List<FileSlice> slice(DataFile file, List<Filter> pushed, long targetBytes, Counts counts, StructType readSchema) {
+  public List<FileSlice> slice(DataFile file, List<Filter> pushed, long targetBytes, Counts counts, StructType readSchema) {
     ParquetMetadata footer = footer(file);
     Set<ColumnPath> columns = readSchema == null ? null : requestedColumns(footer, readSchema);
     List<BlockMetaData> blocks = footer.getBlocks();

@@ -1,4 +1,4 @@
-package io.gpudirect.spark;
+package io.gpudirect.spark.plan;
 
 import io.gpudirect.dataset.DataFile;
 import java.util.ArrayList;
@@ -16,7 +16,7 @@ import java.util.Map;
  * them became a task of its own (24 tasks for 8 files of two 128 MiB row groups and a 2 MiB
  * one, where Spark's own scan makes 17); taken last, they share one.
  */
-final class PartitionPacker {
+public final class PartitionPacker {
   /** Spark's default spark.sql.files.openCostInBytes. */
   static final long OPEN_COST = 4L << 20;
 
@@ -29,7 +29,7 @@ final class PartitionPacker {
    * busy; never under the open cost. A 92 MiB dataset on 2 cores was one task without it,
    * where Spark's scan of the same files made two.
    */
-  static long target(long maxPartitionBytes, List<DataFile> files, int minPartitions) {
+  public static long target(long maxPartitionBytes, List<DataFile> files, int minPartitions) {
     long total = 0;
     for (DataFile f : files) {
       total += f.length() + OPEN_COST;
@@ -37,7 +37,7 @@ final class PartitionPacker {
     return Math.min(maxPartitionBytes, Math.max(OPEN_COST, total / Math.max(1, minPartitions)));
   }
 
-  static List<GpuDirectPartition> pack(List<FileSlice> slices, long targetBytes) {
+  public static List<GpuDirectPartition> pack(List<FileSlice> slices, long targetBytes) {
     Map<String, List<FileSlice>> byServer = new LinkedHashMap<>();
     for (FileSlice s : slices) {
       byServer.computeIfAbsent(s.file().uri().authority(), k -> new ArrayList<>()).add(s);

@@ -1,8 +1,9 @@
-package io.gpudirect.spark;
+package io.gpudirect.spark.read;
 
 import ai.rapids.cudf.DataSource;
 import ai.rapids.cudf.HostMemoryBuffer;
 import io.gpudirect.GpuDirectException;
+import io.gpudirect.spark.plan.ParquetSlice;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;

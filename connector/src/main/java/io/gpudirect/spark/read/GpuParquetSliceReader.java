@@ -1,4 +1,4 @@
-package io.gpudirect.spark;
+package io.gpudirect.spark.read;
 
 import ai.rapids.cudf.ColumnVector;
 import ai.rapids.cudf.DType;
@@ -13,6 +13,8 @@ import io.gpudirect.spark.cudf.DeviceBatch;
 import io.gpudirect.spark.cudf.NotOnGpuException;
 import io.gpudirect.spark.cudf.RowGroupView;
 import io.gpudirect.spark.cudf.SparkCudfTypes;
+import io.gpudirect.spark.plan.MetadataLookup;
+import io.gpudirect.spark.plan.ParquetSlice;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
@@ -36,8 +38,8 @@ import org.apache.spark.sql.vectorized.ColumnarBatch;
  * {@link NotOnGpuException}: dates that need a calendar rebase, INT96 time-zone conversion,
  * and types without a GPU layout are left to the host reader.
  */
-final class GpuParquetSliceReader extends OneBatchReader {
-  GpuParquetSliceReader(ParquetSlice slice, ResolvedOptions options, ParquetReadSettings settings,
+public final class GpuParquetSliceReader extends OneBatchReader {
+  public GpuParquetSliceReader(ParquetSlice slice, ResolvedOptions options, ParquetReadSettings settings,
       StructType readSchema) throws IOException {
     GpuResources gpu = GpuResources.shared();
     RemoteFileDataSource file = new RemoteFileDataSource(RemoteStores.get(slice.file().uri(), options),

@@ -1,8 +1,10 @@
-package io.gpudirect.spark;
+package io.gpudirect.spark.read;
 
 import io.gpudirect.arrow.ArrowMemory;
 import io.gpudirect.options.ResolvedOptions;
 import io.gpudirect.spark.arrow.ArrowIpcFile;
+import io.gpudirect.spark.plan.ArrowPlanner;
+import io.gpudirect.spark.plan.ArrowSlice;
 import java.io.IOException;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.spark.sql.connector.read.PartitionReader;
@@ -10,12 +12,12 @@ import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 
 /** The record batches of one Arrow slice as Spark batches backed by Arrow memory. */
-final class ArrowSliceReader implements SliceReader<ColumnarBatch> {
+public final class ArrowSliceReader implements SliceReader<ColumnarBatch> {
   private final BufferAllocator allocator;
   private final ArrowIpcFile ipc;
   private final PartitionReader<ColumnarBatch> batches;
 
-  ArrowSliceReader(ArrowSlice slice, ResolvedOptions options, StructType readSchema) {
+  public ArrowSliceReader(ArrowSlice slice, ResolvedOptions options, StructType readSchema) {
     this.allocator = ArrowMemory.child("read " + slice.file().uri());
     ArrowIpcFile opened = null;
     try {

@@ -1,4 +1,4 @@
-package io.gpudirect.spark;
+package io.gpudirect.spark.read;
 
 import java.io.IOException;
 import java.nio.file.Path;
@@ -12,7 +12,7 @@ import org.apache.parquet.schema.MessageType;
 import org.apache.parquet.schema.MessageTypeParser;
 
 /** A Parquet file of several row groups (the shared test files have one each), for slicing tests. */
-final class MultiRowGroupFile {
+public final class MultiRowGroupFile {
   static final MessageType SCHEMA = MessageTypeParser.parseMessageType(
       "message trips { required int64 id; optional double amount; optional binary zone (UTF8);"
           + " optional int32 day (DATE); }");
@@ -21,7 +21,7 @@ final class MultiRowGroupFile {
   private MultiRowGroupFile() {}
 
   /** Writes {@link #ROWS} rows in row groups of about 32 KiB, with nulls and repeated strings. */
-  static Path write(Path path) throws IOException {
+  public static Path write(Path path) throws IOException {
     SimpleGroupFactory groups = new SimpleGroupFactory(SCHEMA);
     try (ParquetWriter<Group> w = ExampleParquetWriter.builder(new org.apache.hadoop.fs.Path(path.toUri()))
         .withConf(new Configuration(false)).withType(SCHEMA).withRowGroupSize(32L << 10)

@@ -1,4 +1,4 @@
-package io.gpudirect.spark;
+package io.gpudirect.spark.plan;
 
 import io.gpudirect.dataset.DataFile;
 import java.util.Map;
@@ -16,11 +16,11 @@ import org.apache.parquet.filter2.predicate.FilterPredicate;
  *     columns need in these row groups (what the reader will fetch, for read-ahead); null
  *     when not known
  */
-record ParquetSlice(DataFile file, long start, long length, int rowGroups, long rows,
+public record ParquetSlice(DataFile file, long start, long length, int rowGroups, long rows,
     FilterPredicate predicate, Map<String, String> sparkMetadata, String createdBy, long[] chunkRanges)
     implements FileSlice {
 
-  ParquetSlice(DataFile file, long start, long length, int rowGroups, long rows,
+  public ParquetSlice(DataFile file, long start, long length, int rowGroups, long rows,
       FilterPredicate predicate, Map<String, String> sparkMetadata, String createdBy) {
     this(file, start, length, rowGroups, rows, predicate, sparkMetadata, createdBy, null);
   }

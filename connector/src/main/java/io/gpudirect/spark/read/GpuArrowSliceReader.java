@@ -1,4 +1,4 @@
-package io.gpudirect.spark;
+package io.gpudirect.spark.read;
 
 import ai.rapids.cudf.ColumnVector;
 import ai.rapids.cudf.Cuda;
@@ -14,6 +14,7 @@ import io.gpudirect.remote.RemoteFileChannel;
 import io.gpudirect.remote.RemoteStores;
 import io.gpudirect.spark.cudf.DeviceBatch;
 import io.gpudirect.spark.cudf.SparkCudfTypes;
+import io.gpudirect.spark.plan.ArrowSlice;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 
@@ -23,8 +24,8 @@ import org.apache.spark.sql.vectorized.ColumnarBatch;
  * columns whose unit differs from Spark's (timestamps, date64, unsigned integers) are
  * converted on the GPU the way Spark's host reader converts them.
  */
-final class GpuArrowSliceReader extends OneBatchReader {
-  GpuArrowSliceReader(ArrowSlice slice, ResolvedOptions options, StructType readSchema) {
+public final class GpuArrowSliceReader extends OneBatchReader {
+  public GpuArrowSliceReader(ArrowSlice slice, ResolvedOptions options, StructType readSchema) {
     DataFile f = slice.file();
     RemoteStore store = RemoteStores.get(f.uri(), options);
     GpuResources gpu = GpuResources.shared();

@@ -1,4 +1,4 @@
-package io.gpudirect.spark;
+package io.gpudirect.spark.plan;
 
 import io.gpudirect.arrow.ArrowMemory;
 import io.gpudirect.dataset.DataFile;
@@ -13,23 +13,23 @@ import org.apache.arrow.memory.BufferAllocator;
 import org.apache.spark.sql.types.StructType;
 
 /** Driver-side Arrow IPC work: schema, and slicing files into runs of record batches. */
-final class ArrowPlanner {
+public final class ArrowPlanner {
   private ArrowPlanner() {}
 
-  static ArrowIpcFile open(DataFile file, ResolvedOptions options, BufferAllocator allocator) {
+  public static ArrowIpcFile open(DataFile file, ResolvedOptions options, BufferAllocator allocator) {
     RemoteFileChannel channel = new RemoteFileChannel(RemoteStores.get(file.uri(), options),
         file.uri().path(), file.version(), file.length());
     return ArrowIpcFile.open(channel, file.uri().toString(), file.format() == DataFormat.ARROW_STREAM, allocator);
   }
 
-  static StructType schema(DataFile file, ResolvedOptions options) {
+  public static StructType schema(DataFile file, ResolvedOptions options) {
     try (BufferAllocator allocator = ArrowMemory.child("schema " + file.uri());
          ArrowIpcFile ipc = open(file, options, allocator)) {
       return ipc.sparkSchema();
     }
   }
 
-  static List<FileSlice> slice(DataFile file, ResolvedOptions options, long targetBytes) {
+  public static List<FileSlice> slice(DataFile file, ResolvedOptions options, long targetBytes) {
     if (file.format() == DataFormat.ARROW_STREAM) {
       return List.of(new ArrowSlice(file, 0, -1, file.length()));
     }
