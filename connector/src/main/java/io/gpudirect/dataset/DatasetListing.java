@@ -2,9 +2,9 @@ package io.gpudirect.dataset;
 
 import io.gpudirect.GpuDirectException;
 import io.gpudirect.client.FileEntry;
+import io.gpudirect.client.GpuDirectUri;
 import io.gpudirect.options.GpuDirectOption;
 import io.gpudirect.options.ResolvedOptions;
-import io.gpudirect.remote.GpuDirectUri;
 import io.gpudirect.remote.RemoteStores;
 import java.util.ArrayList;
 import java.util.List;

@@ -1,4 +1,4 @@
-package io.gpudirect.cli;
+package io.gpudirect.json;
 
 /**
  * JSON string literals for the CLI's {@code --json} output ({@code doctor}, {@code bench}):

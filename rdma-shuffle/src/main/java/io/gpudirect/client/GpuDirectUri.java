@@ -1,4 +1,4 @@
-package io.gpudirect.remote;
+package io.gpudirect.client;
 
 import io.gpudirect.GpuDirectException;
 import java.io.Serializable;

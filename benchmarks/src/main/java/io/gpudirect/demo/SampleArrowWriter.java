@@ -1,4 +1,4 @@
-package io.gpudirect.cli;
+package io.gpudirect.demo;
 
 import java.io.IOException;
 import java.nio.channels.FileChannel;

@@ -1,7 +1,10 @@
 package io.gpudirect.cli;
 
 import io.gpudirect.client.FileEntry;
-import io.gpudirect.remote.GpuDirectUri;
+import io.gpudirect.client.GpuDirectUri;
+import io.gpudirect.client.ListingLimitException;
+import io.gpudirect.client.RemoteStore;
+import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -21,7 +24,17 @@ final class LsCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     GpuDirectUri location = GpuDirectUri.parse(uri);
-    for (FileEntry e : client.connect(location).list(location.path())) {
+    List<FileEntry> files;
+    try (RemoteStore store = client.connect(location)) {
+      files = store.list(location.path());
+    } catch (ListingLimitException e) {
+      // The client's message names the Spark option; on this command line it is a flag.
+      if (e.getMessage().contains("listing.maxEntries")) {
+        throw new ListingLimitException(e.getMessage() + "; for gpudirect ls: --max-entries N");
+      }
+      throw e;
+    }
+    for (FileEntry e : files) {
       System.out.printf("%14d  %s%n", e.length(),
           TerminalText.escape(location.withPath(e.path()).toString()));
     }

@@ -1,8 +1,8 @@
-package io.gpudirect.cli;
+package io.gpudirect.demo;
 
+import io.gpudirect.client.GpuDirectUri;
 import io.gpudirect.client.RemoteStore;
 import io.gpudirect.options.ResolvedOptions;
-import io.gpudirect.remote.GpuDirectUri;
 import io.gpudirect.remote.RemoteStores;
 import io.gpudirect.server.BlockServer;
 import java.io.IOException;
@@ -26,7 +26,7 @@ import picocli.CommandLine.Option;
  */
 @Command(name = "demo", mixinStandardHelpOptions = true,
     description = "Serve a generated dataset on loopback and query it with local Spark over gpudirect://.")
-final class DemoCommand implements Callable<Integer> {
+public final class DemoCommand implements Callable<Integer> {
   @Option(names = "--rows", defaultValue = "8000000", description = "Rows of the Parquet dataset (default ${DEFAULT-VALUE}).")
   long rows;
 

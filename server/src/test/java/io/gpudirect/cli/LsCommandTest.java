@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.gpudirect.client.ListingLimitException;
-import io.gpudirect.remote.RemoteStores;
 import io.gpudirect.server.BlockServer;
 import io.gpudirect.testing.EndlessListingServer;
 import java.io.ByteArrayOutputStream;
@@ -31,8 +30,6 @@ class LsCommandTest {
   @AfterEach
   void restore() {
     System.setOut(stdout);
-    System.clearProperty("spark.gpudirect.listing.maxEntries");
-    RemoteStores.closeAll();
   }
 
   @Test
@@ -51,13 +48,13 @@ class LsCommandTest {
 
   @Test
   void aServerThatNeverEndsAListingIsRefusedAtTheLimit() throws Exception {
-    System.setProperty("spark.gpudirect.listing.maxEntries", "50000");
     try (EndlessListingServer hostile = new EndlessListingServer(5000, Duration.ZERO)) {
-      Run run = ls("gpudirect://127.0.0.1:" + hostile.port() + "/");
+      Run run = ls("--max-entries", "50000", "gpudirect://127.0.0.1:" + hostile.port() + "/");
       assertEquals(1, run.exit);
       ListingLimitException e = assertInstanceOf(ListingLimitException.class, run.error);
       assertTrue(e.getMessage().contains("127.0.0.1:" + hostile.port())
-          && e.getMessage().contains("spark.gpudirect.listing.maxEntries"), e.getMessage());
+          && e.getMessage().contains("more than 50000 entries")
+          && e.getMessage().contains("--max-entries N"), e.getMessage());
       assertEquals("", run.out, "nothing printed from a listing that was refused");
     }
   }
@@ -79,7 +76,7 @@ class LsCommandTest {
 
   private record Run(int exit, String out, Throwable error) {}
 
-  private static Run ls(String uri) {
+  private static Run ls(String... args) {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
     AtomicReference<Throwable> error = new AtomicReference<>();
@@ -88,7 +85,10 @@ class LsCommandTest {
       error.set(e);
       return 1;
     });
-    int exit = cli.execute("ls", uri);
+    String[] command = new String[args.length + 1];
+    command[0] = "ls";
+    System.arraycopy(args, 0, command, 1, args.length);
+    int exit = cli.execute(command);
     return new Run(exit, out.toString(StandardCharsets.UTF_8), error.get());
   }
 }

@@ -1,10 +1,10 @@
 package io.gpudirect.cli;
 
 import io.gpudirect.GpuDirectException;
+import io.gpudirect.client.GpuDirectUri;
 import io.gpudirect.protocol.Message;
 import io.gpudirect.protocol.StatusRequest;
 import io.gpudirect.protocol.StatusResponse;
-import io.gpudirect.remote.GpuDirectUri;
 import io.gpudirect.transport.Connection;
 import io.gpudirect.transport.ConnectionOptions;
 import io.gpudirect.transport.tcp.TcpTransport;

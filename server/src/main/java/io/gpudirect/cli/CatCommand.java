@@ -1,10 +1,10 @@
 package io.gpudirect.cli;
 
 import io.gpudirect.client.FileEntry;
+import io.gpudirect.client.GpuDirectUri;
 import io.gpudirect.client.RemoteStore;
 import io.gpudirect.memory.BufferAllocator;
 import io.gpudirect.memory.HostBuffer;
-import io.gpudirect.remote.GpuDirectUri;
 import java.io.FileDescriptor;
 import java.io.FileOutputStream;
 import java.nio.ByteBuffer;
@@ -34,7 +34,12 @@ final class CatCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     GpuDirectUri location = GpuDirectUri.parse(uri);
-    RemoteStore store = client.connect(location);
+    try (RemoteStore store = client.connect(location)) {
+      return copy(store, location);
+    }
+  }
+
+  private int copy(RemoteStore store, GpuDirectUri location) throws Exception {
     FileEntry file = store.stat(location.path());
     if (file.directory()) {
       throw new io.gpudirect.GpuDirectException("Cannot cat " + location + ": it is a directory");

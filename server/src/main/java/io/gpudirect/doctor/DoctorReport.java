@@ -1,6 +1,6 @@
 package io.gpudirect.doctor;
 
-import static io.gpudirect.cli.JsonText.quote;
+import static io.gpudirect.json.JsonText.quote;
 
 import java.io.PrintStream;
 import java.util.List;
