@@ -2,6 +2,7 @@ package io.gpudirect.spark;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.gpudirect.GpuDirectException;
+import io.gpudirect.dataset.DatasetListing;
 import io.gpudirect.client.GpuDirectUri;
 import io.gpudirect.options.ResolvedOptions;
 import io.gpudirect.options.UnknownOptions;
