@@ -30,7 +30,7 @@ final class ServerStatus {
     try (Connection c = new TcpTransport().connect(address, new ConnectionOptions(
         secret == null ? null : secret.getBytes(StandardCharsets.UTF_8), TIMEOUT, "gpudirect-status",
         true, tls).withSecretSetting(SecretFile.SETTING))) {
-      Message answer = c.call(1, new StatusRequest(1)).get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+      Message answer = c.call(new StatusRequest(1)).get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
       return ((StatusResponse) answer).counters();
     } catch (ExecutionException e) {
       Throwable cause = e.getCause();

@@ -11,6 +11,7 @@ import io.gpudirect.protocol.ListResponse;
 import io.gpudirect.protocol.ListingOrder;
 import io.gpudirect.protocol.Message;
 import io.gpudirect.protocol.ReadRequest;
+import io.gpudirect.protocol.Request;
 import io.gpudirect.protocol.StatRequest;
 import io.gpudirect.protocol.StatResponse;
 import io.gpudirect.transport.ChecksumMismatchException;
@@ -23,6 +24,7 @@ import io.gpudirect.transport.ServerErrorException;
 import io.gpudirect.transport.Transport;
 import io.gpudirect.transport.TransportException;
 import io.gpudirect.transport.rdma.RdmaConnection;
+import io.gpudirect.transport.rdma.RdmaConnectionException;
 import io.gpudirect.transport.rdma.RdmaTransport;
 import io.gpudirect.transport.rdma.RegisteredRange;
 import io.gpudirect.verbs.RdmaException;
@@ -137,7 +139,7 @@ public final class BlockClient implements RemoteStore {
     try {
       try {
         client.slots[0] = client.openWithRetry();
-      } catch (RdmaUnavailableException | RdmaException e) {
+      } catch (RdmaUnavailableException | RdmaConnectionException e) {
         if (client.fallback == null) {
           throw e;
         }
@@ -262,7 +264,7 @@ public final class BlockClient implements RemoteStore {
       if (err == null) {
         result.complete(v);
       } else {
-        result.completeExceptionally(unwrap(err));
+        result.completeExceptionally(Failures.unwrap(err));
       }
     }));
     return result;
@@ -301,7 +303,7 @@ public final class BlockClient implements RemoteStore {
     try {
       readInternal(path, version, offset, dst, true, chunkLength(), null).join();
     } catch (CompletionException e) {
-      throw rethrowable(unwrap(e));
+      throw rethrowable(Failures.unwrap(e));
     }
   }
 
@@ -323,7 +325,7 @@ public final class BlockClient implements RemoteStore {
     try {
       range = deviceRegistrations.acquire(address, length,
           () -> RegisteredRange.register((RdmaConnection) connection(), address, length));
-    } catch (RdmaException e) {
+    } catch (RdmaConnectionException e) {
       if (e.phase() != RdmaException.Phase.REGISTER) {
         throw e;
       }
@@ -340,7 +342,7 @@ public final class BlockClient implements RemoteStore {
     try {
       readIntoRange(path, version, offset, range, address, length).join();
     } catch (CompletionException e) {
-      throw rethrowable(unwrap(e));
+      throw rethrowable(Failures.unwrap(e));
     } finally {
       deviceRegistrations.release(range);
     }
@@ -372,10 +374,10 @@ public final class BlockClient implements RemoteStore {
           if (err != null) {
             for (CompletableFuture<Void> part : parts) {
               if (part.isCompletedExceptionally()) {
-                throw new CompletionException(unwrap(part.handle((x, e) -> e).join()));
+                throw new CompletionException(Failures.unwrap(part.handle((x, e) -> e).join()));
               }
             }
-            throw new CompletionException(unwrap(err));
+            throw new CompletionException(Failures.unwrap(err));
           }
           bytesFetched.addAndGet(length);
           return null;
@@ -474,7 +476,7 @@ public final class BlockClient implements RemoteStore {
                 break;
               }
             }
-            throw new CompletionException(unwrap(first));
+            throw new CompletionException(Failures.unwrap(first));
           }
           bytesFetched.addAndGet(total);
           dst.position(dst.position() + total);
@@ -566,7 +568,7 @@ public final class BlockClient implements RemoteStore {
             + "' at offset " + c.offset + " (" + request.length() + " bytes) from gpudirect"
             + " server " + serverName + " timed out after " + config.requestTimeout()));
       } else {
-        Throwable cause = unwrap(err);
+        Throwable cause = Failures.unwrap(err);
         if (cause instanceof ChecksumMismatchException) {
           retire(conn);
         }
@@ -579,9 +581,7 @@ public final class BlockClient implements RemoteStore {
   }
 
   private void retryOrFail(Chunk c, int attempt, Throwable err) {
-    boolean retryable = err instanceof ConnectionLostException
-        || err instanceof ChecksumMismatchException
-        || (err instanceof TransportException && !(err instanceof RequestTimeoutException));
+    boolean retryable = Failures.retryable(err);
     // Once another chunk of the read has failed for good, the read fails: retrying this one
     // would only make the caller wait longer for that failure (a stalled server would make it
     // wait a request timeout per retry).
@@ -603,12 +603,12 @@ public final class BlockClient implements RemoteStore {
   // ---- control requests (stat, list)
 
   /** {@code what}: the action as the user would say it, naming the path ("list 'dir'"). */
-  private Message control(String path, String what, LongFunction<Message> request) {
+  private Message control(String path, String what, LongFunction<Request> request) {
     return control(path, what, request, null);
   }
 
   /** A control call; within the listing's time too when {@code listing} is not null. */
-  private Message control(String path, String what, LongFunction<Message> request,
+  private Message control(String path, String what, LongFunction<Request> request,
       ListingBudget listing) {
     checkOpen();
     for (int attempt = 0; ; attempt++) {
@@ -625,7 +625,7 @@ public final class BlockClient implements RemoteStore {
         }
         conn = connection();
         long id = requestIds.incrementAndGet();
-        CompletableFuture<Message> f = conn.call(id, request.apply(id));
+        CompletableFuture<Message> f = conn.call(request.apply(id));
         Message m = f.get(wait, TimeUnit.NANOSECONDS);
         if (m instanceof ErrorResponse e) {
           throw new ServerErrorException(e.code(), e.message());
@@ -646,13 +646,11 @@ public final class BlockClient implements RemoteStore {
         throw new GpuDirectException("Interrupted: cannot " + what + " on gpudirect server "
             + serverName, e);
       } catch (ExecutionException e) {
-        err = unwrap(e);
+        err = Failures.unwrap(e);
       } catch (RuntimeException e) {
         err = e;
       }
-      boolean retryable = err instanceof ConnectionLostException
-          || (err instanceof TransportException && !(err instanceof RequestTimeoutException));
-      if (!retryable || attempt >= config.maxRetries() || closed) {
+      if (!Failures.retryable(err) || attempt >= config.maxRetries() || closed) {
         throw rethrowable(finalError(err, path, FileVersion.ANY, what, attempt + 1));
       }
       retries.incrementAndGet();
@@ -759,8 +757,8 @@ public final class BlockClient implements RemoteStore {
         return open();
       } catch (TransportException e) {
         // Under transport=auto an RDMA setup failure is a reason to fall back, not to retry.
-        if (attempt >= config.maxRetries() || closed || (e instanceof RdmaException && fallback != null)) {
-          if (e instanceof RdmaException || attempt == 0) {
+        if (attempt >= config.maxRetries() || closed || (e instanceof RdmaConnectionException && fallback != null)) {
+          if (e instanceof RdmaConnectionException || attempt == 0) {
             throw e;
           }
           if (e instanceof ConnectFailedException f) {
@@ -813,7 +811,7 @@ public final class BlockClient implements RemoteStore {
       return new ChecksumMismatchException(err.getMessage() + "; still wrong after "
           + attempts + " attempt(s)");
     }
-    if (err instanceof TransportException) {
+    if (Failures.ofTransport(err)) {
       return new TransportException("Cannot " + what + ": " + err.getMessage(), err);
     }
     if (err instanceof GpuDirectException g) {
@@ -821,14 +819,6 @@ public final class BlockClient implements RemoteStore {
     }
     return new GpuDirectException("Cannot " + what + " on gpudirect server " + serverName
         + ": " + err, err);
-  }
-
-  private static Throwable unwrap(Throwable t) {
-    while ((t instanceof CompletionException || t instanceof ExecutionException)
-        && t.getCause() != null) {
-      t = t.getCause();
-    }
-    return t;
   }
 
   private static RuntimeException rethrowable(Throwable t) {

@@ -17,6 +17,7 @@ import io.gpudirect.protocol.ProtocolException;
 import io.gpudirect.protocol.RdmaSetup;
 import io.gpudirect.protocol.ReadData;
 import io.gpudirect.protocol.ReadRequest;
+import io.gpudirect.protocol.Request;
 import io.gpudirect.protocol.StatRequest;
 import io.gpudirect.protocol.StatResponse;
 import io.gpudirect.protocol.StatusRequest;
@@ -512,22 +513,7 @@ final class ServerConnection implements Runnable {
   }
 
   private static long requestId(Message m) {
-    if (m instanceof ReadRequest r) {
-      return r.requestId();
-    }
-    if (m instanceof StatRequest s) {
-      return s.requestId();
-    }
-    if (m instanceof ListRequest l) {
-      return l.requestId();
-    }
-    if (m instanceof StatusRequest st) {
-      return st.requestId();
-    }
-    if (m instanceof RdmaSetup r) {
-      return r.requestId();
-    }
-    return ErrorResponse.CONNECTION;
+    return m instanceof Request r ? r.requestId() : ErrorResponse.CONNECTION;
   }
 
   private void send(Message m) throws IOException {

@@ -3,6 +3,7 @@ package io.gpudirect.transport;
 import io.gpudirect.GpuDirectException;
 import io.gpudirect.protocol.Message;
 import io.gpudirect.protocol.ReadRequest;
+import io.gpudirect.protocol.Request;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.OptionalInt;
@@ -27,7 +28,7 @@ public interface Connection extends AutoCloseable {
   long capabilities();
 
   /** Sends a control request; completes with the server's answer, ERROR included. */
-  CompletableFuture<Message> call(long requestId, Message request);
+  CompletableFuture<Message> call(Request request);
 
   /**
    * Sends {@code request} and reads its payload straight into {@code dst}, whose remaining

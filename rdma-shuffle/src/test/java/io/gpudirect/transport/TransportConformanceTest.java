@@ -138,7 +138,7 @@ public abstract class TransportConformanceTest {
   @Test
   void controlCallsAndRefusals() throws Exception {
     try (Connection c = connect()) {
-      StatResponse s = (StatResponse) c.call(1, new StatRequest(1, "d.bin")).get(5, TimeUnit.SECONDS);
+      StatResponse s = (StatResponse) c.call(new StatRequest(1, "d.bin")).get(5, TimeUnit.SECONDS);
       assertEquals(8 << 20, s.entry().length());
       ExecutionException e = assertThrows(ExecutionException.class,
           () -> c.read(new ReadRequest(2, "none", 0, 1), ByteBuffer.allocate(1)).get(5, TimeUnit.SECONDS));
@@ -305,7 +305,7 @@ public abstract class TransportConformanceTest {
             buffers.add(null);
             offsets.add(-1);
           } else if (kind == 1) {
-            answers.add(c.call(id, new StatRequest(id, "d.bin")));
+            answers.add(c.call(new StatRequest(id, "d.bin")));
             buffers.add(null);
             offsets.add(-2);
           } else {
@@ -348,7 +348,7 @@ public abstract class TransportConformanceTest {
     byte[] before = FileChanges.writeSettled(file, 2 << 20, 23);
     try (Connection c = connect()) {
       String path = file.getFileName().toString();
-      FileVersion version = ((StatResponse) c.call(1, new StatRequest(1, path))
+      FileVersion version = ((StatResponse) c.call(new StatRequest(1, path))
           .get(5, TimeUnit.SECONDS)).entry().version();
       assertEquals(2 << 20, version.size());
       ByteBuffer first = ByteBuffer.allocateDirect(1 << 20);
@@ -369,7 +369,7 @@ public abstract class TransportConformanceTest {
       }
       assertTrue(c.isOpen(), "a refusal leaves the connection usable");
       if (after.length > 4096) {
-        FileVersion now = ((StatResponse) c.call(9, new StatRequest(9, path))
+        FileVersion now = ((StatResponse) c.call(new StatRequest(9, path))
             .get(5, TimeUnit.SECONDS)).entry().version();
         ByteBuffer fresh = ByteBuffer.allocateDirect(4096);
         c.read(new ReadRequest(10, path, now, 0, 4096), fresh).get(5, TimeUnit.SECONDS);

@@ -11,6 +11,7 @@ import io.gpudirect.protocol.RdmaRead;
 import io.gpudirect.protocol.RdmaReadDone;
 import io.gpudirect.protocol.RdmaSetupAck;
 import io.gpudirect.protocol.ReadRequest;
+import io.gpudirect.protocol.Request;
 import io.gpudirect.transport.ChecksumMismatchException;
 import io.gpudirect.transport.Connection;
 import io.gpudirect.transport.ConnectionLostException;
@@ -54,7 +55,7 @@ import org.slf4j.LoggerFactory;
  * registered (device buffers) goes through {@link #readInto}.
  *
  * <p>Any failed work completion breaks the queue pair (RC semantics): every outstanding and
- * waiting read fails with an {@link RdmaException} naming the server and what failed.
+ * waiting read fails with an {@link RdmaConnectionException} naming the server and what failed.
  */
 public final class RdmaConnection implements Connection {
   private static final Logger LOG = LoggerFactory.getLogger(RdmaConnection.class);
@@ -121,10 +122,13 @@ public final class RdmaConnection implements Connection {
       return c;
     } catch (RuntimeException e) {
       c.close();
-      if (e instanceof RdmaException) {
+      if (e instanceof RdmaConnectionException) {
         throw e;
       }
-      throw new RdmaException(RdmaException.Phase.CONNECT, c.server + " (RDMA port "
+      if (e instanceof RdmaException r) {
+        throw new RdmaConnectionException(r);
+      }
+      throw new RdmaConnectionException(RdmaException.Phase.CONNECT, c.server + " (RDMA port "
           + ack.rdmaPort() + ")", e.getMessage(), e);
     }
   }
@@ -155,8 +159,8 @@ public final class RdmaConnection implements Connection {
   }
 
   @Override
-  public CompletableFuture<Message> call(long requestId, Message request) {
-    return control.call(requestId, request);
+  public CompletableFuture<Message> call(Request request) {
+    return control.call(request);
   }
 
   @Override
@@ -227,9 +231,9 @@ public final class RdmaConnection implements Connection {
       return endpoint.register(address, length, remoteWrite
           ? EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE) : EnumSet.of(Access.LOCAL_WRITE));
     } catch (RdmaException e) {
-      throw e;
+      throw new RdmaConnectionException(e);
     } catch (RuntimeException e) {
-      throw new RdmaException(RdmaException.Phase.REGISTER, server, "cannot register "
+      throw new RdmaConnectionException(RdmaException.Phase.REGISTER, server, "cannot register "
           + length + " bytes at 0x" + Long.toHexString(address) + ": " + e.getMessage(), e);
     }
   }
@@ -239,9 +243,9 @@ public final class RdmaConnection implements Connection {
       // LOCAL_WRITE is required alongside REMOTE_WRITE by ibv_reg_mr.
       return endpoint.register(target, EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE));
     } catch (RdmaException e) {
-      throw e;
+      throw new RdmaConnectionException(e);
     } catch (RuntimeException e) {
-      throw new RdmaException(RdmaException.Phase.REGISTER, server, "cannot register a "
+      throw new RdmaConnectionException(RdmaException.Phase.REGISTER, server, "cannot register a "
           + target.capacity() + "-byte destination: " + e.getMessage(), e);
     }
   }
@@ -289,7 +293,7 @@ public final class RdmaConnection implements Connection {
     try {
       slots.postSend(endpoint, slot, SEND | slot, p.request);
     } catch (RuntimeException e) {
-      fail(e instanceof RdmaException r ? r : new RdmaException(RdmaException.Phase.POST, server,
+      fail(e instanceof RdmaException r ? new RdmaConnectionException(r) : new RdmaConnectionException(RdmaException.Phase.POST, server,
           "cannot post the RDMA_READ of request " + p.request.requestId() + ": " + e.getMessage(), e));
     }
     // A failure that raced with the put above may not have seen this read.
@@ -341,7 +345,7 @@ public final class RdmaConnection implements Connection {
     @Override
     public void onCompletion(WorkCompletion wc) {
       if (!wc.ok()) {
-        fail(new RdmaException(RdmaException.Phase.COMPLETION, server, wc.describe(), null));
+        fail(new RdmaConnectionException(RdmaException.Phase.COMPLETION, server, wc.describe(), null));
         return;
       }
       int slot = (int) (wc.wrId() & SLOT_MASK);
@@ -356,7 +360,7 @@ public final class RdmaConnection implements Connection {
         // The slot is decoded: post it again before the credit can bring the next answer.
         slots.postRecv(endpoint, slot, RECV | slot);
       } catch (RuntimeException e) {
-        fail(new RdmaException(RdmaException.Phase.COMPLETION, server, "bad answer on the queue pair: "
+        fail(new RdmaConnectionException(RdmaException.Phase.COMPLETION, server, "bad answer on the queue pair: "
             + e.getMessage(), e));
         return;
       }
@@ -366,7 +370,7 @@ public final class RdmaConnection implements Connection {
           return;
         }
         if (done.length() != p.request.length()) {
-          fail(new RdmaException(RdmaException.Phase.COMPLETION, server, "RDMA_READ_DONE for request "
+          fail(new RdmaConnectionException(RdmaException.Phase.COMPLETION, server, "RDMA_READ_DONE for request "
               + done.requestId() + " says " + done.length() + " bytes, the request asked for "
               + p.request.length(), null));
           finish(p, failure);
@@ -385,7 +389,7 @@ public final class RdmaConnection implements Connection {
           finish(p, new ServerErrorException(e.code(), e.message()));
         }
       } else {
-        fail(new RdmaException(RdmaException.Phase.COMPLETION, server, "unexpected " + m.type()
+        fail(new RdmaConnectionException(RdmaException.Phase.COMPLETION, server, "unexpected " + m.type()
             + " on the queue pair", null));
       }
     }
@@ -399,7 +403,7 @@ public final class RdmaConnection implements Connection {
   private Pending take(long requestId, Message m) {
     Pending p = outstanding.remove(requestId);
     if (p == null && failure == null) {
-      fail(new RdmaException(RdmaException.Phase.COMPLETION, server, m.type()
+      fail(new RdmaConnectionException(RdmaException.Phase.COMPLETION, server, m.type()
           + " for unknown request " + requestId, new ProtocolException(m.type() + " for unknown request")));
     }
     return p;

@@ -1,6 +1,5 @@
 package io.gpudirect.transport.rdma;
 
-import io.gpudirect.verbs.RdmaEndpoint;
 import io.gpudirect.memory.BufferAllocator;
 import io.gpudirect.protocol.ErrorResponse;
 import io.gpudirect.protocol.Message;
@@ -13,6 +12,7 @@ import io.gpudirect.transport.ServerErrorException;
 import io.gpudirect.transport.Transport;
 import io.gpudirect.transport.TransportException;
 import io.gpudirect.transport.tcp.TcpTransport;
+import io.gpudirect.verbs.RdmaEndpoint;
 import io.gpudirect.verbs.RdmaUnavailableException;
 import io.gpudirect.verbs.Verbs;
 import java.net.InetSocketAddress;
@@ -67,7 +67,7 @@ public final class RdmaTransport implements Transport {
         throw new RdmaUnavailableException(name + " does not serve RDMA",
             "start it with --rdma on (needs libdisni and an RDMA device on the server)", null);
       }
-      Message answer = control.call(1, new RdmaSetup(1, credits))
+      Message answer = control.call(new RdmaSetup(1, credits))
           .get(options.connectTimeout().toMillis(), TimeUnit.MILLISECONDS);
       if (answer instanceof ErrorResponse e) {
         throw new ServerErrorException(e.code(), name + " refused RDMA_SETUP: " + e.message());

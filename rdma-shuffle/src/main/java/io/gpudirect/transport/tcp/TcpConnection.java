@@ -9,15 +9,14 @@ import io.gpudirect.protocol.ErrorResponse;
 import io.gpudirect.protocol.Frames;
 import io.gpudirect.protocol.Hello;
 import io.gpudirect.protocol.HelloAck;
-import io.gpudirect.protocol.ListResponse;
 import io.gpudirect.protocol.Message;
 import io.gpudirect.protocol.Protocol;
 import io.gpudirect.protocol.ProtocolException;
-import io.gpudirect.protocol.RdmaSetupAck;
+import io.gpudirect.protocol.RdmaReadDone;
 import io.gpudirect.protocol.ReadData;
 import io.gpudirect.protocol.ReadRequest;
-import io.gpudirect.protocol.StatResponse;
-import io.gpudirect.protocol.StatusResponse;
+import io.gpudirect.protocol.Request;
+import io.gpudirect.protocol.Response;
 import io.gpudirect.tls.NotTlsException;
 import io.gpudirect.tls.TlsChannel;
 import io.gpudirect.transport.AuthenticationException;
@@ -341,8 +340,8 @@ final class TcpConnection implements Connection {
 
   @Override
   @SuppressWarnings("unchecked")
-  public CompletableFuture<Message> call(long requestId, Message request) {
-    CompletableFuture<Object> f = send(new Pending(requestId, null, null,
+  public CompletableFuture<Message> call(Request request) {
+    CompletableFuture<Object> f = send(new Pending(request.requestId(), null, null,
         new CompletableFuture<>(), false), request, false);
     return (CompletableFuture<Message>) (CompletableFuture<?>) f;
   }
@@ -512,14 +511,9 @@ final class TcpConnection implements Connection {
       }
       take(e.requestId(), m).future.completeExceptionally(
           new ServerErrorException(e.code(), e.message()));
-    } else if (m instanceof StatResponse s) {
-      take(s.requestId(), m).future.complete(m);
-    } else if (m instanceof ListResponse l) {
-      take(l.requestId(), m).future.complete(m);
-    } else if (m instanceof StatusResponse st) {
-      take(st.requestId(), m).future.complete(m);
-    } else if (m instanceof RdmaSetupAck a) {
-      take(a.requestId(), m).future.complete(m);
+    } else if (m instanceof Response r && !(m instanceof RdmaReadDone)) {
+      // RDMA_READ_DONE belongs on the queue pair; on this connection it is a broken server.
+      take(r.requestId(), m).future.complete(m);
     } else {
       throw new ProtocolException("Unexpected " + m.type() + " from server " + server);
     }

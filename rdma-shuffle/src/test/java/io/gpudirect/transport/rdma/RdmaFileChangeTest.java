@@ -50,7 +50,7 @@ class RdmaFileChangeTest {
             .verbs(() -> verbs).rdmaSettings(settings).build().start();
         Connection c = new RdmaTransport(verbs).connect(new InetSocketAddress("127.0.0.1", server.port()),
             new ConnectionOptions(null, Duration.ofSeconds(5), "gpudirect-client-rdma-change"))) {
-      FileVersion version = ((StatResponse) c.call(1, new StatRequest(1, "live.bin"))
+      FileVersion version = ((StatResponse) c.call(new StatRequest(1, "live.bin"))
           .get(5, TimeUnit.SECONDS)).entry().version();
       verbs.holdWrites();
       CompletableFuture<Void> read = c.read(new ReadRequest(2, "live.bin", version, 0, 4 << 20),

@@ -109,7 +109,7 @@ class RdmaTransportTest {
         verbs.releaseWrites();
         for (CompletableFuture<Void> f : List.of(bad, good)) {
           ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(10, TimeUnit.SECONDS));
-          RdmaException r = assertInstanceOf(RdmaException.class, e.getCause(), String.valueOf(e.getCause()));
+          RdmaConnectionException r = assertInstanceOf(RdmaConnectionException.class, e.getCause(), String.valueOf(e.getCause()));
           assertEquals(RdmaException.Phase.COMPLETION, r.phase());
           assertTrue(r.getMessage().contains("gpudirect server 127.0.0.1:" + server.port()), r.getMessage());
           assertTrue(r.getMessage().contains("flushed"), r.getMessage());
@@ -135,7 +135,7 @@ class RdmaTransportTest {
         CompletableFuture<Void> f = c.readInto(new ReadRequest(2, "d.bin", 0, 8192),
             vm.address() + (60 << 10), region.rkey(), true);
         ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(10, TimeUnit.SECONDS));
-        assertInstanceOf(RdmaException.class, e.getCause());
+        assertInstanceOf(RdmaConnectionException.class, e.getCause());
         assertTrue(vm.writes().isEmpty(), "no byte was written outside the region: " + vm.writes().keySet());
       }
     }
@@ -148,7 +148,7 @@ class RdmaTransportTest {
       try (MemoryRegion region = c.register(vm.address(), 1 << 20, false)) {
         CompletableFuture<Void> f = c.readInto(new ReadRequest(1, "d.bin", 0, 4096), region, vm.address());
         ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(10, TimeUnit.SECONDS));
-        assertInstanceOf(RdmaException.class, e.getCause());
+        assertInstanceOf(RdmaConnectionException.class, e.getCause());
         assertTrue(vm.writes().isEmpty());
       }
     }
@@ -166,7 +166,7 @@ class RdmaTransportTest {
       verbs.releaseWrites();
       for (CompletableFuture<Void> f : reads) {
         ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(10, TimeUnit.SECONDS));
-        assertInstanceOf(RdmaException.class, e.getCause(), String.valueOf(e.getCause()));
+        assertInstanceOf(RdmaConnectionException.class, e.getCause(), String.valueOf(e.getCause()));
       }
     } finally {
       verbs.releaseWrites();
@@ -188,7 +188,7 @@ class RdmaTransportTest {
   void oneRegistrationCannotExceedTheIntLengthOfAnIbvMr() {
     try (RdmaConnection c = connect()) {
       LoopbackVerbsDouble.VirtualMemory vm = verbs.virtualMemory(3L << 30);
-      RdmaException e = assertThrows(RdmaException.class, () -> c.register(vm.address(), 3L << 30, true));
+      RdmaConnectionException e = assertThrows(RdmaConnectionException.class, () -> c.register(vm.address(), 3L << 30, true));
       assertEquals(RdmaException.Phase.REGISTER, e.phase());
       try (RegisteredRange range = RegisteredRange.register(c, vm.address(), 3L << 30)) {
         assertEquals(2, range.regions().size());
