@@ -477,7 +477,7 @@ final class ServerConnection implements Runnable {
     // The checksum is computed on another core while sendfile runs, and trails the payload;
     // for a file read before, mostly from its cached block checksums.
     Future<Integer> checksum = crc
-        ? Checksums.of(server.blockChecksums(), fc, version, r.offset(), r.length()) : null;
+        ? server.checksums().of(server.blockChecksums(), fc, version, r.offset(), r.length()) : null;
     long pos = r.offset();
     while (pos < end) {
       long n = tls != null ? tls.transferFrom(fc, pos, end - pos)

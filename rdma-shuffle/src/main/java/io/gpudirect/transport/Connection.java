@@ -6,6 +6,7 @@ import io.gpudirect.protocol.ReadRequest;
 import io.gpudirect.protocol.Request;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.concurrent.CompletableFuture;
 
@@ -65,6 +66,14 @@ public interface Connection extends AutoCloseable {
    * on the way complete on the calling thread. Transports without this do nothing.
    */
   default void readAnswersUntil(CompletableFuture<?> done) {
+  }
+
+  /**
+   * Reads straight into device memory, where this connection can (RDMA); empty otherwise. The
+   * same for every connection of one transport: see {@link Transport#readsIntoDevice}.
+   */
+  default Optional<DeviceReads> deviceReads() {
+    return Optional.empty();
   }
 
   /** Breaks the connection; everything outstanding fails with {@code cause}. */

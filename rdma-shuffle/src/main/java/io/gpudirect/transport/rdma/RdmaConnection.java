@@ -15,6 +15,10 @@ import io.gpudirect.protocol.Request;
 import io.gpudirect.transport.ChecksumMismatchException;
 import io.gpudirect.transport.Connection;
 import io.gpudirect.transport.ConnectionLostException;
+import io.gpudirect.transport.ConnectionThreads;
+import io.gpudirect.transport.DeviceReads;
+import io.gpudirect.transport.DeviceRegistration;
+import io.gpudirect.transport.DeviceRegistrationException;
 import io.gpudirect.transport.ServerErrorException;
 import io.gpudirect.verbs.Access;
 import io.gpudirect.verbs.CompletionHandler;
@@ -31,10 +35,9 @@ import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.EnumSet;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.zip.CRC32C;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -57,23 +60,19 @@ import org.slf4j.LoggerFactory;
  * <p>Any failed work completion breaks the queue pair (RC semantics): every outstanding and
  * waiting read fails with an {@link RdmaConnectionException} naming the server and what failed.
  */
-public final class RdmaConnection implements Connection {
+public final class RdmaConnection implements Connection, DeviceReads {
   private static final Logger LOG = LoggerFactory.getLogger(RdmaConnection.class);
   private static final long RECV = 1L << 56;
   private static final long SEND = 2L << 56;
   private static final long SLOT_MASK = (1L << 56) - 1;
-  private static final ExecutorService VERIFY = Executors.newFixedThreadPool(
-      Math.max(2, Runtime.getRuntime().availableProcessors()), r -> {
-        Thread t = new Thread(r, "gpudirect-rdma-crc-verify");
-        t.setDaemon(true);
-        return t;
-      });
 
   private final Connection control;
   private final String server;
   private final boolean crc;
   private final int credits;
   private final BufferAllocator allocator;
+  /** Checks payloads' checksums off the completion thread. */
+  private final ConnectionThreads threads;
   private final Map<Long, Pending> outstanding = new ConcurrentHashMap<>();
   private final ArrayDeque<Pending> waiting = new ArrayDeque<>();
   private RdmaEndpoint endpoint;
@@ -90,7 +89,9 @@ public final class RdmaConnection implements Connection {
   private record Pending(RdmaRead request, CompletableFuture<Void> future, MemoryRegion region,
       HostBuffer bounce, ByteBuffer dst, ByteBuffer verify) {}
 
-  private RdmaConnection(Connection control, RdmaSetupAck ack, boolean crc, BufferAllocator allocator) {
+  private RdmaConnection(Connection control, RdmaSetupAck ack, boolean crc, BufferAllocator allocator,
+      ConnectionThreads threads) {
+    this.threads = threads;
     this.control = control;
     this.server = "gpudirect server " + RdmaEndpoint.describe(control.peer());
     this.crc = crc;
@@ -105,8 +106,8 @@ public final class RdmaConnection implements Connection {
    * On failure everything made so far is closed, {@code control} included.
    */
   static RdmaConnection open(Connection control, RdmaSetupAck ack, boolean crc, Verbs verbs,
-      Duration timeout, BufferAllocator allocator) {
-    RdmaConnection c = new RdmaConnection(control, ack, crc, allocator);
+      Duration timeout, BufferAllocator allocator, ConnectionThreads threads) {
+    RdmaConnection c = new RdmaConnection(control, ack, crc, allocator, threads);
     InetSocketAddress rdmaAddress = new InetSocketAddress(control.peer().getAddress(), ack.rdmaPort());
     try {
       // One send slot per credit plus the BIND; one receive per credit.
@@ -198,6 +199,36 @@ public final class RdmaConnection implements Connection {
       future.completeExceptionally(e);
     }
     return future;
+  }
+
+  @Override
+  public Optional<DeviceReads> deviceReads() {
+    return Optional.of(this);
+  }
+
+  /**
+   * {@inheritDoc} The range is registered as regions of at most {@link MemoryRegion#MAX_LENGTH}
+   * bytes (see {@link RegisteredRange}); a registration the verbs refuse (no nvidia-peermem for
+   * GPU memory) is a {@link DeviceRegistrationException} with the verbs' message.
+   */
+  @Override
+  public DeviceRegistration register(long address, long length) {
+    try {
+      return RegisteredRange.register(this, address, length);
+    } catch (RdmaConnectionException e) {
+      if (e.phase() != RdmaException.Phase.REGISTER) {
+        throw e;
+      }
+      throw new DeviceRegistrationException(e.getMessage(), e);
+    }
+  }
+
+  @Override
+  public CompletableFuture<Void> readInto(ReadRequest request, DeviceRegistration registration, long address) {
+    if (!(registration instanceof RegisteredRange range)) {
+      throw new IllegalArgumentException("not registered by an RDMA connection: " + registration);
+    }
+    return readInto(request, range.regionFor(address, request.length()), address);
   }
 
   /**
@@ -378,7 +409,7 @@ public final class RdmaConnection implements Connection {
         }
         creditReturned();
         if (p.verify != null && done.hasCrc()) {
-          VERIFY.execute(() -> verify(p, done.crc32c()));
+          threads.verify(() -> verify(p, done.crc32c()));
         } else {
           finish(p, null);
         }

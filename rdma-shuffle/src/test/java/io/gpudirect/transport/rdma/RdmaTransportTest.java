@@ -13,6 +13,7 @@ import io.gpudirect.server.RdmaMode;
 import io.gpudirect.server.rdma.RdmaService;
 import io.gpudirect.testing.TestFiles;
 import io.gpudirect.transport.ConnectionOptions;
+import io.gpudirect.transport.ConnectionThreads;
 import io.gpudirect.verbs.Access;
 import io.gpudirect.verbs.LoopbackVerbsDouble;
 import io.gpudirect.verbs.MemoryRegion;
@@ -45,6 +46,14 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class RdmaTransportTest {
+  /** The connections' checksum and handshake threads, this class's own. */
+  private static final ConnectionThreads THREADS = new ConnectionThreads();
+
+  @AfterAll
+  static void closeConnectionThreads() {
+    THREADS.close();
+  }
+
   @TempDir static Path root;
   static final LoopbackVerbsDouble verbs = new LoopbackVerbsDouble();
   static BlockServer server;
@@ -66,7 +75,7 @@ class RdmaTransportTest {
   }
 
   private static RdmaConnection connect() {
-    return new RdmaTransport(verbs).connect(new InetSocketAddress("127.0.0.1", server.port()),
+    return new RdmaTransport(verbs, THREADS).connect(new InetSocketAddress("127.0.0.1", server.port()),
         new ConnectionOptions(null, Duration.ofSeconds(5), "gpudirect-client-rdma-test"));
   }
 
@@ -176,7 +185,7 @@ class RdmaTransportTest {
   @Test
   void aServerWithoutRdmaIsAReasonNotAnError() throws Exception {
     try (BlockServer tcpOnly = BlockServer.builder().root(root).port(0).build().start()) {
-      RdmaUnavailableException e = assertThrows(RdmaUnavailableException.class, () -> new RdmaTransport(verbs)
+      RdmaUnavailableException e = assertThrows(RdmaUnavailableException.class, () -> new RdmaTransport(verbs, THREADS)
           .connect(new InetSocketAddress("127.0.0.1", tcpOnly.port()),
               new ConnectionOptions(null, Duration.ofSeconds(5), "gpudirect-client-rdma-test")));
       assertTrue(e.reason().contains("does not serve RDMA"), e.getMessage());
@@ -233,7 +242,7 @@ class RdmaTransportTest {
     BlockServer draining = BlockServer.builder().root(root).port(0).rdma(RdmaMode.ON).verbs(() -> own)
         .shutdownGracePeriod(Duration.ofSeconds(5)).build().start();
     Thread closer = new Thread(draining::close);
-    try (RdmaConnection c = new RdmaTransport(own).connect(new InetSocketAddress("127.0.0.1", draining.port()),
+    try (RdmaConnection c = new RdmaTransport(own, THREADS).connect(new InetSocketAddress("127.0.0.1", draining.port()),
         new ConnectionOptions(null, Duration.ofSeconds(5), "gpudirect-client-rdma-test"))) {
       own.holdWrites();
       ByteBuffer dst = ByteBuffer.allocateDirect(1 << 20);

@@ -9,6 +9,7 @@ import io.gpudirect.server.BlockServer;
 import io.gpudirect.testing.TestFiles;
 import io.gpudirect.transport.Connection;
 import io.gpudirect.transport.ConnectionOptions;
+import io.gpudirect.transport.ConnectionThreads;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -17,6 +18,7 @@ import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -24,6 +26,14 @@ import org.junit.jupiter.api.io.TempDir;
 /** Who reads a TCP connection's answers: a waiting caller itself, or the reader thread. */
 @Timeout(value = 30, unit = TimeUnit.SECONDS)
 class TcpConnectionReadingTest {
+  /** The connections' checksum and handshake threads, this class's own. */
+  private static final ConnectionThreads THREADS = new ConnectionThreads();
+
+  @AfterAll
+  static void closeConnectionThreads() {
+    THREADS.close();
+  }
+
   @TempDir Path root;
 
   @Test
@@ -97,7 +107,7 @@ class TcpConnectionReadingTest {
   }
 
   private static Connection connect(BlockServer server) {
-    return new TcpTransport().connect(new InetSocketAddress("127.0.0.1", server.port()),
+    return new TcpTransport(THREADS).connect(new InetSocketAddress("127.0.0.1", server.port()),
         new ConnectionOptions(null, Duration.ofSeconds(5), "gpudirect-client-reading-test"));
   }
 }
