@@ -3,6 +3,7 @@ package io.gpudirect.client;
 import io.gpudirect.GpuDirectException;
 import io.gpudirect.protocol.FileVersion;
 import io.gpudirect.protocol.ReadRequest;
+import io.gpudirect.transport.CallerReads;
 import io.gpudirect.transport.ChecksumMismatchException;
 import io.gpudirect.transport.Connection;
 import io.gpudirect.transport.ConnectionLostException;
@@ -11,6 +12,7 @@ import io.gpudirect.transport.RequestTimeoutException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -65,7 +67,7 @@ final class ChunkedReads {
   /**
    * Reads {@code dst.remaining()} bytes into host memory. A caller that waits for a read of one
    * chunk ({@code callerWaits}) reads its answer itself when it can (see
-   * {@link Connection#readAnswersUntil}): for a small read, that saves waking the connection's
+   * {@link Connection#callerReads}): for a small read, that saves waking the connection's
    * reader thread and then this one. With {@code unverifiedCrcs}, each chunk's CRC32C is kept
    * there, unchecked, in chunk order.
    */
@@ -174,7 +176,8 @@ final class ChunkedReads {
     @Override
     public CompletableFuture<Void> read(Connection conn, ReadRequest request, boolean callerReads) {
       dst.clear();
-      return callerReads ? conn.readForCaller(request, dst) : conn.read(request, dst);
+      Optional<CallerReads> caller = callerReads ? conn.callerReads() : Optional.empty();
+      return caller.isPresent() ? caller.get().readForCaller(request, dst) : conn.read(request, dst);
     }
   }
 
@@ -199,7 +202,8 @@ final class ChunkedReads {
 
   /**
    * Sends one chunk. With {@code callerReads} the calling thread then reads answers on that
-   * connection until this chunk's has arrived, if no one else is reading them (first try only;
+   * connection until this chunk's has arrived, where the connection lets it ({@link
+   * Connection#callerReads}) and no one else is reading them (first try only;
    * a retry goes out from a worker and the caller waits as for any read).
    */
   private void sendChunk(Chunk c, int attempt, boolean callerReads) {
@@ -250,7 +254,7 @@ final class ChunkedReads {
       }
     });
     if (callerReads) {
-      conn.readAnswersUntil(f);
+      conn.callerReads().ifPresent(caller -> caller.readAnswersUntil(pendingRead));
     }
   }
 

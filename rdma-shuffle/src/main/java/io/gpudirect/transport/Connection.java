@@ -40,16 +40,6 @@ public interface Connection extends AutoCloseable {
   CompletableFuture<Void> read(ReadRequest request, ByteBuffer dst);
 
   /**
-   * As {@link #read(ReadRequest, ByteBuffer)}, for a caller that waits for this read at once
-   * and calls {@link #readAnswersUntil} with it right after: a transport may then leave the
-   * answer for that caller to read itself, instead of waking a reader thread that would read
-   * it and then wake the caller (a hand-off that costs a 4 KiB read much of its latency).
-   */
-  default CompletableFuture<Void> readForCaller(ReadRequest request, ByteBuffer dst) {
-    return read(request, dst);
-  }
-
-  /**
    * As {@link #read(ReadRequest, ByteBuffer)}, except that the payload's checksum is left to
    * the caller, to check where the bytes go next (the GPU checks them in device memory): the
    * future completes with the CRC32C the server sent. Empty when there is none to hand over;
@@ -59,13 +49,9 @@ public interface Connection extends AutoCloseable {
     return read(request, dst).thenApply(v -> OptionalInt.empty());
   }
 
-  /**
-   * Reads this connection's answers on the calling thread until {@code done} completes, when
-   * no other thread is reading them and answers are due; returns at once otherwise, and the
-   * caller then waits for {@code done} as usual. Other requests' futures that it completes
-   * on the way complete on the calling thread. Transports without this do nothing.
-   */
-  default void readAnswersUntil(CompletableFuture<?> done) {
+  /** Reads whose answer the waiting caller may read itself, where this connection allows it (TCP); empty otherwise. */
+  default Optional<CallerReads> callerReads() {
+    return Optional.empty();
   }
 
   /**

@@ -13,6 +13,7 @@ import io.gpudirect.protocol.ReadRequest;
 import io.gpudirect.protocol.Request;
 import io.gpudirect.protocol.Response;
 import io.gpudirect.tls.TlsChannel;
+import io.gpudirect.transport.CallerReads;
 import io.gpudirect.transport.ChecksumMismatchException;
 import io.gpudirect.transport.Connection;
 import io.gpudirect.transport.ConnectionLostException;
@@ -27,6 +28,7 @@ import java.nio.channels.ByteChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.channels.WritableByteChannel;
 import java.util.Map;
+import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -55,7 +57,7 @@ import org.slf4j.LoggerFactory;
  * server that closes the connection or sends a connection error is noticed, as before, long
  * before the next request.
  */
-final class TcpConnection implements Connection {
+final class TcpConnection implements Connection, CallerReads {
   private static final Logger LOG = LoggerFactory.getLogger(TcpConnection.class);
   private static final int HEAP_READ_SLICE = 256 * 1024;
   /** Payloads up to this size are checked on the reader thread (see receivePayload). */
@@ -170,6 +172,11 @@ final class TcpConnection implements Connection {
   @Override
   public CompletableFuture<Void> read(ReadRequest request, ByteBuffer dst) {
     return read(request, dst, false);
+  }
+
+  @Override
+  public Optional<CallerReads> callerReads() {
+    return Optional.of(this);
   }
 
   @Override

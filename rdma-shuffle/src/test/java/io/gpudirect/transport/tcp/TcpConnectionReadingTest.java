@@ -46,10 +46,10 @@ class TcpConnectionReadingTest {
       for (int i = 0; i < reads; i++) {
         ByteBuffer dst = ByteBuffer.allocateDirect(4096);
         int offset = i * 10_007;
-        CompletableFuture<Void> f = c.readForCaller(new ReadRequest(i + 1, "f.bin", offset, 4096), dst);
+        CompletableFuture<Void> f = c.callerReads().orElseThrow().readForCaller(new ReadRequest(i + 1, "f.bin", offset, 4096), dst);
         AtomicReference<Thread> completedOn = new AtomicReference<>();
         f.thenRun(() -> completedOn.set(Thread.currentThread()));
-        c.readAnswersUntil(f);
+        c.callerReads().orElseThrow().readAnswersUntil(f);
         f.join();
         assertEquals(ByteBuffer.wrap(data, offset, 4096), dst.flip(), "read " + i);
         if (completedOn.get() == Thread.currentThread()) {
@@ -69,11 +69,11 @@ class TcpConnectionReadingTest {
         Connection c = connect(server)) {
       for (int i = 0; i < 5; i++) {
         ByteBuffer dst = ByteBuffer.allocateDirect(4096);
-        CompletableFuture<Void> f = c.readForCaller(new ReadRequest(i + 1, "f.bin", i * 4096L, 4096), dst);
+        CompletableFuture<Void> f = c.callerReads().orElseThrow().readForCaller(new ReadRequest(i + 1, "f.bin", i * 4096L, 4096), dst);
         // A blocked read on an interrupted thread would close the shared socket.
         Thread.currentThread().interrupt();
         try {
-          c.readAnswersUntil(f);
+          c.callerReads().orElseThrow().readAnswersUntil(f);
           f.join();
         } finally {
           assertTrue(Thread.interrupted(), "the interrupt is left for the caller");
@@ -89,9 +89,9 @@ class TcpConnectionReadingTest {
     TestFiles.write(root.resolve("f.bin"), 4096, 2);
     BlockServer server = BlockServer.builder().root(root).port(0).build().start();
     try (Connection c = connect(server)) {
-      CompletableFuture<Void> f = c.readForCaller(new ReadRequest(1, "f.bin", 0, 4096),
+      CompletableFuture<Void> f = c.callerReads().orElseThrow().readForCaller(new ReadRequest(1, "f.bin", 0, 4096),
           ByteBuffer.allocateDirect(4096));
-      c.readAnswersUntil(f);
+      c.callerReads().orElseThrow().readAnswersUntil(f);
       f.get(5, TimeUnit.SECONDS);
       assertTrue(c.isOpen());
       // Closing drains: the idle connection is closed by the server within 250 ms.
