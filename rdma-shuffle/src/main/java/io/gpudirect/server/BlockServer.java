@@ -509,11 +509,11 @@ public final class BlockServer implements AutoCloseable {
     return tls != null;
   }
 
-  /** The CRC32C of every 64 KiB block read so far, shared by all connections. */
   Checksums checksums() {
     return checksums;
   }
 
+  /** The CRC32C of every 64 KiB block read so far, shared by all connections. */
   BlockChecksums blockChecksums() {
     return blockChecksums;
   }

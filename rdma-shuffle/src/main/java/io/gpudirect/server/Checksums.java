@@ -26,7 +26,7 @@ final class Checksums implements AutoCloseable {
    * Checksums {@code length} bytes of {@code fc} from {@code offset} on the pool, through the
    * server's block checksums; the channel must stay open until the result is in. Only large
    * ranges come here: a small one is read into memory and checksummed there by the connection
-   * itself (ServerConnection.sendSmall).
+   * itself (ReadAnswers.sendSmall).
    */
   Future<Integer> of(BlockChecksums blocks, FileChannel fc, BlockChecksums.Version version, long offset,
       int length) {
