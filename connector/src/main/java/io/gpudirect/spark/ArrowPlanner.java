@@ -1,5 +1,6 @@
 package io.gpudirect.spark;
 
+import io.gpudirect.client.RemoteStore;
 import io.gpudirect.options.ResolvedOptions;
 import io.gpudirect.remote.RemoteFileChannel;
 import io.gpudirect.remote.RemoteStores;
@@ -13,15 +14,14 @@ import org.apache.spark.sql.types.StructType;
 final class ArrowPlanner {
   private ArrowPlanner() {}
 
-  static ArrowIpcFile open(DataFile file, ResolvedOptions options, BufferAllocator allocator) {
-    RemoteFileChannel channel = new RemoteFileChannel(RemoteStores.get(file.uri(), options),
-        file.uri().path(), file.version(), file.length());
+  static ArrowIpcFile open(DataFile file, RemoteStore store, BufferAllocator allocator) {
+    RemoteFileChannel channel = new RemoteFileChannel(store, file.uri().path(), file.version(), file.length());
     return ArrowIpcFile.open(channel, file.uri().toString(), file.format() == DataFormat.ARROW_STREAM, allocator);
   }
 
   static StructType schema(DataFile file, ResolvedOptions options) {
     try (BufferAllocator allocator = ArrowMemory.child("schema " + file.uri());
-         ArrowIpcFile ipc = open(file, options, allocator)) {
+         ArrowIpcFile ipc = open(file, RemoteStores.get(file.uri(), options), allocator)) {
       return ipc.sparkSchema();
     }
   }
@@ -32,7 +32,7 @@ final class ArrowPlanner {
     }
     List<FileSlice> slices = new ArrayList<>();
     try (BufferAllocator allocator = ArrowMemory.child("plan " + file.uri());
-         ArrowIpcFile ipc = open(file, options, allocator)) {
+         ArrowIpcFile ipc = open(file, RemoteStores.get(file.uri(), options), allocator)) {
       int n = ipc.recordBatchCount();
       int first = 0;
       long bytes = 0;

@@ -1,6 +1,6 @@
 package io.gpudirect.spark;
 
-import io.gpudirect.options.ResolvedOptions;
+import io.gpudirect.client.RemoteStore;
 import io.gpudirect.spark.arrow.ArrowIpcFile;
 import java.io.IOException;
 import org.apache.arrow.memory.BufferAllocator;
@@ -14,11 +14,11 @@ final class ArrowSliceReader implements SliceReader<ColumnarBatch> {
   private final ArrowIpcFile ipc;
   private final PartitionReader<ColumnarBatch> batches;
 
-  ArrowSliceReader(ArrowSlice slice, ResolvedOptions options, StructType readSchema) {
+  ArrowSliceReader(ArrowSlice slice, RemoteStore store, StructType readSchema) {
     this.allocator = ArrowMemory.child("read " + slice.file().uri());
     ArrowIpcFile opened = null;
     try {
-      opened = ArrowPlanner.open(slice.file(), options, allocator);
+      opened = ArrowPlanner.open(slice.file(), store, allocator);
       int to = slice.batchCount() < 0 ? Integer.MAX_VALUE : slice.firstBatch() + slice.batchCount();
       this.batches = opened.readBatches(slice.firstBatch(), to, readSchema);
       this.ipc = opened;

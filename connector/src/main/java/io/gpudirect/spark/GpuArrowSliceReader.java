@@ -6,9 +6,7 @@ import ai.rapids.cudf.Table;
 import io.gpudirect.client.RemoteStore;
 import io.gpudirect.cudf.RemoteFileDataSource;
 import io.gpudirect.gpu.GpuResources;
-import io.gpudirect.options.ResolvedOptions;
 import io.gpudirect.remote.RemoteFileChannel;
-import io.gpudirect.remote.RemoteStores;
 import io.gpudirect.spark.arrow.CudfArrowIpcReader;
 import io.gpudirect.spark.cudf.DeviceBatch;
 import io.gpudirect.spark.cudf.SparkCudfTypes;
@@ -22,9 +20,8 @@ import org.apache.spark.sql.vectorized.ColumnarBatch;
  * converted on the GPU the way Spark's host reader converts them.
  */
 final class GpuArrowSliceReader extends OneBatchReader {
-  GpuArrowSliceReader(ArrowSlice slice, ResolvedOptions options, StructType readSchema) {
+  GpuArrowSliceReader(ArrowSlice slice, RemoteStore store, StructType readSchema) {
     DataFile f = slice.file();
-    RemoteStore store = RemoteStores.get(f.uri(), options);
     GpuResources gpu = GpuResources.shared();
     String[] names = readSchema.fieldNames();
     int count = slice.batchCount() < 0 ? Integer.MAX_VALUE : slice.batchCount();

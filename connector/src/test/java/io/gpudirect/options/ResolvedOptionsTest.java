@@ -14,16 +14,16 @@ class ResolvedOptionsTest {
   void readOptionBeatsSessionBeatsDefault() {
     Map<String, String> session = Map.of("spark.gpudirect.streams", "6", "spark.gpudirect.chunkSize", "1m");
     ResolvedOptions o = ResolvedOptions.resolve(Map.of("STREAMS", "8"), session::get);
-    assertEquals(8, o.getInt(GpuDirectOption.STREAMS));
-    assertEquals(1 << 20, o.getBytes(GpuDirectOption.CHUNK_SIZE));
-    assertEquals(64L << 20, o.getBytes(GpuDirectOption.MAX_BYTES_IN_FLIGHT));
-    assertEquals(Duration.ofSeconds(30), o.getDuration(GpuDirectOption.REQUEST_TIMEOUT));
+    assertEquals(8, o.client().streams());
+    assertEquals(1 << 20, o.client().chunkSize());
+    assertEquals(64L << 20, o.client().maxBytesInFlight());
+    assertEquals(Duration.ofSeconds(30), o.client().requestTimeout());
   }
 
   @Test
   void badValueNamesTheOptionAndItsSessionKey() {
-    ResolvedOptions o = ResolvedOptions.resolve(Map.of("streams", "many"), k -> null);
-    GpuDirectException e = assertThrows(GpuDirectException.class, () -> o.getInt(GpuDirectOption.STREAMS));
+    GpuDirectException e = assertThrows(GpuDirectException.class,
+        () -> ResolvedOptions.resolve(Map.of("streams", "many"), k -> null));
     assertTrue(e.getMessage().contains("streams") && e.getMessage().contains("spark.gpudirect.streams"), e.getMessage());
   }
 }

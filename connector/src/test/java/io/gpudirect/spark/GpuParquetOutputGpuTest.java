@@ -131,7 +131,7 @@ class GpuParquetOutputGpuTest {
       }
       try {
         for (FileSlice s : slices) {
-          try (GpuParquetSliceReader r = new GpuParquetSliceReader((ParquetSlice) s, options, settings, schema)) {
+          try (GpuParquetSliceReader r = new GpuParquetSliceReader((ParquetSlice) s, RemoteStores.get(s.file().uri(), options), settings, schema)) {
             while (r.next()) {
               ColumnarBatch b = r.get();
               for (int c = 0; c < b.numCols(); c++) {

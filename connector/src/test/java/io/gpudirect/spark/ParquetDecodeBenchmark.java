@@ -65,12 +65,12 @@ public final class ParquetDecodeBenchmark {
             }
           });
           double gpu = run(n, slices, s -> {
-            try (SliceReader<ColumnarBatch> r = new GpuParquetSliceReader(s, options, settings, schema)) {
+            try (SliceReader<ColumnarBatch> r = new GpuParquetSliceReader(s, RemoteStores.get(s.file().uri(), options), settings, schema)) {
               return consume(r);
             }
           });
           double device = run(n, slices, s -> {
-            try (GpuParquetSliceReader r = new GpuParquetSliceReader(s, options, settings, schema)) {
+            try (GpuParquetSliceReader r = new GpuParquetSliceReader(s, RemoteStores.get(s.file().uri(), options), settings, schema)) {
               return r.next() ? r.get().numRows() : 0;
             }
           });
