@@ -1,6 +1,7 @@
 package io.gpudirect.remote;
 
 import io.gpudirect.client.BlockClient;
+import io.gpudirect.client.GpuDirectUri;
 import io.gpudirect.client.RemoteStore;
 import io.gpudirect.options.ClientSettings;
 import io.gpudirect.options.ResolvedOptions;

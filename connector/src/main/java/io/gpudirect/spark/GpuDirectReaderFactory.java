@@ -1,8 +1,19 @@
 package io.gpudirect.spark;
 
 import io.gpudirect.client.RemoteStore;
+import io.gpudirect.dataset.DataFormat;
 import io.gpudirect.gpu.GpuEnvironment;
 import io.gpudirect.spark.cudf.NotOnGpuException;
+import io.gpudirect.spark.plan.ArrowSlice;
+import io.gpudirect.spark.plan.FileSlice;
+import io.gpudirect.spark.plan.GpuDirectPartition;
+import io.gpudirect.spark.plan.ParquetSlice;
+import io.gpudirect.spark.read.ArrowSliceReader;
+import io.gpudirect.spark.read.GpuArrowSliceReader;
+import io.gpudirect.spark.read.GpuParquetSliceReader;
+import io.gpudirect.spark.read.ParquetReadSettings;
+import io.gpudirect.spark.read.ParquetSliceReaders;
+import io.gpudirect.spark.read.SliceReader;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import org.apache.hadoop.conf.Configuration;

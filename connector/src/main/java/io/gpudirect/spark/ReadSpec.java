@@ -4,7 +4,7 @@ import io.gpudirect.client.RemoteStore;
 import io.gpudirect.hadoop.FileSystemConf;
 import io.gpudirect.options.ClientSettings;
 import io.gpudirect.options.ResolvedOptions;
-import io.gpudirect.remote.GpuDirectUri;
+import io.gpudirect.client.GpuDirectUri;
 import io.gpudirect.remote.RemoteStores;
 import java.io.Serializable;
 import org.apache.hadoop.conf.Configuration;

@@ -1,0 +1,96 @@
+package io.gpudirect.client;
+
+import io.gpudirect.GpuDirectException;
+import io.gpudirect.transport.Transport;
+import io.gpudirect.transport.rdma.RdmaTransport;
+import io.gpudirect.transport.tcp.TcpTransport;
+import io.gpudirect.verbs.RdmaUnavailableException;
+import io.gpudirect.verbs.TcpFallbackNotice;
+import io.gpudirect.verbs.Verbs;
+import io.gpudirect.verbs.disni.DisniVerbs;
+import java.util.Locale;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Picks the transport for a {@code transport} option value, and says why. The fallback
+ * ladder of {@code transport=auto}, each step logged once per reason:
+ * <ol>
+ *   <li>no libdisni, or no RDMA device here: TCP (decided here; {@link TcpFallbackNotice} says
+ *       so in one line per JVM);</li>
+ *   <li>the server does not serve RDMA, or no RDMA route to it: TCP (decided by the client
+ *       on its first connection, with {@link Selection#fallback()});</li>
+ *   <li>GPU memory cannot be registered (no nvidia-peermem): RDMA into registered pinned
+ *       host chunks, then a copy to the GPU (decided by the client on its first device read).</li>
+ * </ol>
+ * {@code transport=rdma} never falls back: it fails saying what is missing and how to install it.
+ */
+public final class TransportSelector {
+  private static final Logger LOG = LoggerFactory.getLogger(TransportSelector.class);
+  private static final Set<String> LOGGED = ConcurrentHashMap.newKeySet();
+
+  /** The default: DiSNI when libdisni and an RDMA device are there. */
+  public static final TransportSelector DEFAULT = new TransportSelector(DisniVerbs::open);
+
+  /**
+   * The transport chosen and the reason, in words, for logs and scan metrics; {@code fallback}
+   * is TCP when the choice was RDMA under {@code transport=auto} (null otherwise).
+   */
+  public record Selection(Transport transport, String reason, Transport fallback) {
+    public Selection(Transport transport, String reason) {
+      this(transport, reason, null);
+    }
+  }
+
+  private final Supplier<Verbs> verbs;
+
+  /** {@code verbs} opens the RDMA verbs or throws {@link RdmaUnavailableException}. */
+  public TransportSelector(Supplier<Verbs> verbs) {
+    this.verbs = verbs;
+  }
+
+  public static Selection select(String requested) {
+    return DEFAULT.choose(requested);
+  }
+
+  public Selection choose(String requested) {
+    String mode = requested == null ? "auto" : requested.trim().toLowerCase(Locale.ROOT);
+    return switch (mode) {
+      case "auto" -> {
+        try {
+          Verbs v = verbs.get();
+          yield new Selection(new RdmaTransport(v), "transport=auto chose RDMA (" + v.describe() + ")",
+              new TcpTransport());
+        } catch (RdmaUnavailableException e) {
+          TcpFallbackNotice.say(e);
+          yield new Selection(new TcpTransport(), "transport=auto chose TCP: " + e.summary()
+              + "; see gpudirect doctor");
+        }
+      }
+      case "tcp" -> new Selection(new TcpTransport(), "transport=tcp requested");
+      case "rdma" -> {
+        try {
+          Verbs v = verbs.get();
+          yield new Selection(new RdmaTransport(v), "transport=rdma requested (" + v.describe() + ")");
+        } catch (RdmaUnavailableException e) {
+          throw new GpuDirectException("transport=rdma requested but RDMA is not available: "
+              + e.reason() + ". To use RDMA: " + e.remedy() + "; GPU destinations also need the"
+              + " nvidia-peermem kernel module (modprobe nvidia-peermem). Or use transport=auto"
+              + " (falls back to TCP) or transport=tcp", e);
+        }
+      }
+      default -> throw new GpuDirectException("Unknown transport '" + requested
+          + "': expected auto, tcp or rdma");
+    };
+  }
+
+  /** Logs a step of the fallback ladder the first time its reason is seen in this JVM. */
+  public static void logOnce(String message) {
+    if (LOGGED.add(message)) {
+      LOG.info("{}", message);
+    }
+  }
+}

@@ -1,0 +1,41 @@
+package io.gpudirect.server.rdma;
+
+import io.gpudirect.protocol.FileVersion;
+import io.gpudirect.transport.ServerErrorException;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+
+/**
+ * What the RDMA side of a server reads from: the server's checks of paths, lengths and ranges,
+ * and its counters, without {@code server.rdma} knowing the server's classes. One instance
+ * per authenticated TCP connection.
+ */
+public interface ServedFiles {
+  /**
+   * Checks and opens {@code [offset, offset + length)} of {@code path}, which must still be
+   * {@code version} ({@link FileVersion#ANY}: any); throws {@link ServerErrorException} with
+   * the code and a message naming the path when refused.
+   */
+  FileRange open(String path, FileVersion version, long offset, int length);
+
+  /** A failure of the RDMA side of this connection, for the server's counters and log. */
+  void failed(String why);
+
+  /** An open range; closing it ends the read for the server's counters. */
+  interface FileRange extends AutoCloseable {
+    /** Fills {@code dst} from {@code position} (relative to the range's file offset). */
+    void readFully(long position, ByteBuffer dst) throws IOException;
+
+    /**
+     * After the last byte was read: throws {@link ServerErrorException} ({@code FILE_CHANGED})
+     * when the file changed since {@link #open} checked it, so the bytes may mix two versions.
+     */
+    void checkUnchanged();
+
+    /** {@code n} more bytes went out to the client. */
+    void sent(long n);
+
+    @Override
+    void close();
+  }
+}

@@ -1,0 +1,123 @@
+package io.gpudirect.verbs;
+
+import io.gpudirect.memory.BufferAllocator;
+import io.gpudirect.memory.HostBuffer;
+import io.gpudirect.protocol.Frames;
+import io.gpudirect.protocol.Message;
+import io.gpudirect.protocol.ProtocolException;
+import java.nio.ByteBuffer;
+import java.util.EnumSet;
+
+/**
+ * The registered memory for one endpoint's control messages: {@code recvSlots} receive slots
+ * followed by {@code sendSlots} send slots of {@code slotBytes} each, one registration. A
+ * message occupies one slot as a whole frame (length prefix, type, body), so the codec is the
+ * TCP one. This object owns the buffer and its registration.
+ */
+public final class ControlSlots implements AutoCloseable {
+  private final HostBuffer buffer;
+  private final ByteBuffer memory;
+  private final MemoryRegion region;
+  private final int recvSlots;
+  private final int sendSlots;
+  private final int slotBytes;
+  private final boolean[] sendFree;
+  private int freeSends;
+
+  public ControlSlots(RdmaEndpoint endpoint, BufferAllocator allocator, int recvSlots, int sendSlots,
+      int slotBytes) {
+    this.recvSlots = recvSlots;
+    this.sendSlots = sendSlots;
+    this.slotBytes = slotBytes;
+    this.buffer = allocator.allocate(Math.multiplyExact(recvSlots + sendSlots, slotBytes));
+    this.memory = buffer.nioBuffer();
+    try {
+      this.region = endpoint.register(memory, EnumSet.of(Access.LOCAL_WRITE));
+    } catch (RuntimeException e) {
+      buffer.close();
+      throw e;
+    }
+    this.sendFree = new boolean[sendSlots];
+    java.util.Arrays.fill(sendFree, true);
+    this.freeSends = sendSlots;
+  }
+
+  public int slotBytes() {
+    return slotBytes;
+  }
+
+  public void postRecv(RdmaEndpoint endpoint, int slot, long wrId) {
+    endpoint.postRecv(wrId, region, (long) slot * slotBytes, slotBytes);
+  }
+
+  /** Decodes the message a receive put in {@code slot}; {@code byteLength} from its completion. */
+  public Message received(int slot, int byteLength) {
+    if (slot < 0 || slot >= recvSlots) {
+      throw new ProtocolException("receive completion for unknown slot " + slot);
+    }
+    if (byteLength < Frames.HEADER_BYTES || byteLength > slotBytes) {
+      throw new ProtocolException("control message of " + byteLength + " bytes (slot holds "
+          + slotBytes + ")");
+    }
+    ByteBuffer frame = memory.duplicate().position(slot * slotBytes).limit(slot * slotBytes + byteLength).slice();
+    int length = Frames.checkLength(frame.getInt());
+    if (length != byteLength - 4) {
+      throw new ProtocolException("control message frame says " + length + " bytes, the receive got "
+          + (byteLength - 4));
+    }
+    return Frames.decode(frame);
+  }
+
+  /** A free send slot, or -1 when all are in flight. */
+  public synchronized int takeSendSlot() {
+    for (int i = 0; i < sendSlots && freeSends > 0; i++) {
+      if (sendFree[i]) {
+        sendFree[i] = false;
+        freeSends--;
+        return i;
+      }
+    }
+    return -1;
+  }
+
+  public synchronized void releaseSendSlot(int slot) {
+    if (slot >= 0 && slot < sendSlots && !sendFree[slot]) {
+      sendFree[slot] = true;
+      freeSends++;
+      notifyAll();
+    }
+  }
+
+  /** Waits up to {@code millis} for a send slot; -1 when none freed in time. */
+  public synchronized int awaitSendSlot(long millis) throws InterruptedException {
+    long deadline = System.currentTimeMillis() + millis;
+    int slot;
+    while ((slot = takeSendSlot()) < 0) {
+      long left = deadline - System.currentTimeMillis();
+      if (left <= 0) {
+        return -1;
+      }
+      wait(left);
+    }
+    return slot;
+  }
+
+  /** Encodes {@code m} into send slot {@code slot} and posts the SEND. */
+  public void postSend(RdmaEndpoint endpoint, int slot, long wrId, Message m) {
+    ByteBuffer frame = Frames.encode(m);
+    if (frame.remaining() > slotBytes) {
+      throw new IllegalArgumentException(m.type() + " of " + frame.remaining()
+          + " bytes does not fit a control slot of " + slotBytes);
+    }
+    int at = (recvSlots + slot) * slotBytes;
+    int n = frame.remaining();
+    memory.duplicate().position(at).put(frame);
+    endpoint.postSend(wrId, region, at, n);
+  }
+
+  @Override
+  public void close() {
+    region.close();
+    buffer.close();
+  }
+}
