@@ -59,21 +59,13 @@ final class ScanContext {
         conf.set(k, v);
       }
     });
-    return withGpuDirect(conf, options);
+    return FileSystemConf.set(conf, options);
   }
 
   /** A gpudirect option, by its read-option key or its session key (which, as a read option, is ignored). */
   private static boolean isGpuDirectKey(String key) {
     String k = key.toLowerCase(java.util.Locale.ROOT);
     return GpuDirectOption.forKey(k) != null || k.startsWith("spark.gpudirect.");
-  }
-
-  /**
-   * {@code conf} with the gpudirect:// file system and the resolved client settings, which is
-   * what Spark's readers and ours need to reach a server through Hadoop's API.
-   */
-  static Configuration withGpuDirect(Configuration conf, ResolvedOptions options) {
-    return FileSystemConf.set(conf, options);
   }
 
   ParquetPlanner parquet() {

@@ -12,6 +12,7 @@ import ai.rapids.cudf.Table;
 import ai.rapids.cudf.TableWriter;
 import io.gpudirect.dataset.DataFile;
 import io.gpudirect.dataset.DatasetListing;
+import io.gpudirect.hadoop.FileSystemConf;
 import io.gpudirect.options.ResolvedOptions;
 import io.gpudirect.remote.RemoteStores;
 import io.gpudirect.server.BlockServer;
@@ -58,7 +59,7 @@ public final class ParquetDecodeBenchmark {
       String uri = "gpudirect://127.0.0.1:" + server.port() + "/trips.parquet";
       ResolvedOptions options = ResolvedOptions.resolve(Map.of("streams", "8", "output", "gpu"), k -> null);
       SQLConf sql = new SQLConf();
-      Configuration conf = ScanContext.withGpuDirect(new Configuration(false), options);
+      Configuration conf = FileSystemConf.set(new Configuration(false), options);
       ParquetPlanner planner = new ParquetPlanner(conf, sql);
       DataFile f = DatasetListing.list(DatasetListing.locations(List.of(uri), options), options).get(0);
       StructType schema = planner.inferSchema(f);
