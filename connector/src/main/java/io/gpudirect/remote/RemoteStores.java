@@ -32,37 +32,27 @@ public final class RemoteStores {
       "spark.gpudirect.auth.secret (in the Spark session conf, or the read option auth.secret)";
 
   public static RemoteStore get(String host, int port, ResolvedOptions options) {
-    return get(host, port, options, SPARK_SECRET_SETTING);
-  }
-
-  /**
-   * @param secretSetting where this caller's user sets the secret, named in authentication
-   *     errors. Not part of the key: the source's planning and the file system its readers use
-   *     must share one pool; a JVM has one kind of caller (Spark, or the command line).
-   */
-  public static RemoteStore get(String host, int port, ResolvedOptions options, String secretSetting) {
-    return get(host, port, options.client(), options.secret(), secretSetting);
+    return get(host, port, options.client(), options.secret());
   }
 
   public static RemoteStore get(GpuDirectUri uri, ResolvedOptions options) {
     return get(uri.host(), uri.port(), options);
   }
 
-  public static RemoteStore get(GpuDirectUri uri, ResolvedOptions options, String secretSetting) {
-    return get(uri.host(), uri.port(), options, secretSetting);
-  }
-
   /** The store an executor uses: settings from the scan's read spec, the secret from its conf. */
   public static RemoteStore get(GpuDirectUri uri, ClientSettings settings, Secret secret) {
-    return get(uri.host(), uri.port(), settings, secret, SPARK_SECRET_SETTING);
+    return get(uri.host(), uri.port(), settings, secret);
   }
 
-  private static RemoteStore get(String host, int port, ClientSettings settings, Secret secret,
-      String secretSetting) {
+  /**
+   * The store of these settings and secret. The source's planning, its readers and the
+   * gpudirect:// file system of Spark's readers share it when their settings are equal.
+   */
+  private static RemoteStore get(String host, int port, ClientSettings settings, Secret secret) {
     // The secret only as a digest, so that the map never holds it.
     Key key = new Key(host, port, settings, secret.digest());
     return STORES.computeIfAbsent(key,
-        k -> BlockClient.connect(new InetSocketAddress(host, port), settings.config(secret, secretSetting)));
+        k -> BlockClient.connect(new InetSocketAddress(host, port), settings.config(secret, SPARK_SECRET_SETTING)));
   }
 
   /** Closes every store; later calls to {@link #get} connect again. */
