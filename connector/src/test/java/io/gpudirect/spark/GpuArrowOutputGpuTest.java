@@ -88,7 +88,7 @@ class GpuArrowOutputGpuTest {
         schema = ArrowPlanner.schema(file, options);
         slices = ArrowPlanner.slice(file, options, 1);
         for (FileSlice s : slices) {
-          try (ArrowSliceReader r = new ArrowSliceReader((ArrowSlice) s, options, schema)) {
+          try (ArrowSliceReader r = new ArrowSliceReader((ArrowSlice) s, RemoteStores.get(s.file().uri(), options), schema)) {
             while (r.next()) {
               collect(r.get(), schema, host);
             }
@@ -104,7 +104,7 @@ class GpuArrowOutputGpuTest {
       List<InternalRow> gpu = new ArrayList<>();
       try {
         for (FileSlice s : slices) {
-          try (GpuArrowSliceReader r = new GpuArrowSliceReader((ArrowSlice) s, options, schema)) {
+          try (GpuArrowSliceReader r = new GpuArrowSliceReader((ArrowSlice) s, RemoteStores.get(s.file().uri(), options), schema)) {
             while (r.next()) {
               ColumnarBatch b = r.get();
               assertTrue(b.column(0) instanceof DeviceColumn);

@@ -10,6 +10,7 @@ import io.gpudirect.dataset.DataFile;
 import io.gpudirect.dataset.DatasetListing;
 import io.gpudirect.gpu.GpuEnvironment;
 import io.gpudirect.gpu.GpuResources;
+import io.gpudirect.hadoop.FileSystemConf;
 import io.gpudirect.options.ResolvedOptions;
 import io.gpudirect.remote.RemoteStores;
 import io.gpudirect.server.BlockServer;
@@ -87,7 +88,7 @@ class GpuParquetOutputGpuTest {
   void everyParquetFileGivesTheSameRowsOnTheGpuAsSparksReader() throws Exception {
     ResolvedOptions options = ResolvedOptions.resolve(Map.of("output", "gpu"), k -> null);
     SQLConf sql = new SQLConf();
-    Configuration conf = ScanContext.withGpuDirect(new Configuration(false), options);
+    Configuration conf = FileSystemConf.set(new Configuration(false), options);
     ParquetPlanner planner = new ParquetPlanner(conf, sql);
     List<String> files = new ArrayList<>();
     try (Stream<Path> s = Files.list(testdata.resolve("parquet"))) {
@@ -141,7 +142,7 @@ class GpuParquetOutputGpuTest {
       }
       try {
         for (FileSlice s : slices) {
-          try (GpuParquetSliceReader r = new GpuParquetSliceReader((ParquetSlice) s, options, settings, schema)) {
+          try (GpuParquetSliceReader r = new GpuParquetSliceReader((ParquetSlice) s, RemoteStores.get(s.file().uri(), options), settings, schema)) {
             while (r.next()) {
               ColumnarBatch b = r.get();
               for (int c = 0; c < b.numCols(); c++) {
