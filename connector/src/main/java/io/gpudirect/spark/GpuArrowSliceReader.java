@@ -32,7 +32,7 @@ final class GpuArrowSliceReader extends OneBatchReader {
     try (RemoteFileDataSource source = new RemoteFileDataSource(store, f.uri().path(), f.version(), f.length(), gpu.pool(), gpu.engine())) {
       read = new CudfArrowIpcReader(new RemoteFileChannel(store, f.uri().path(), f.version(), f.length()), f.length(),
           f.uri().toString(), f.format() == DataFormat.ARROW_STREAM,
-          (offset, dst) -> source.deviceRead(offset, dst, Cuda.DEFAULT_STREAM))
+          (offset, dst) -> source.deviceRead(offset, dst, Cuda.DEFAULT_STREAM), gpu.device())
           .read(slice.firstBatch(), count, names);
     }
     ColumnVector[] columns = new ColumnVector[names.length];

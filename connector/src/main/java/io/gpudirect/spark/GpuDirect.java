@@ -64,7 +64,7 @@ public final class GpuDirect {
             case PARQUET -> Table.readParquet(parquetOptions, source);
             case ARROW_FILE, ARROW_STREAM -> new CudfArrowIpcReader(new RemoteFileChannel(store, u.path(), f.version(), f.length()),
                 f.length(), u.toString(), f.format() == DataFormat.ARROW_STREAM,
-                (offset, dst) -> source.deviceRead(offset, dst, Cuda.DEFAULT_STREAM)).read(columns);
+                (offset, dst) -> source.deviceRead(offset, dst, Cuda.DEFAULT_STREAM), gpu.device()).read(columns);
           });
         } catch (RuntimeException e) {
           throw e instanceof GpuDirectException && e.getMessage().contains(u.toString()) ? e
