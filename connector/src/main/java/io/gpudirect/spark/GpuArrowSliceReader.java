@@ -40,7 +40,7 @@ final class GpuArrowSliceReader extends OneBatchReader {
       for (int i = 0; i < columns.length; i++) {
         columns[i] = SparkCudfTypes.conform(readSchema.fields()[i], decoded.getColumn(i));
       }
-      produced(DeviceBatch.wrap(new Table(columns), readSchema));
+      produced(DeviceBatch.wrap(new Table(columns), readSchema, gpu.device(), "Arrow IPC slice of " + f.uri()));
     } finally {
       for (ColumnVector c : columns) {
         if (c != null) {
