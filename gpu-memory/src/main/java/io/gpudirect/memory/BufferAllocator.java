@@ -132,8 +132,21 @@ public final class BufferAllocator implements AutoCloseable {
     long buffers = outstandingBuffers();
     if (bytes != 0 || buffers != 0) {
       throw new MemoryLeakException("Allocator '" + name + "' leaked " + buffers
-          + " buffer(s) holding " + bytes + " bytes" + sites(), buffers, bytes);
+          + " buffer(s) holding " + bytes + " bytes" + outstanding(), buffers, bytes);
     }
+  }
+
+  /**
+   * One line per live charge of this allocator and its children (what it is, its bytes and
+   * allocator), with where it was taken when debug tracking is on: the body of a leak report.
+   */
+  public String outstanding() {
+    StringBuilder sb = new StringBuilder();
+    collectSites(sb);
+    if (!DEBUG && sb.length() > 0) {
+      sb.append("\n  (run with -Dgpudirect.memory.debug=true to see where they were allocated)");
+    }
+    return sb.toString();
   }
 
   /**
@@ -159,7 +172,7 @@ public final class BufferAllocator implements AutoCloseable {
       long buffers = live.size();
       long bytes = outstandingBytes();
       throw new MemoryLeakException("Cannot close allocator '" + name + "': " + buffers
-          + " buffer(s) holding " + bytes + " bytes are still open" + sites(), buffers, bytes);
+          + " buffer(s) holding " + bytes + " bytes are still open" + outstanding(), buffers, bytes);
     }
     closed = true;
     if (parent != null) {
@@ -203,16 +216,6 @@ public final class BufferAllocator implements AutoCloseable {
     if (closed) {
       throw new GpuDirectException("Allocator '" + name + "' is closed");
     }
-  }
-
-  /** What is still charged, each with where it was taken when debug tracking is on. */
-  private String sites() {
-    StringBuilder sb = new StringBuilder();
-    collectSites(sb);
-    if (!DEBUG) {
-      sb.append("\n  (run with -Dgpudirect.memory.debug=true to see where they were allocated)");
-    }
-    return sb.toString();
   }
 
   private void collectSites(StringBuilder sb) {
