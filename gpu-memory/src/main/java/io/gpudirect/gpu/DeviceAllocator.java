@@ -1,5 +1,6 @@
 package io.gpudirect.gpu;
 
+import ai.rapids.cudf.BaseDeviceMemoryBuffer;
 import ai.rapids.cudf.ColumnView;
 import ai.rapids.cudf.DeviceMemoryBuffer;
 import ai.rapids.cudf.MemoryBuffer;
@@ -31,8 +32,8 @@ import java.util.function.LongFunction;
 public final class DeviceAllocator {
   private final BufferAllocator accounts;
   private final LongFunction<DeviceMemoryBuffer> rmm;
-  /** Start address to length of every live buffer this allocator made, for {@link #chargeTable}. */
-  private final Map<Long, Long> live = new ConcurrentSkipListMap<>();
+  /** Every live buffer this allocator made, by start address, for {@link #chargeTable}. */
+  private final ConcurrentSkipListMap<Long, Charge> live = new ConcurrentSkipListMap<>();
 
   /** Charges {@code accounts} (and its ancestors) for every buffer; RMM allocates them. */
   public DeviceAllocator(BufferAllocator accounts) {
@@ -67,8 +68,10 @@ public final class DeviceAllocator {
       throw e;
     }
     long address = buffer.getAddress();
-    live.put(address, bytes);
-    buffer.setEventHandler(new ReleaseOnLastClose(charge, () -> live.remove(address)));
+    live.put(address, charge);
+    // RMM may hand the address out again once it is freed, before this buffer's handler runs:
+    // only this buffer's own entry is removed.
+    buffer.setEventHandler(new ReleaseOnLastClose(charge, () -> live.remove(address, charge)));
     return buffer;
   }
 
@@ -88,7 +91,8 @@ public final class DeviceAllocator {
 
   private long cudfBytes(ColumnView column) {
     long bytes = 0;
-    for (var buffer : new ai.rapids.cudf.BaseDeviceMemoryBuffer[] {
+    // Views of the column's buffers: closing them frees nothing.
+    for (BaseDeviceMemoryBuffer buffer : new BaseDeviceMemoryBuffer[] {
         column.getData(), column.getValid(), column.getOffsets()}) {
       if (buffer != null) {
         try (buffer) {
@@ -108,12 +112,12 @@ public final class DeviceAllocator {
 
   /** Whether [address, address + length) lies inside a live buffer this allocator made. */
   boolean isOurs(long address, long length) {
-    Map.Entry<Long, Long> below = ((ConcurrentSkipListMap<Long, Long>) live).floorEntry(address);
-    return below != null && address + length <= below.getKey() + below.getValue();
+    Map.Entry<Long, Charge> below = live.floorEntry(address);
+    return below != null && address + length <= below.getKey() + below.getValue().bytes();
   }
 
   /** Gives a buffer's charge back when cuDF reports its last reference closed. */
-  static final class ReleaseOnLastClose implements MemoryBuffer.EventHandler {
+  private static final class ReleaseOnLastClose implements MemoryBuffer.EventHandler {
     private final Charge charge;
     private final Runnable forget;
 
