@@ -155,7 +155,7 @@ class CudfArrowIpcReaderGpuTest {
         io.gpudirect.memory.BufferAllocator.root().newChildAllocator("small-device", limit)) {
       DeviceAllocator small = new DeviceAllocator(accounts);
       AllocationLimitException e = assertThrows(AllocationLimitException.class, () -> {
-        try (Table t = reader(path, false, small).read()) {
+        try (Table t = reader(path, false, small).read("int32_nullable", "utf8_nullable")) {
           throw new AssertionError(path + " fit in " + limit + " bytes of device memory");
         }
       });
@@ -165,9 +165,10 @@ class CudfArrowIpcReaderGpuTest {
     }
     assertEquals(0, GpuResources.shared().pool().chunksInUse());
     // Under the shared, unlimited allocator the same file reads.
-    try (Table t = reader(path, false).read()) {
+    try (Table t = reader(path, false).read("int32_nullable", "utf8_nullable")) {
       assertTrue(t.getRowCount() > 0);
     }
+    assertEquals(0, GpuResources.shared().device().accounts().outstandingBytes());
   }
 
   @ParameterizedTest
@@ -178,6 +179,8 @@ class CudfArrowIpcReaderGpuTest {
     } catch (ArrowFormatException expected) {
       assertTrue(expected.getMessage().contains(name), expected.getMessage());
     }
+    assertEquals(0, GpuResources.shared().device().accounts().outstandingBytes(),
+        name + ": device bytes still charged after the read failed");
     // No sticky CUDA error is left behind.
     try (Table probe = new Table(ai.rapids.cudf.ColumnVector.fromInts(1, 2, 3))) {
       assertEquals(3, probe.getRowCount());
