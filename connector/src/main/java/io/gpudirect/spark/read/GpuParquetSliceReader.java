@@ -73,7 +73,8 @@ public final class GpuParquetSliceReader extends OneBatchReader {
         present.forEach(b::includeColumn);
         decoded = Table.readParquet(b.build(), view);
       }
-      produced(DeviceBatch.wrap(conform(decoded, fileNames, readSchema, slice.rows(), rebase), readSchema));
+      produced(DeviceBatch.wrap(conform(decoded, fileNames, readSchema, slice.rows(), rebase), readSchema,
+          gpu.device(), "decoded Parquet slice of " + slice.file().uri()));
     }
   }
 
