@@ -1,7 +1,7 @@
 package io.gpudirect.dataset;
 
+import io.gpudirect.client.GpuDirectUri;
 import io.gpudirect.protocol.FileVersion;
-import io.gpudirect.remote.GpuDirectUri;
 import java.io.Serializable;
 
 /**

@@ -1,7 +1,7 @@
 package io.gpudirect.dataset;
 
 import io.gpudirect.GpuDirectException;
-import io.gpudirect.remote.GpuDirectUri;
+import io.gpudirect.client.GpuDirectUri;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;

@@ -4,8 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import io.gpudirect.dataset.DataFile;
 import io.gpudirect.dataset.DataFormat;
+import io.gpudirect.client.GpuDirectUri;
 import io.gpudirect.protocol.FileVersion;
-import io.gpudirect.remote.GpuDirectUri;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;

@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.gpudirect.GpuDirectException;
 import io.gpudirect.dataset.DataFile;
 import io.gpudirect.dataset.DataFormat;
-import io.gpudirect.remote.GpuDirectUri;
+import io.gpudirect.client.GpuDirectUri;
 import io.gpudirect.spark.plan.ParquetSlice;
 import java.io.IOException;
 import java.io.RandomAccessFile;
