@@ -7,10 +7,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.gpudirect.GpuDirectException;
 import io.gpudirect.arrow.ArrowFormatException;
+import io.gpudirect.client.GpuDirectUri;
 import io.gpudirect.dataset.DataFile;
 import io.gpudirect.dataset.DataFormat;
 import io.gpudirect.protocol.FileVersion;
-import io.gpudirect.remote.GpuDirectUri;
 import io.gpudirect.spark.plan.ArrowSlice;
 import io.gpudirect.spark.plan.GpuDirectPartition;
 import java.util.List;
