@@ -104,30 +104,36 @@ final class FileRanges {
    * modification time before it copies its data (file_update_time), so a write that touched the
    * bytes sent is seen here.
    *
-   * <p>What is looked at is the opened file itself, not whatever the path names now. Java
-   * gives no {@code fstat} of an open file beyond its size, so the path is walked again as
-   * every READ walks it ({@link RootDirectory#attributesNow}: {@code fstatat} relative to the
-   * opened directories, nothing followed; {@code kept}, the connection's directories, spares
-   * the opens), and its attributes are taken only when the name still holds the very file
+   * <p>What is looked at is the opened file itself, not whatever the path names now: {@code fstat}
+   * of the channel's descriptor ({@link DescriptorAttributes}), one system call and no walk,
+   * when the walk that found the file knew the channel to have it open (a file key). That sees
+   * every write into the inode read, also one that renamed it away during the read. A rename
+   * over the path or a delete during the read it does not see, nor need to: the descriptor kept
+   * reading the old inode, so the bytes are one version, the one checked before, and the next
+   * READ's walk finds the new file (or none) and is refused there with FILE_CHANGED.
+   *
+   * <p>Where the JVM gives no {@code fstat} (see {@link DescriptorAttributes}), the path is walked
+   * again as every READ walks it ({@link RootDirectory#attributesNow}: {@code fstatat} relative
+   * to the opened directories, nothing followed; {@code kept}, the connection's directories,
+   * spares the opens), and its attributes are taken only when the name still holds the very file
    * read (same file key; the open descriptor keeps the inode, so its number cannot be reused
    * meanwhile). A lookup by path from the root would reopen the race the walk closes: a
    * directory swapped for a symlink would make it stat, and name in its error, a file outside
-   * the root. When the name holds another file or none (renamed over, as {@code mv} does, or
-   * deleted), the bytes came from the old inode, which the descriptor kept reading: they are
-   * one version, the one checked before, and the next READ's walk finds the new file and is
-   * refused there. Only the size of the old inode can still be checked ({@code fstat} through
-   * the channel): a write in place into it during the read that also renamed it away goes
-   * unseen.
+   * the root. When the name holds another file or none, only the size of the old inode can be
+   * checked ({@code fstat} through the channel): a write in place into it during the read that
+   * also renamed it away goes unseen on that path.
    */
   static void checkUnchanged(BlockServer server, String path, FileVersion expected,
       OpenFiles.OpenFile file, RootDirectory.KeptDirectories kept) {
     BasicFileAttributes before = file.attributes();
     String found;
-    BasicFileAttributes now;
-    try {
-      now = server.root().attributesNow(RequestedPath.of(path), kept);
-    } catch (RequestRefusedException gone) {
-      now = null;
+    BasicFileAttributes now = file.fileKey() == null ? null : descriptorAttributes(path, file);
+    if (now == null && file.fileKey() != null) {
+      try {
+        now = server.root().attributesNow(RequestedPath.of(path), kept);
+      } catch (RequestRefusedException gone) {
+        now = null;
+      }
     }
     if (now != null && file.fileKey() != null && file.fileKey().equals(now.fileKey())) {
       // Compared as attributes, not as FileVersions: no text made per READ.
@@ -150,6 +156,15 @@ final class FileRanges {
     }
     throw changed(server, path, expected.isChecked() ? expected : FileVersion.of(before),
         found + ", while it was being read", null);
+  }
+
+  private static BasicFileAttributes descriptorAttributes(String path, OpenFiles.OpenFile file) {
+    try {
+      return DescriptorAttributes.of(file.channel());
+    } catch (IOException e) {
+      throw new RequestRefusedException(ErrorCode.IO_ERROR,
+          "Cannot read the attributes of " + RootDirectory.show(path) + ": " + e, e);
+    }
   }
 
   static RequestRefusedException changed(BlockServer server, String path, FileVersion expected,

@@ -16,7 +16,9 @@ import io.gpudirect.protocol.StatResponse;
 import io.gpudirect.testing.FileChanges;
 import io.gpudirect.testing.RawPeer;
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -96,6 +98,31 @@ class FileChangeDuringReadTest {
       peer.send(new ReadRequest(3, "swapped.bin", version, 0, 4096));
       ErrorResponse refused = assertInstanceOf(ErrorResponse.class, peer.receive());
       assertEquals(3, refused.requestId());
+      assertEquals(ErrorCode.FILE_CHANGED, refused.code(), refused.message());
+    }
+  }
+
+  /**
+   * Written in place and then renamed away while sendfile runs: the bytes sent may mix versions,
+   * and the name no longer leads to the file read, so only {@code fstat} of the open descriptor
+   * sees the write (a second walk of the path found no file there and could check its size only).
+   */
+  @Test
+  void aWriteInPlaceThenARenameAwayWhileSendfileRunsVoidsThePayload() throws IOException {
+    assertTrue(DescriptorAttributes.available(), "the build's --add-opens give the server fstat");
+    Path file = root.resolve("moved.bin");
+    FileChanges.writeSettled(file, SIZE, 7);
+    try (RawPeer peer = new RawPeer(server.port(), 64 * 1024)) {
+      peer.handshake();
+      peer.send(new StatRequest(1, "moved.bin"));
+      FileVersion version = ((StatResponse) peer.receive()).entry().version();
+      peer.send(new ReadRequest(2, "moved.bin", version, 0, SIZE));
+      assertEquals(2, ((ReadData) peer.receive()).requestId());
+      FileChanges.OVERWRITTEN.apply(file, 8);
+      Files.move(file, root.resolve("moved-away.bin"), StandardCopyOption.ATOMIC_MOVE);
+      peer.payload(SIZE);
+      assertEquals(ReadData.PAYLOAD_VOID, peer.trailerStatus());
+      ErrorResponse refused = assertInstanceOf(ErrorResponse.class, peer.receive());
       assertEquals(ErrorCode.FILE_CHANGED, refused.code(), refused.message());
     }
   }
