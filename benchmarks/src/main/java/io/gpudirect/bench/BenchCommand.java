@@ -1,5 +1,7 @@
 package io.gpudirect.bench;
 
+import io.gpudirect.cli.ClientOptions;
+import io.gpudirect.client.GpuDirectUri;
 import io.gpudirect.server.BlockServer;
 import java.io.IOException;
 import java.io.RandomAccessFile;
@@ -20,7 +22,9 @@ import java.util.stream.Stream;
 import org.apache.arrow.memory.RootAllocator;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
 /**
@@ -29,7 +33,9 @@ import picocli.CommandLine.Spec;
  * slows both alike, reported as ratios against the targets of issue 5.
  */
 @Command(name = "bench", mixinStandardHelpOptions = true,
-    description = {"Measure gpudirect against iperf3 (or a raw socket), Arrow Flight and Spark's own reader, on loopback.",
+    description = {"Measure gpudirect against iperf3 (or a raw socket), Arrow Flight and Spark's own reader, on loopback;",
+        "or, given gpudirect://HOST:PORT/PATH, the link to a running server: one file fetched at 1 and 4 streams",
+        "(or --streams) beside iperf3 -R to the same host when an iperf3 server answers there.",
         "Prints one table (or --json); every run is bounded by --duration."})
 public final class BenchCommand implements Callable<Integer> {
   /** The parts of the bench, in the order they run. */
@@ -74,6 +80,18 @@ public final class BenchCommand implements Callable<Integer> {
   @Option(names = "--dir", description = "Where to write the test files (default: a temporary directory, removed after).")
   Path dir;
 
+  @Parameters(arity = "0..1", paramLabel = "URI",
+      description = "gpudirect://HOST:PORT/PATH of one file on a running server: bench that link instead of loopback.")
+  String remote;
+
+  @Option(names = "--iperf3-port", defaultValue = "5201",
+      description = "Port of the iperf3 server on the remote host (default ${DEFAULT-VALUE}).")
+  int iperf3Port;
+
+  /** Secret, TLS, transport and streams for a remote URI, as ls and cat take them. */
+  @Mixin
+  ClientOptions client = new ClientOptions();
+
   @Spec
   CommandLine.Model.CommandSpec spec;
 
@@ -86,6 +104,9 @@ public final class BenchCommand implements Callable<Integer> {
     if (duration <= 0 || duration > 600 || rounds < 1 || rounds > 20 || joinPairs < 1 || joinPairs > 50) {
       throw new CommandLine.ParameterException(spec.commandLine(),
           "--duration must be in (0, 600] seconds, --rounds in 1..20 and --join-pairs in 1..50");
+    }
+    if (remote != null) {
+      return remote();
     }
     Set<Section> run = sections == null || sections.isEmpty() ? EnumSet.allOf(Section.class) : EnumSet.copyOf(sections);
     long fileBytes = Sizes.parse(size);
@@ -137,6 +158,29 @@ public final class BenchCommand implements Callable<Integer> {
         deleteRecursively(work);
       }
     }
+    out.print(json ? report.json() + "\n" : report.table());
+    out.flush();
+    return 0;
+  }
+
+  /** The bench of a running server's link ({@link RemoteLink}). */
+  private int remote() throws Exception {
+    if (sections != null || dir != null || forceRaw) {
+      throw new CommandLine.ParameterException(spec.commandLine(),
+          "--sections, --dir and --raw are for the loopback bench, not for a URI");
+    }
+    GpuDirectUri uri = GpuDirectUri.parse(remote);
+    BenchReport report = new BenchReport();
+    report.context("date", Instant.now().truncatedTo(ChronoUnit.SECONDS).toString());
+    report.context("machine", Machine.describe() + " (the client; the server is " + uri.authority() + ")");
+    report.context("method", String.format("gpudirect server at %s; %d round(s) of %.1f s per run,"
+        + " each beside iperf3 -R to the same host (port %d) when one answers there", uri.authority(),
+        rounds, duration, iperf3Port));
+    int counts = client.streams() != null ? 1 : 2;
+    try (Progress progress = new Progress(System.err, 1 + counts * rounds * 2, !noProgress)) {
+      new RemoteLink(uri, client, duration, rounds, iperf3Port).run(report, progress);
+    }
+    java.io.PrintWriter out = spec.commandLine().getOut();
     out.print(json ? report.json() + "\n" : report.table());
     out.flush();
     return 0;

@@ -25,7 +25,58 @@ final class Iperf3 {
   private static final Pattern ERROR = Pattern.compile("\"error\"\\s*:");
   private static final Pattern REMOTE_CPU = Pattern.compile("\"remote_total\"\\s*:\\s*([0-9.eE+]+)");
 
+  private static final Pattern SENDER_RETRANSMITS = Pattern.compile(
+      "\"sum_sent\"\\s*:\\s*\\{[^}]*?\"retransmits\"\\s*:\\s*([0-9]+)");
+  private static final Pattern ERROR_TEXT = Pattern.compile("\"error\"\\s*:\\s*\"([^\"]*)\"");
+  /** How long a client waits for a remote iperf3 server to accept before saying none answers. */
+  static final int CONNECT_TIMEOUT_MILLIS = 3000;
+
   private Iperf3() {}
+
+  /**
+   * iperf3 to a server someone runs on {@code host} ({@code iperf3 -s}), in reverse ({@code -R}):
+   * the server sends, as a gpudirect server does. Throws {@link NoServer} when none answers
+   * within {@link #CONNECT_TIMEOUT_MILLIS}.
+   */
+  static Remote toHost(String host, int port, int streams, double seconds) throws Exception {
+    int t = (int) Math.max(1, Math.round(seconds));
+    Process client = new ProcessBuilder("iperf3", "-c", host, "-p", Integer.toString(port), "-R",
+        "-t", Integer.toString(t), "-J", "-P", Integer.toString(streams),
+        "--connect-timeout", Integer.toString(CONNECT_TIMEOUT_MILLIS)).redirectErrorStream(true).start();
+    String out = new String(client.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    if (!client.waitFor(t + 30L, TimeUnit.SECONDS)) {
+      client.destroyForcibly();
+      throw new IOException("iperf3 to " + host + ":" + port + " did not finish within " + (t + 30) + " s");
+    }
+    Matcher error = ERROR_TEXT.matcher(out);
+    if (client.exitValue() != 0 || error.find()) {
+      String why = error.find(0) ? error.group(1) : out.strip();
+      throw new NoServer("no iperf3 server answered on " + host + ":" + port + " (" + why
+          + "); start one there with iperf3 -s to see the plain wire beside gpudirect");
+    }
+    Matcher h = HOST_CPU.matcher(out);
+    Matcher m = REMOTE_CPU.matcher(out);
+    Matcher r = SENDER_RETRANSMITS.matcher(out);
+    Measurement whole = parse(out);
+    double client0 = h.find() ? Double.parseDouble(h.group(1)) / 100 * whole.seconds() : Double.NaN;
+    double server0 = m.find() ? Double.parseDouble(m.group(1)) / 100 * whole.seconds() : Double.NaN;
+    return new Remote(new Measurement(whole.bytes(), whole.seconds(), client0), server0,
+        r.find() ? Long.parseLong(r.group(1)) : -1);
+  }
+
+  /**
+   * One run to a remote iperf3 server: {@code client}'s CPU is this host's ({@code host_total}),
+   * {@code serverCpuSeconds} the server's ({@code remote_total}), {@code retransmits} the
+   * sender's, the server's (-1 when iperf3 did not say).
+   */
+  record Remote(Measurement client, double serverCpuSeconds, long retransmits) {}
+
+  /** No iperf3 server answered: said plainly in the report, not an error of the bench. */
+  static final class NoServer extends IOException {
+    NoServer(String message) {
+      super(message);
+    }
+  }
 
   /** Whether an {@code iperf3} binary runs here. */
   static boolean available() {

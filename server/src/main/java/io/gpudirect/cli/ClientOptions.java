@@ -4,9 +4,11 @@ import io.gpudirect.client.BlockClient;
 import io.gpudirect.client.ClientConfig;
 import io.gpudirect.client.GpuDirectUri;
 import io.gpudirect.client.RemoteStore;
+import io.gpudirect.tls.TlsContexts;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.Map;
 import picocli.CommandLine.Option;
 
 /**
@@ -14,7 +16,7 @@ import picocli.CommandLine.Option;
  * client's default ({@link ClientConfig.Builder}): these commands run without Spark, so the
  * {@code spark.gpudirect.*} settings of a Spark read do not reach them.
  */
-final class ClientOptions {
+public final class ClientOptions {
   @Option(names = "--secret-file", description = "File holding the server's shared secret (or $GPUDIRECT_SECRET_FILE).")
   Path secretFile;
 
@@ -41,6 +43,11 @@ final class ClientOptions {
 
   /** A client of {@code uri}'s server; the caller closes it. */
   RemoteStore connect(GpuDirectUri uri) {
+    return BlockClient.connect(new InetSocketAddress(uri.host(), uri.port()), config().build());
+  }
+
+  /** The block client's settings these options give (secret read, TLS, streams, transport). */
+  public ClientConfig.Builder config() {
     SecretFile.refuseOnCommandLine(secretOnCommandLine);
     String secret = SecretFile.read(secretFile);
     ClientConfig.Builder config = ClientConfig.builder()
@@ -57,6 +64,18 @@ final class ClientOptions {
     if (maxListEntries != null) {
       config.maxListEntries(maxListEntries);
     }
-    return BlockClient.connect(new InetSocketAddress(uri.host(), uri.port()), config.build());
+    return config;
+  }
+
+  /** The streams asked for with {@code --streams}; null when left to the default. */
+  public Integer streams() {
+    return streams;
+  }
+
+  /** {@code uri}'s server's counters (STATUS), over a connection of these options' secret and TLS. */
+  public Map<String, Long> serverStatus(GpuDirectUri uri) {
+    SecretFile.refuseOnCommandLine(secretOnCommandLine);
+    return ServerStatus.fetch(uri, SecretFile.read(secretFile),
+        tls || tlsTrustStore != null ? TlsContexts.client(tlsTrustStore) : null);
   }
 }
