@@ -6,6 +6,7 @@ import io.gpudirect.client.BlockClient;
 import io.gpudirect.client.ClientConfig;
 import io.gpudirect.client.FileEntry;
 import io.gpudirect.client.GpuDirectUri;
+import io.gpudirect.gpu.GpuEnvironment;
 import java.net.InetSocketAddress;
 import java.util.Map;
 
@@ -50,10 +51,14 @@ final class RemoteLink {
     report.context("file", uri + ", " + Sizes.show(file.length()) + ", read over and over from"
         + " the start; over " + transport);
     String iperfAbsent = Iperf3.available() ? null : "iperf3 is not installed on this host";
+    GpuEnvironment gpu = GpuEnvironment.get();
+    boolean toDevice = gpu.gpu() && gpu.cudf();
+    report.context("gpu", toDevice ? "also into GPU memory (" + gpu.deviceName() + ")"
+        : "none used, host memory only: " + gpu.reason());
     int[] counts = options.streams() != null ? new int[] {options.streams()} : new int[] {1, 4};
     for (int streams : counts) {
-      ClientConfig config = options.config().streams(streams).chunkSize(4 << 20)
-          .maxBytesInFlight(Math.max(64 << 20, (4 << 20) * streams * 2)).build();
+      ClientConfig config = options.config().streams(streams).chunkSize(DeviceFetch.CHUNK)
+          .maxBytesInFlight(Math.max(64 << 20, DeviceFetch.CHUNK * streams * 2)).build();
       Measurement ours = Measurement.NONE;
       double serverCpu = 0;
       boolean serverCpuKnown = true;
@@ -62,6 +67,7 @@ final class RemoteLink {
       double iperfServerCpu = 0;
       long iperfRetransmits = 0;
       TcpCounters iperfSeen = new TcpCounters(0, 0, 0);
+      Measurement device = Measurement.NONE;
       for (int r = 0; r < rounds; r++) {
         progress.step("remote: ours, " + streams + " stream(s)");
         Long cpuBefore = serverCpuMillis();
@@ -75,6 +81,11 @@ final class RemoteLink {
           serverCpu += (cpuAfter - cpuBefore) / 1e3;
         }
         progress.stepDone();
+        if (toDevice) {
+          progress.step("remote: ours into GPU memory, " + streams + " stream(s)");
+          device = device.plus(DeviceFetch.run(address, uri.path(), file.length(), config, duration));
+          progress.stepDone();
+        }
         if (iperfAbsent == null) {
           progress.step("remote: iperf3 -R, " + streams + " stream(s)");
           TcpCounters iperfBefore = TcpCounters.now();
@@ -109,6 +120,10 @@ final class RemoteLink {
                 iperfSeen.describe())));
       } else {
         report.add(row);
+      }
+      if (toDevice) {
+        report.add(Row.of("remote", "ours into GPU memory, " + count, device).withNote("as cuDF reads:"
+            + " pinned chunks copied to the device as they arrive, or RDMA into it; CPU s/GB is this host's"));
       }
     }
     if (iperfAbsent != null) {

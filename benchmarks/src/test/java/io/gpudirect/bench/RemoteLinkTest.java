@@ -20,6 +20,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -83,6 +84,21 @@ class RemoteLinkTest {
     }
   }
 
+  /** On a GPU machine with cuDF: the same file also into device memory, at each stream count. */
+  @Test
+  @Tag("gpu")
+  void readsIntoGpuMemoryWhereThereIsAGpu() throws Exception {
+    JsonNode report = json(bench("--iperf3-port", Integer.toString(freePort())));
+    assertTrue(report.get("gpu").asText().startsWith("also into GPU memory"), report.toString());
+    List<String> names = new ArrayList<>();
+    for (JsonNode row : report.get("rows")) {
+      names.add(row.get("name").asText());
+      assertTrue(row.get("gbit_per_s").asDouble() > 0, row.toString());
+    }
+    assertTrue(names.contains("ours into GPU memory, 1 stream")
+        && names.contains("ours into GPU memory, 4 streams"), names.toString());
+  }
+
   @Test
   void saysPlainlyWhenNoIperf3ServerAnswers() throws Exception {
     int closed = freePort();
@@ -90,6 +106,8 @@ class RemoteLinkTest {
     assertEquals(1, report.get("rows").size(), report.toString());
     assertEquals("ours, 2 streams", report.get("rows").get(0).get("name").asText());
     String said = report.get("iperf3").asText();
+    assertTrue(report.get("gpu").asText().startsWith("none used") || report.get("gpu").asText().startsWith("also"),
+        report.toString());
     assertTrue(Iperf3.available()
         ? said.contains("no iperf3 server answered on 127.0.0.1:" + closed) && said.contains("iperf3 -s")
         : said.contains("not installed"), said);
