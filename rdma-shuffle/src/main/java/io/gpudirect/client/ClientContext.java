@@ -2,6 +2,7 @@ package io.gpudirect.client;
 
 import io.gpudirect.transport.ConnectionThreads;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 
@@ -17,6 +18,8 @@ public final class ClientContext implements AutoCloseable {
 
   private final ConnectionThreads threads = new ConnectionThreads();
   private final Map<Object, RemoteStore> stores = new ConcurrentHashMap<>();
+  /** The steps of the transport fallback ladder logged so far: each reason once. */
+  private final Set<String> fallbacksSaid = ConcurrentHashMap.newKeySet();
   private volatile boolean closed;
 
   /**
@@ -32,6 +35,11 @@ public final class ClientContext implements AutoCloseable {
 
   public ConnectionThreads connectionThreads() {
     return threads;
+  }
+
+  /** True the first time {@code reason} is seen here: see {@link TransportSelector#logOnce}. */
+  boolean firstFallback(String reason) {
+    return fallbacksSaid.add(reason);
   }
 
   /**
