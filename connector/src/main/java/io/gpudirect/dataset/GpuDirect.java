@@ -71,8 +71,8 @@ public final class GpuDirect {
                 (offset, dst) -> source.deviceRead(offset, dst, Cuda.DEFAULT_STREAM), gpu.device()).read(columns);
           });
         } catch (RuntimeException e) {
-          throw e instanceof GpuDirectException && e.getMessage().contains(u.toString()) ? e
-              : new GpuDirectException("Cannot read " + u + " onto the GPU: " + e.getMessage(), e);
+          throw e instanceof GpuDirectException g && u.toString().equals(g.file()) ? e
+              : new GpuDirectException(u.toString(), "Cannot read " + u + " onto the GPU: " + e.getMessage(), e);
         }
       }
       if (parts.size() == 1) {
