@@ -87,9 +87,9 @@ final class GpuDirectReaderFactory implements PartitionReaderFactory {
     try {
       return new GpuParquetSliceReader(slice, store(slice, hadoop), parquet, readSchema);
     } catch (NotOnGpuException e) {
-      // Keyed without the file, which some reasons name: one line per reason, not per file.
-      if (FALLBACKS_LOGGED.add(e.getMessage().replace(slice.file().uri().toString(), "<file>"))) {
-        LOG.info("gpudirect: {} is read on the host: {}", slice.file().uri(), e.getMessage());
+      // One line per reason, not per file.
+      if (FALLBACKS_LOGGED.add(e.reason())) {
+        LOG.info("gpudirect: {} is read on the host: {}", slice.file().uri(), e.reason());
       }
       return ParquetSliceReaders.columnar(slice, hadoop, parquet);
     }

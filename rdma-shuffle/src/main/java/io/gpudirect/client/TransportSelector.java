@@ -1,6 +1,7 @@
 package io.gpudirect.client;
 
 import io.gpudirect.GpuDirectException;
+import io.gpudirect.transport.ConnectionThreads;
 import io.gpudirect.transport.Transport;
 import io.gpudirect.transport.rdma.RdmaTransport;
 import io.gpudirect.transport.tcp.TcpTransport;
@@ -46,10 +47,21 @@ public final class TransportSelector {
   }
 
   private final Supplier<Verbs> verbs;
+  /** Null: {@link ClientContext#shared()}, as it is when a transport is chosen. */
+  private final ClientContext context;
 
-  /** {@code verbs} opens the RDMA verbs or throws {@link RdmaUnavailableException}. */
+  /**
+   * {@code verbs} opens the RDMA verbs or throws {@link RdmaUnavailableException}; the
+   * transports chosen use the JVM's {@link ClientContext#shared()}.
+   */
   public TransportSelector(Supplier<Verbs> verbs) {
+    this(verbs, null);
+  }
+
+  /** As {@link #TransportSelector(Supplier)}, the transports chosen using {@code context}. */
+  public TransportSelector(Supplier<Verbs> verbs, ClientContext context) {
     this.verbs = verbs;
+    this.context = context;
   }
 
   public static Selection select(String requested) {
@@ -58,23 +70,24 @@ public final class TransportSelector {
 
   public Selection choose(String requested) {
     String mode = requested == null ? "auto" : requested.trim().toLowerCase(Locale.ROOT);
+    ConnectionThreads threads = (context != null ? context : ClientContext.shared()).connectionThreads();
     return switch (mode) {
       case "auto" -> {
         try {
           Verbs v = verbs.get();
-          yield new Selection(new RdmaTransport(v), "transport=auto chose RDMA (" + v.describe() + ")",
-              new TcpTransport());
+          yield new Selection(new RdmaTransport(v, threads), "transport=auto chose RDMA (" + v.describe() + ")",
+              new TcpTransport(threads));
         } catch (RdmaUnavailableException e) {
           TcpFallbackNotice.say(e);
-          yield new Selection(new TcpTransport(), "transport=auto chose TCP: " + e.summary()
+          yield new Selection(new TcpTransport(threads), "transport=auto chose TCP: " + e.summary()
               + "; see gpudirect doctor");
         }
       }
-      case "tcp" -> new Selection(new TcpTransport(), "transport=tcp requested");
+      case "tcp" -> new Selection(new TcpTransport(threads), "transport=tcp requested");
       case "rdma" -> {
         try {
           Verbs v = verbs.get();
-          yield new Selection(new RdmaTransport(v), "transport=rdma requested (" + v.describe() + ")");
+          yield new Selection(new RdmaTransport(v, threads), "transport=rdma requested (" + v.describe() + ")");
         } catch (RdmaUnavailableException e) {
           throw new GpuDirectException("transport=rdma requested but RDMA is not available: "
               + e.reason() + ". To use RDMA: " + e.remedy() + "; GPU destinations also need the"

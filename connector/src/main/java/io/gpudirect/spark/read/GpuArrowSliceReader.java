@@ -32,7 +32,7 @@ public final class GpuArrowSliceReader extends OneBatchReader {
     try (RemoteFileDataSource source = new RemoteFileDataSource(store, f.uri().path(), f.version(), f.length(), gpu.pool(), gpu.engine())) {
       read = new CudfArrowIpcReader(new RemoteFileChannel(store, f.uri().path(), f.version(), f.length()), f.length(),
           f.uri().toString(), f.format() == DataFormat.ARROW_STREAM,
-          (offset, dst) -> source.deviceRead(offset, dst, Cuda.DEFAULT_STREAM))
+          (offset, dst) -> source.deviceRead(offset, dst, Cuda.DEFAULT_STREAM), gpu.device())
           .read(slice.firstBatch(), count, names);
     }
     ColumnVector[] columns = new ColumnVector[names.length];
@@ -40,7 +40,7 @@ public final class GpuArrowSliceReader extends OneBatchReader {
       for (int i = 0; i < columns.length; i++) {
         columns[i] = SparkCudfTypes.conform(readSchema.fields()[i], decoded.getColumn(i));
       }
-      produced(DeviceBatch.wrap(new Table(columns), readSchema));
+      produced(DeviceBatch.wrap(new Table(columns), readSchema, gpu.device(), "Arrow IPC slice of " + f.uri()));
     } finally {
       for (ColumnVector c : columns) {
         if (c != null) {

@@ -73,7 +73,8 @@ public final class GpuParquetSliceReader extends OneBatchReader {
         present.forEach(b::includeColumn);
         decoded = Table.readParquet(b.build(), view);
       }
-      produced(DeviceBatch.wrap(conform(decoded, fileNames, readSchema, slice.rows(), rebase), readSchema));
+      produced(DeviceBatch.wrap(conform(decoded, fileNames, readSchema, slice.rows(), rebase), readSchema,
+          gpu.device(), "decoded Parquet slice of " + slice.file().uri()));
     }
   }
 
@@ -105,8 +106,8 @@ public final class GpuParquetSliceReader extends OneBatchReader {
           + " only by the host reader");
     }
     if (datetimes && mode.equals("LEGACY")) {
-      throw new NotOnGpuException("dates and timestamps of " + slice.file().uri()
-          + " need the LEGACY calendar rebase, which only the host reader does");
+      throw new NotOnGpuException(slice.file().uri().toString(),
+          "its dates and timestamps need the LEGACY calendar rebase, which only the host reader does");
     }
     return mode;
   }
