@@ -53,8 +53,15 @@ final class OpenFiles implements RootDirectory.KeptDirectories, AutoCloseable {
   record OpenFile(FileChannel channel, long size, Object fileKey,
       BasicFileAttributes attributes, String path) {}
 
-  /** A channel and the file key of what it has open; a null key never matches. */
-  private record Entry(Object fileKey, FileChannel channel) {}
+  /**
+   * A channel and the file key of what it has open, with that key as a version's file id
+   * (made once, not per READ); a null key never matches.
+   */
+  record Entry(Object fileKey, FileChannel channel, String fileId) {
+    Entry(Object fileKey, FileChannel channel) {
+      this(fileKey, channel, fileKey == null ? "" : fileKey.toString());
+    }
+  }
 
   private record KeptDirectory(Object fileKey, SecureDirectoryStream<Path> dir) {}
 
@@ -102,6 +109,24 @@ final class OpenFiles implements RootDirectory.KeptDirectories, AutoCloseable {
       evictBeyond(MAX_OPEN, key);
       return new OpenFile(found.channel(), found.size(), found.fileKey(), found.attributes(), key);
     }
+  }
+
+  /**
+   * The file kept open for the normalised path {@code normalized}, not checked against what the
+   * path names now: for a small read that reads first and walks after
+   * ({@link ReadAnswers}), whose bytes go out only if that walk finds this very file. Null when
+   * none with a file key is kept; otherwise the files are in use until {@link #release}.
+   */
+  synchronized Entry peek(String normalized) {
+    if (closed) {
+      return null;
+    }
+    Entry e = open.get(normalized);
+    if (e == null || e.fileKey == null) {
+      return null;
+    }
+    inUse = true;
+    return e;
   }
 
   @Override

@@ -126,4 +126,30 @@ class FileChangeDuringReadTest {
       assertEquals(ErrorCode.FILE_CHANGED, refused.code(), refused.message());
     }
   }
+
+  /**
+   * Small reads from the file the connection keeps open are read first and checked after
+   * (ReadAnswers): a file rewritten in place since the last one (same inode, kept open) must
+   * still be refused, never served from the kept descriptor.
+   */
+  @Test
+  void aSmallReadOfAFileRewrittenInPlaceSinceTheLastIsRefused() throws IOException {
+    Path file = root.resolve("small.bin");
+    byte[] old = FileChanges.writeSettled(file, 1 << 20, 9);
+    try (RawPeer peer = new RawPeer(server.port(), 64 * 1024)) {
+      peer.handshake();
+      peer.send(new StatRequest(1, "small.bin"));
+      FileVersion version = ((StatResponse) peer.receive()).entry().version();
+      peer.send(new ReadRequest(2, "small.bin", version, 4096, 4096));
+      assertEquals(2, ((ReadData) peer.receive()).requestId());
+      assertArrayEquals(java.util.Arrays.copyOfRange(old, 4096, 8192), peer.payload(4096));
+      assertEquals(ReadData.PAYLOAD_GOOD, peer.trailerStatus());
+
+      FileChanges.OVERWRITTEN.apply(file, 10);
+      peer.send(new ReadRequest(3, "small.bin", version, 4096, 4096));
+      ErrorResponse refused = assertInstanceOf(ErrorResponse.class, peer.receive());
+      assertEquals(3, refused.requestId());
+      assertEquals(ErrorCode.FILE_CHANGED, refused.code(), refused.message());
+    }
+  }
 }
