@@ -4,7 +4,7 @@ import io.gpudirect.GpuDirectException;
 import io.gpudirect.server.BlockServer;
 import io.gpudirect.server.RdmaMode;
 import io.gpudirect.server.ServerSecret;
-import io.gpudirect.transport.tls.TlsContexts;
+import io.gpudirect.tls.TlsContexts;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;

@@ -8,7 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.gpudirect.remote.RemoteStores;
 import io.gpudirect.server.BlockServer;
 import io.gpudirect.testing.TestCertificates;
-import io.gpudirect.transport.tls.TlsContexts;
+import io.gpudirect.tls.TlsContexts;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;

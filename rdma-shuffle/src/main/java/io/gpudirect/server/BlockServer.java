@@ -1,17 +1,17 @@
 package io.gpudirect.server;
 
 import io.gpudirect.GpuDirectException;
+import io.gpudirect.memory.BufferAllocator;
 import io.gpudirect.protocol.ErrorCode;
 import io.gpudirect.protocol.ErrorResponse;
 import io.gpudirect.protocol.Frames;
 import io.gpudirect.protocol.Protocol;
-import io.gpudirect.memory.BufferAllocator;
-import io.gpudirect.transport.rdma.DisniVerbs;
-import io.gpudirect.transport.rdma.RdmaException;
-import io.gpudirect.transport.rdma.RdmaService;
-import io.gpudirect.transport.rdma.RdmaUnavailableException;
-import io.gpudirect.transport.rdma.TcpFallbackNotice;
-import io.gpudirect.transport.rdma.Verbs;
+import io.gpudirect.server.rdma.RdmaService;
+import io.gpudirect.verbs.RdmaException;
+import io.gpudirect.verbs.RdmaUnavailableException;
+import io.gpudirect.verbs.TcpFallbackNotice;
+import io.gpudirect.verbs.Verbs;
+import io.gpudirect.verbs.disni.DisniVerbs;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -656,7 +656,7 @@ public final class BlockServer implements AutoCloseable {
 
     /**
      * Serve TLS only, with this context's certificate
-     * ({@link io.gpudirect.transport.tls.TlsContexts#server}); null (the default) for plaintext.
+     * ({@link io.gpudirect.tls.TlsContexts#server}); null (the default) for plaintext.
      * A plaintext client is answered with an error that says TLS is required.
      */
     public Builder tls(javax.net.ssl.SSLContext tls) {

@@ -1,8 +1,8 @@
 package io.gpudirect.server;
 
 import io.gpudirect.protocol.FileVersion;
+import io.gpudirect.server.rdma.ServedFiles;
 import io.gpudirect.transport.ServerErrorException;
-import io.gpudirect.transport.rdma.ServedFiles;
 import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;

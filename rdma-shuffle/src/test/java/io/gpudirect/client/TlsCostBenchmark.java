@@ -5,7 +5,7 @@ import io.gpudirect.memory.HostBuffer;
 import io.gpudirect.server.BlockServer;
 import io.gpudirect.testing.TestCertificates;
 import io.gpudirect.testing.TestFiles;
-import io.gpudirect.transport.tls.TlsContexts;
+import io.gpudirect.tls.TlsContexts;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;

@@ -12,7 +12,7 @@ import io.gpudirect.protocol.Hello;
 import io.gpudirect.protocol.Protocol;
 import io.gpudirect.testing.TestCertificates;
 import io.gpudirect.testing.TestFiles;
-import io.gpudirect.transport.tls.TlsContexts;
+import io.gpudirect.tls.TlsContexts;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;

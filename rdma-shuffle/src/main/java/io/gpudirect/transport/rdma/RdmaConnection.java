@@ -15,6 +15,15 @@ import io.gpudirect.transport.ChecksumMismatchException;
 import io.gpudirect.transport.Connection;
 import io.gpudirect.transport.ConnectionLostException;
 import io.gpudirect.transport.ServerErrorException;
+import io.gpudirect.verbs.Access;
+import io.gpudirect.verbs.CompletionHandler;
+import io.gpudirect.verbs.ControlSlots;
+import io.gpudirect.verbs.MemoryRegion;
+import io.gpudirect.verbs.QueueSizes;
+import io.gpudirect.verbs.RdmaEndpoint;
+import io.gpudirect.verbs.RdmaException;
+import io.gpudirect.verbs.Verbs;
+import io.gpudirect.verbs.WorkCompletion;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.time.Duration;
@@ -82,17 +91,13 @@ public final class RdmaConnection implements Connection {
 
   private RdmaConnection(Connection control, RdmaSetupAck ack, boolean crc, BufferAllocator allocator) {
     this.control = control;
-    this.server = "gpudirect server " + describe(control.peer());
+    this.server = "gpudirect server " + RdmaEndpoint.describe(control.peer());
     this.crc = crc;
     this.credits = ack.credits();
     this.freeCredits = ack.credits();
     this.allocator = allocator;
   }
 
-  static String describe(InetSocketAddress a) {
-    String host = a.getAddress() != null ? a.getAddress().getHostAddress() : a.getHostString();
-    return host + ":" + a.getPort();
-  }
 
   /**
    * Connects the queue pair the server offered in {@code ack} and binds it to {@code control}.
@@ -336,7 +341,7 @@ public final class RdmaConnection implements Connection {
     @Override
     public void onCompletion(WorkCompletion wc) {
       if (!wc.ok()) {
-        fail(new RdmaException(RdmaException.Phase.COMPLETION, server, describe(wc), null));
+        fail(new RdmaException(RdmaException.Phase.COMPLETION, server, wc.describe(), null));
         return;
       }
       int slot = (int) (wc.wrId() & SLOT_MASK);
@@ -412,21 +417,6 @@ public final class RdmaConnection implements Connection {
     }
   }
 
-  static String describe(WorkCompletion wc) {
-    String what = switch (wc.status()) {
-      case FLUSHED -> "work request flushed: the queue pair broke earlier (a failed RDMA WRITE into"
-          + " this client's memory, or a disconnect), so nothing outstanding on it can finish";
-      case REMOTE_ACCESS_ERROR -> "remote access error: the peer refused the key, bounds or access"
-          + " rights of the memory named";
-      case RETRY_EXCEEDED -> "the server stopped acknowledging (transport retries exceeded): it died"
-          + " or the link is down";
-      case RECEIVER_NOT_READY -> "the peer had no receive posted (RNR retries exceeded)";
-      case LOCAL_PROTECTION_ERROR -> "local protection error: a buffer is not registered (lkey)";
-      case LOCAL_LENGTH_ERROR -> "local length error: a message did not fit its receive buffer";
-      default -> "work completion status " + wc.status();
-    };
-    return (wc.opcode() == WorkCompletion.Opcode.UNKNOWN ? "" : wc.opcode() + ": ") + what + (wc.detail() == null || wc.detail().isEmpty() ? "" : " (" + wc.detail() + ")");
-  }
 
   private void fail(GpuDirectException cause) {
     ArrayDeque<Pending> queued;

@@ -1,5 +1,6 @@
 package io.gpudirect.transport.rdma;
 
+import io.gpudirect.verbs.RdmaEndpoint;
 import io.gpudirect.memory.BufferAllocator;
 import io.gpudirect.protocol.ErrorResponse;
 import io.gpudirect.protocol.Message;
@@ -12,6 +13,8 @@ import io.gpudirect.transport.ServerErrorException;
 import io.gpudirect.transport.Transport;
 import io.gpudirect.transport.TransportException;
 import io.gpudirect.transport.tcp.TcpTransport;
+import io.gpudirect.verbs.RdmaUnavailableException;
+import io.gpudirect.verbs.Verbs;
 import java.net.InetSocketAddress;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -58,7 +61,7 @@ public final class RdmaTransport implements Transport {
   @Override
   public RdmaConnection connect(InetSocketAddress server, ConnectionOptions options) {
     Connection control = tcp.connect(server, options.withRdma(true));
-    String name = "gpudirect server " + RdmaConnection.describe(control.peer());
+    String name = "gpudirect server " + RdmaEndpoint.describe(control.peer());
     try {
       if ((control.capabilities() & Protocol.CAP_RDMA) == 0) {
         throw new RdmaUnavailableException(name + " does not serve RDMA",

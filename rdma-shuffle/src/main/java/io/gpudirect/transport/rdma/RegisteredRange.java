@@ -1,5 +1,6 @@
 package io.gpudirect.transport.rdma;
 
+import io.gpudirect.verbs.MemoryRegion;
 import java.util.ArrayList;
 import java.util.List;
 

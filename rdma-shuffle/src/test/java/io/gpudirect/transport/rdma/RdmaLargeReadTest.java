@@ -5,10 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.gpudirect.client.BlockClient;
 import io.gpudirect.client.ClientConfig;
+import io.gpudirect.client.TransportSelector;
 import io.gpudirect.server.BlockServer;
 import io.gpudirect.server.RdmaMode;
-import io.gpudirect.testing.LoopbackVerbsDouble;
-import io.gpudirect.transport.TransportSelector;
+import io.gpudirect.verbs.LoopbackVerbsDouble;
+import io.gpudirect.verbs.MemoryRegion;
 import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.net.InetSocketAddress;

@@ -8,6 +8,7 @@ import io.gpudirect.transport.Connection;
 import io.gpudirect.transport.ConnectionOptions;
 import io.gpudirect.transport.Transport;
 import io.gpudirect.transport.TransportConformanceTest;
+import io.gpudirect.verbs.disni.DisniVerbs;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.time.Duration;

@@ -2,9 +2,9 @@ package io.gpudirect.transport.rdma;
 
 import io.gpudirect.server.BlockServer;
 import io.gpudirect.server.RdmaMode;
-import io.gpudirect.testing.LoopbackVerbsDouble;
 import io.gpudirect.transport.Transport;
 import io.gpudirect.transport.TransportConformanceTest;
+import io.gpudirect.verbs.LoopbackVerbsDouble;
 import java.net.InetSocketAddress;
 
 /**

@@ -1,9 +1,11 @@
-package io.gpudirect.transport.rdma;
+package io.gpudirect.verbs.disni;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.gpudirect.verbs.RdmaUnavailableException;
+import io.gpudirect.verbs.TcpFallbackNotice;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;

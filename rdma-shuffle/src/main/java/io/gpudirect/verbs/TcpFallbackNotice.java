@@ -1,4 +1,4 @@
-package io.gpudirect.transport.rdma;
+package io.gpudirect.verbs;
 
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;

@@ -1,4 +1,4 @@
-package io.gpudirect.transport.rdma;
+package io.gpudirect.verbs;
 
 import io.gpudirect.memory.BufferAllocator;
 import io.gpudirect.memory.HostBuffer;
@@ -14,7 +14,7 @@ import java.util.EnumSet;
  * message occupies one slot as a whole frame (length prefix, type, body), so the codec is the
  * TCP one. This object owns the buffer and its registration.
  */
-final class ControlSlots implements AutoCloseable {
+public final class ControlSlots implements AutoCloseable {
   private final HostBuffer buffer;
   private final ByteBuffer memory;
   private final MemoryRegion region;
@@ -24,7 +24,7 @@ final class ControlSlots implements AutoCloseable {
   private final boolean[] sendFree;
   private int freeSends;
 
-  ControlSlots(RdmaEndpoint endpoint, BufferAllocator allocator, int recvSlots, int sendSlots,
+  public ControlSlots(RdmaEndpoint endpoint, BufferAllocator allocator, int recvSlots, int sendSlots,
       int slotBytes) {
     this.recvSlots = recvSlots;
     this.sendSlots = sendSlots;
@@ -42,16 +42,16 @@ final class ControlSlots implements AutoCloseable {
     this.freeSends = sendSlots;
   }
 
-  int slotBytes() {
+  public int slotBytes() {
     return slotBytes;
   }
 
-  void postRecv(RdmaEndpoint endpoint, int slot, long wrId) {
+  public void postRecv(RdmaEndpoint endpoint, int slot, long wrId) {
     endpoint.postRecv(wrId, region, (long) slot * slotBytes, slotBytes);
   }
 
   /** Decodes the message a receive put in {@code slot}; {@code byteLength} from its completion. */
-  Message received(int slot, int byteLength) {
+  public Message received(int slot, int byteLength) {
     if (slot < 0 || slot >= recvSlots) {
       throw new ProtocolException("receive completion for unknown slot " + slot);
     }
@@ -69,7 +69,7 @@ final class ControlSlots implements AutoCloseable {
   }
 
   /** A free send slot, or -1 when all are in flight. */
-  synchronized int takeSendSlot() {
+  public synchronized int takeSendSlot() {
     for (int i = 0; i < sendSlots && freeSends > 0; i++) {
       if (sendFree[i]) {
         sendFree[i] = false;
@@ -80,7 +80,7 @@ final class ControlSlots implements AutoCloseable {
     return -1;
   }
 
-  synchronized void releaseSendSlot(int slot) {
+  public synchronized void releaseSendSlot(int slot) {
     if (slot >= 0 && slot < sendSlots && !sendFree[slot]) {
       sendFree[slot] = true;
       freeSends++;
@@ -89,7 +89,7 @@ final class ControlSlots implements AutoCloseable {
   }
 
   /** Waits up to {@code millis} for a send slot; -1 when none freed in time. */
-  synchronized int awaitSendSlot(long millis) throws InterruptedException {
+  public synchronized int awaitSendSlot(long millis) throws InterruptedException {
     long deadline = System.currentTimeMillis() + millis;
     int slot;
     while ((slot = takeSendSlot()) < 0) {
@@ -103,7 +103,7 @@ final class ControlSlots implements AutoCloseable {
   }
 
   /** Encodes {@code m} into send slot {@code slot} and posts the SEND. */
-  void postSend(RdmaEndpoint endpoint, int slot, long wrId, Message m) {
+  public void postSend(RdmaEndpoint endpoint, int slot, long wrId, Message m) {
     ByteBuffer frame = Frames.encode(m);
     if (frame.remaining() > slotBytes) {
       throw new IllegalArgumentException(m.type() + " of " + frame.remaining()

@@ -1,4 +1,4 @@
-package io.gpudirect.transport.rdma;
+package io.gpudirect.verbs;
 
 /** Access flags of a registration ({@code IBV_ACCESS_*}). */
 public enum Access {

@@ -1,4 +1,4 @@
-package io.gpudirect.transport.tls;
+package io.gpudirect.tls;
 
 import io.gpudirect.GpuDirectException;
 import java.io.ByteArrayInputStream;

@@ -1,4 +1,4 @@
-package io.gpudirect.transport.rdma;
+package io.gpudirect.verbs;
 
 /**
  * One completed work request. {@code byteLength} is meaningful for receives. {@code detail}
@@ -27,5 +27,22 @@ public record WorkCompletion(long wrId, Opcode opcode, Status status, int byteLe
 
   public boolean ok() {
     return status == Status.SUCCESS;
+  }
+
+  /** The failure in words, for the error that names the peer and the phase. */
+  public String describe() {
+    String what = switch (status) {
+      case FLUSHED -> "work request flushed: the queue pair broke earlier (a failed RDMA WRITE into"
+          + " this client's memory, or a disconnect), so nothing outstanding on it can finish";
+      case REMOTE_ACCESS_ERROR -> "remote access error: the peer refused the key, bounds or access"
+          + " rights of the memory named";
+      case RETRY_EXCEEDED -> "the server stopped acknowledging (transport retries exceeded): it died"
+          + " or the link is down";
+      case RECEIVER_NOT_READY -> "the peer had no receive posted (RNR retries exceeded)";
+      case LOCAL_PROTECTION_ERROR -> "local protection error: a buffer is not registered (lkey)";
+      case LOCAL_LENGTH_ERROR -> "local length error: a message did not fit its receive buffer";
+      default -> "work completion status " + status;
+    };
+    return (opcode == Opcode.UNKNOWN ? "" : opcode + ": ") + what + (detail == null || detail.isEmpty() ? "" : " (" + detail + ")");
   }
 }

@@ -1,16 +1,7 @@
-package io.gpudirect.testing;
+package io.gpudirect.verbs;
 
-import io.gpudirect.transport.rdma.Access;
-import io.gpudirect.transport.rdma.CompletionHandler;
-import io.gpudirect.transport.rdma.MemoryRegion;
-import io.gpudirect.transport.rdma.QueueSizes;
-import io.gpudirect.transport.rdma.RdmaEndpoint;
-import io.gpudirect.transport.rdma.RdmaException;
-import io.gpudirect.transport.rdma.RdmaListener;
-import io.gpudirect.transport.rdma.Verbs;
-import io.gpudirect.transport.rdma.WorkCompletion;
-import io.gpudirect.transport.rdma.WorkCompletion.Opcode;
-import io.gpudirect.transport.rdma.WorkCompletion.Status;
+import io.gpudirect.verbs.WorkCompletion.Opcode;
+import io.gpudirect.verbs.WorkCompletion.Status;
 import java.lang.reflect.Field;
 import java.net.InetSocketAddress;
 import java.nio.Buffer;

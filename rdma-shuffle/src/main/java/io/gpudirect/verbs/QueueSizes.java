@@ -1,4 +1,4 @@
-package io.gpudirect.transport.rdma;
+package io.gpudirect.verbs;
 
 /**
  * Queue pair sizing. A side posts at most {@code sendDepth} sends and writes and keeps at most

@@ -1,12 +1,13 @@
-package io.gpudirect.transport;
+package io.gpudirect.client;
 
 import io.gpudirect.GpuDirectException;
-import io.gpudirect.transport.rdma.DisniVerbs;
+import io.gpudirect.transport.Transport;
 import io.gpudirect.transport.rdma.RdmaTransport;
-import io.gpudirect.transport.rdma.RdmaUnavailableException;
-import io.gpudirect.transport.rdma.TcpFallbackNotice;
-import io.gpudirect.transport.rdma.Verbs;
 import io.gpudirect.transport.tcp.TcpTransport;
+import io.gpudirect.verbs.RdmaUnavailableException;
+import io.gpudirect.verbs.TcpFallbackNotice;
+import io.gpudirect.verbs.Verbs;
+import io.gpudirect.verbs.disni.DisniVerbs;
 import java.util.Locale;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;

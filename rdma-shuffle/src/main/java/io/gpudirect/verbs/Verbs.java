@@ -1,4 +1,4 @@
-package io.gpudirect.transport.rdma;
+package io.gpudirect.verbs;
 
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -6,9 +6,9 @@ import java.time.Duration;
 /**
  * The verbs the RDMA transport needs, and nothing more: reliable-connected queue pairs set up
  * through RDMA CM, memory registration, SEND/RECV for control messages and RDMA WRITE for
- * payloads. {@link DisniVerbs} implements it on DiSNI (libdisni + rdma-core); tests use a
+ * payloads. {@code verbs.disni.DisniVerbs} implements it on DiSNI (libdisni + rdma-core); tests use a
  * double where there is no RDMA device. Keeping DiSNI behind this seam keeps its C-style
- * names and native loading inside {@code transport.rdma}.
+ * names and native loading inside {@code verbs.disni}.
  */
 public interface Verbs {
   /** The device or double, in words, for logs and error messages. */

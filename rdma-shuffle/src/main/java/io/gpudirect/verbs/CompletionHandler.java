@@ -1,4 +1,4 @@
-package io.gpudirect.transport.rdma;
+package io.gpudirect.verbs;
 
 /**
  * Receives an endpoint's completions, on the endpoint's polling thread, in the order the

@@ -1,5 +1,6 @@
-package io.gpudirect.transport.rdma;
+package io.gpudirect.verbs.disni;
 
+import io.gpudirect.verbs.RdmaUnavailableException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.stream.Stream;

@@ -1,4 +1,4 @@
-package io.gpudirect.transport.rdma;
+package io.gpudirect.server.rdma;
 
 import io.gpudirect.protocol.FileVersion;
 import io.gpudirect.transport.ServerErrorException;
@@ -7,7 +7,7 @@ import java.nio.ByteBuffer;
 
 /**
  * What the RDMA side of a server reads from: the server's checks of paths, lengths and ranges,
- * and its counters, without {@code transport.rdma} knowing the server's classes. One instance
+ * and its counters, without {@code server.rdma} knowing the server's classes. One instance
  * per authenticated TCP connection.
  */
 public interface ServedFiles {

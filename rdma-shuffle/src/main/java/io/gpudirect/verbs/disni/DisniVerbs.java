@@ -1,4 +1,4 @@
-package io.gpudirect.transport.rdma;
+package io.gpudirect.verbs.disni;
 
 import com.ibm.disni.verbs.IbvCQ;
 import com.ibm.disni.verbs.IbvCompChannel;
@@ -12,6 +12,13 @@ import com.ibm.disni.verbs.RdmaCmEvent;
 import com.ibm.disni.verbs.RdmaCmId;
 import com.ibm.disni.verbs.RdmaConnParam;
 import com.ibm.disni.verbs.RdmaEventChannel;
+import io.gpudirect.verbs.Access;
+import io.gpudirect.verbs.QueueSizes;
+import io.gpudirect.verbs.RdmaEndpoint;
+import io.gpudirect.verbs.RdmaException;
+import io.gpudirect.verbs.RdmaListener;
+import io.gpudirect.verbs.RdmaUnavailableException;
+import io.gpudirect.verbs.Verbs;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -80,7 +87,7 @@ public final class DisniVerbs implements Verbs {
   @Override
   public RdmaEndpoint connect(InetSocketAddress server, Duration timeout, QueueSizes sizes,
       EndpointSetup setup) {
-    String peer = "gpudirect server " + RdmaConnection.describe(server);
+    String peer = "gpudirect server " + RdmaEndpoint.describe(server);
     int ms = (int) Math.max(1, Math.min(Integer.MAX_VALUE, timeout.toMillis()));
     RdmaEventChannel channel = null;
     RdmaCmId id = null;
@@ -147,7 +154,7 @@ public final class DisniVerbs implements Verbs {
 
   @Override
   public RdmaListener listen(InetSocketAddress bind, QueueSizes sizes, EndpointSetup setup) {
-    String where = "listener " + RdmaConnection.describe(bind);
+    String where = "listener " + RdmaEndpoint.describe(bind);
     RdmaEventChannel channel = null;
     RdmaCmId id = null;
     try {
@@ -168,7 +175,7 @@ public final class DisniVerbs implements Verbs {
    * Turns {@code Access} into {@code IBV_ACCESS_*}. A client destination has LOCAL_WRITE and
    * REMOTE_WRITE (ibv_reg_mr refuses REMOTE_WRITE without LOCAL_WRITE).
    */
-  static int accessFlags(java.util.Set<Access> access) {
+  public static int accessFlags(java.util.Set<Access> access) {
     int flags = 0;
     if (access.contains(Access.LOCAL_WRITE) || access.contains(Access.REMOTE_WRITE)) {
       flags |= IbvMr.IBV_ACCESS_LOCAL_WRITE;

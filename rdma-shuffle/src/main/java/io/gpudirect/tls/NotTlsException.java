@@ -1,4 +1,4 @@
-package io.gpudirect.transport.tls;
+package io.gpudirect.tls;
 
 import java.nio.charset.StandardCharsets;
 import javax.net.ssl.SSLException;

@@ -1,4 +1,4 @@
-package io.gpudirect.transport.rdma;
+package io.gpudirect.verbs.disni;
 
 import com.ibm.disni.verbs.IbvCQ;
 import com.ibm.disni.verbs.IbvCompChannel;
@@ -16,6 +16,13 @@ import com.ibm.disni.verbs.RdmaEventChannel;
 import com.ibm.disni.verbs.SVCPollCq;
 import com.ibm.disni.verbs.SVCPostRecv;
 import com.ibm.disni.verbs.SVCPostSend;
+import io.gpudirect.verbs.Access;
+import io.gpudirect.verbs.CompletionHandler;
+import io.gpudirect.verbs.MemoryRegion;
+import io.gpudirect.verbs.QueueSizes;
+import io.gpudirect.verbs.RdmaEndpoint;
+import io.gpudirect.verbs.RdmaException;
+import io.gpudirect.verbs.WorkCompletion;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -64,7 +71,7 @@ final class DisniEndpoint implements RdmaEndpoint {
     this.compChannel = compChannel;
     this.cq = cq;
     this.qp = qp;
-    this.poller = new Thread(this::pollLoop, "gpudirect-rdma-cq-" + RdmaConnection.describe(peer));
+    this.poller = new Thread(this::pollLoop, "gpudirect-rdma-cq-" + RdmaEndpoint.describe(peer));
     this.poller.setDaemon(true);
   }
 

@@ -1,4 +1,4 @@
-package io.gpudirect.transport.tls;
+package io.gpudirect.tls;
 
 import java.io.EOFException;
 import java.io.IOException;
@@ -10,8 +10,8 @@ import java.nio.channels.FileChannel;
 import java.nio.channels.SocketChannel;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLEngine;
-import javax.net.ssl.SSLEngineResult;
 import javax.net.ssl.SSLEngineResult.HandshakeStatus;
+import javax.net.ssl.SSLEngineResult;
 import javax.net.ssl.SSLException;
 import javax.net.ssl.SSLParameters;
 

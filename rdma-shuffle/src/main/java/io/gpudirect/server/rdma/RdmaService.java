@@ -1,7 +1,12 @@
-package io.gpudirect.transport.rdma;
+package io.gpudirect.server.rdma;
 
 import io.gpudirect.memory.BufferAllocator;
 import io.gpudirect.protocol.RdmaSetupAck;
+import io.gpudirect.verbs.CompletionHandler;
+import io.gpudirect.verbs.QueueSizes;
+import io.gpudirect.verbs.RdmaEndpoint;
+import io.gpudirect.verbs.RdmaListener;
+import io.gpudirect.verbs.Verbs;
 import java.net.InetSocketAddress;
 import java.security.SecureRandom;
 import java.time.Duration;

@@ -1,4 +1,4 @@
-package io.gpudirect.transport.rdma;
+package io.gpudirect.verbs;
 
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -33,4 +33,10 @@ public interface RdmaEndpoint extends AutoCloseable {
   /** Disconnects; outstanding work requests complete with flush errors. Idempotent. */
   @Override
   void close();
+
+  /** {@code HOST:PORT} with the numeric address where there is one, for names and messages. */
+  static String describe(InetSocketAddress a) {
+    String host = a.getAddress() != null ? a.getAddress().getHostAddress() : a.getHostString();
+    return host + ":" + a.getPort();
+  }
 }

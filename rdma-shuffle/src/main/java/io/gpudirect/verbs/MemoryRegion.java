@@ -1,4 +1,4 @@
-package io.gpudirect.transport.rdma;
+package io.gpudirect.verbs;
 
 /**
  * Memory registered with the NIC: the NIC may read it ({@code lkey}) and, with remote

@@ -1,8 +1,12 @@
-package io.gpudirect.transport.rdma;
+package io.gpudirect.verbs.disni;
 
+import io.gpudirect.verbs.RdmaEndpoint;
 import com.ibm.disni.verbs.RdmaCmEvent;
 import com.ibm.disni.verbs.RdmaCmId;
 import com.ibm.disni.verbs.RdmaEventChannel;
+import io.gpudirect.verbs.QueueSizes;
+import io.gpudirect.verbs.RdmaListener;
+import io.gpudirect.verbs.Verbs;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.util.Map;
@@ -80,7 +84,7 @@ final class DisniListener implements RdmaListener {
     DisniEndpoint ep = null;
     try {
       peer = (InetSocketAddress) conn.getDestination();
-      ep = DisniEndpoint.create(verbs, conn, null, peer, sizes, "client " + RdmaConnection.describe(peer));
+      ep = DisniEndpoint.create(verbs, conn, null, peer, sizes, "client " + RdmaEndpoint.describe(peer));
       ep.start(setup.prepare(ep));
       endpoints.put(conn, ep);
       conn.accept(DisniVerbs.connParam());

@@ -1,4 +1,4 @@
-package io.gpudirect.transport.rdma;
+package io.gpudirect.server.rdma;
 
 import io.gpudirect.memory.BufferAllocator;
 import io.gpudirect.memory.HostBuffer;
@@ -9,6 +9,12 @@ import io.gpudirect.protocol.RdmaBind;
 import io.gpudirect.protocol.RdmaRead;
 import io.gpudirect.protocol.RdmaReadDone;
 import io.gpudirect.transport.ServerErrorException;
+import io.gpudirect.verbs.Access;
+import io.gpudirect.verbs.CompletionHandler;
+import io.gpudirect.verbs.ControlSlots;
+import io.gpudirect.verbs.MemoryRegion;
+import io.gpudirect.verbs.RdmaEndpoint;
+import io.gpudirect.verbs.WorkCompletion;
 import java.nio.ByteBuffer;
 import java.util.EnumSet;
 import java.util.concurrent.ArrayBlockingQueue;
@@ -55,7 +61,7 @@ final class RdmaServerSession {
   RdmaServerSession(RdmaService service, RdmaEndpoint endpoint, BufferAllocator allocator) {
     this.service = service;
     this.endpoint = endpoint;
-    this.client = "client " + RdmaConnection.describe(endpoint.peer());
+    this.client = "client " + RdmaEndpoint.describe(endpoint.peer());
     this.settings = service.settings();
     int recvSlots = settings.credits() + 1;
     this.slots = new ControlSlots(endpoint, allocator, recvSlots, settings.credits(), settings.slotBytes());
@@ -84,7 +90,7 @@ final class RdmaServerSession {
       freeChunks.add(i);
     }
     this.worker = Executors.newSingleThreadExecutor(r -> {
-      Thread t = new Thread(r, "gpudirect-server-rdma-" + RdmaConnection.describe(endpoint.peer()));
+      Thread t = new Thread(r, "gpudirect-server-rdma-" + RdmaEndpoint.describe(endpoint.peer()));
       t.setDaemon(true);
       return t;
     });
@@ -114,7 +120,7 @@ final class RdmaServerSession {
       long failedKind = wc.wrId() & ~SLOT_MASK;
       String request = failedKind == WRITE ? "RDMA WRITE into the client's memory"
           : failedKind == SEND ? "SEND of an answer" : "receive";
-      stop(request + " failed: " + RdmaConnection.describe(wc),
+      stop(request + " failed: " + wc.describe(),
           wc.status() != WorkCompletion.Status.FLUSHED);
       return;
     }

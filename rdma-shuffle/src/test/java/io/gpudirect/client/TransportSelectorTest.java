@@ -1,4 +1,4 @@
-package io.gpudirect.transport;
+package io.gpudirect.client;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -8,13 +8,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.gpudirect.GpuDirectException;
-import io.gpudirect.client.BlockClient;
-import io.gpudirect.client.ClientConfig;
 import io.gpudirect.server.BlockServer;
 import io.gpudirect.server.RdmaMode;
-import io.gpudirect.testing.LoopbackVerbsDouble;
 import io.gpudirect.testing.TestFiles;
-import io.gpudirect.transport.rdma.DisniVerbs;
+import io.gpudirect.verbs.LoopbackVerbsDouble;
+import io.gpudirect.verbs.disni.DisniVerbs;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
