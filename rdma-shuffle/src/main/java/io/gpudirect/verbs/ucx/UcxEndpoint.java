@@ -1,14 +1,14 @@
 package io.gpudirect.verbs.ucx;
 
-import io.gpudirect.transport.rdma.Access;
-import io.gpudirect.transport.rdma.CompletionHandler;
-import io.gpudirect.transport.rdma.MemoryRegion;
-import io.gpudirect.transport.rdma.QueueSizes;
-import io.gpudirect.transport.rdma.RdmaEndpoint;
-import io.gpudirect.transport.rdma.RdmaException;
-import io.gpudirect.transport.rdma.WorkCompletion;
-import io.gpudirect.transport.rdma.WorkCompletion.Opcode;
-import io.gpudirect.transport.rdma.WorkCompletion.Status;
+import io.gpudirect.verbs.Access;
+import io.gpudirect.verbs.CompletionHandler;
+import io.gpudirect.verbs.MemoryRegion;
+import io.gpudirect.verbs.QueueSizes;
+import io.gpudirect.verbs.RdmaEndpoint;
+import io.gpudirect.verbs.RdmaException;
+import io.gpudirect.verbs.WorkCompletion;
+import io.gpudirect.verbs.WorkCompletion.Opcode;
+import io.gpudirect.verbs.WorkCompletion.Status;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.time.Duration;

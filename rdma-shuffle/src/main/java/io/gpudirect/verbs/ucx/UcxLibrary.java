@@ -1,6 +1,6 @@
 package io.gpudirect.verbs.ucx;
 
-import io.gpudirect.transport.rdma.RdmaUnavailableException;
+import io.gpudirect.verbs.RdmaUnavailableException;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

@@ -1,9 +1,9 @@
 package io.gpudirect.verbs.ucx;
 
-import io.gpudirect.transport.rdma.CompletionHandler;
-import io.gpudirect.transport.rdma.QueueSizes;
-import io.gpudirect.transport.rdma.RdmaListener;
-import io.gpudirect.transport.rdma.Verbs;
+import io.gpudirect.verbs.CompletionHandler;
+import io.gpudirect.verbs.QueueSizes;
+import io.gpudirect.verbs.RdmaListener;
+import io.gpudirect.verbs.Verbs;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import org.openucx.jucx.ucp.UcpConnectionRequest;

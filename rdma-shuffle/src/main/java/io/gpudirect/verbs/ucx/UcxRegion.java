@@ -1,6 +1,6 @@
 package io.gpudirect.verbs.ucx;
 
-import io.gpudirect.transport.rdma.MemoryRegion;
+import io.gpudirect.verbs.MemoryRegion;
 import org.openucx.jucx.ucp.UcpMemory;
 
 /**

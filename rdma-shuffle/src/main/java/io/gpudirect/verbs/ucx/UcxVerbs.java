@@ -1,11 +1,11 @@
 package io.gpudirect.verbs.ucx;
 
-import io.gpudirect.transport.rdma.QueueSizes;
-import io.gpudirect.transport.rdma.RdmaEndpoint;
-import io.gpudirect.transport.rdma.RdmaException;
-import io.gpudirect.transport.rdma.RdmaListener;
-import io.gpudirect.transport.rdma.RdmaUnavailableException;
-import io.gpudirect.transport.rdma.Verbs;
+import io.gpudirect.verbs.QueueSizes;
+import io.gpudirect.verbs.RdmaEndpoint;
+import io.gpudirect.verbs.RdmaException;
+import io.gpudirect.verbs.RdmaListener;
+import io.gpudirect.verbs.RdmaUnavailableException;
+import io.gpudirect.verbs.Verbs;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.EnumMap;

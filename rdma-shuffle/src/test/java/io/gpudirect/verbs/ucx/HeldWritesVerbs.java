@@ -1,11 +1,11 @@
 package io.gpudirect.verbs.ucx;
 
-import io.gpudirect.transport.rdma.Access;
-import io.gpudirect.transport.rdma.MemoryRegion;
-import io.gpudirect.transport.rdma.QueueSizes;
-import io.gpudirect.transport.rdma.RdmaEndpoint;
-import io.gpudirect.transport.rdma.RdmaListener;
-import io.gpudirect.transport.rdma.Verbs;
+import io.gpudirect.verbs.Access;
+import io.gpudirect.verbs.MemoryRegion;
+import io.gpudirect.verbs.QueueSizes;
+import io.gpudirect.verbs.RdmaEndpoint;
+import io.gpudirect.verbs.RdmaListener;
+import io.gpudirect.verbs.Verbs;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.time.Duration;
