@@ -126,7 +126,7 @@ public final class BlockClient implements RemoteStore {
    * it cannot be reached. Authentication errors are not retried.
    */
   public static BlockClient connect(InetSocketAddress server, ClientConfig config) {
-    return connect(server, config, TransportSelector.DEFAULT);
+    return connect(server, config, TransportSelector.of(config.rdmaProvider()));
   }
 
   /** As {@link #connect(InetSocketAddress, ClientConfig)}, choosing transports with {@code selector}. */
@@ -322,7 +322,14 @@ public final class BlockClient implements RemoteStore {
     RegisteredRange range;
     try {
       range = deviceRegistrations.acquire(address, length,
-          () -> RegisteredRange.register((RdmaConnection) connection(), address, length));
+          () -> {
+            if (!((RdmaTransport) transport).verbs().registersDeviceMemory()) {
+              throw new RdmaException(RdmaException.Phase.REGISTER, "gpudirect server " + serverName,
+                  ((RdmaTransport) transport).verbs().describe() + " cannot map GPU memory (UCX built"
+                  + " without CUDA; see docs/deployment.md)", null);
+            }
+            return RegisteredRange.register((RdmaConnection) connection(), address, length);
+          });
     } catch (RdmaException e) {
       if (e.phase() != RdmaException.Phase.REGISTER) {
         throw e;

@@ -7,10 +7,11 @@ import io.gpudirect.transport.tcp.TcpTransport;
 import io.gpudirect.verbs.RdmaUnavailableException;
 import io.gpudirect.verbs.TcpFallbackNotice;
 import io.gpudirect.verbs.Verbs;
-import io.gpudirect.verbs.disni.DisniVerbs;
+import io.gpudirect.verbs.provider.RdmaProvider;
 import java.util.Locale;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -19,8 +20,9 @@ import org.slf4j.LoggerFactory;
  * Picks the transport for a {@code transport} option value, and says why. The fallback
  * ladder of {@code transport=auto}, each step logged once per reason:
  * <ol>
- *   <li>no libdisni, or no RDMA device here: TCP (decided here; {@link TcpFallbackNotice} says
- *       so in one line per JVM);</li>
+ *   <li>neither UCX with an RDMA transport (verbs) nor DiSNI here (no libucp, no libdisni, no
+ *       RDMA device): TCP (decided here; {@link TcpFallbackNotice} says so in one line per
+ *       JVM). UCX over TCP or shared memory is never taken: our TCP path is faster;</li>
  *   <li>the server does not serve RDMA, or no RDMA route to it: TCP (decided by the client
  *       on its first connection, with {@link Selection#fallback()});</li>
  *   <li>GPU memory cannot be registered (no nvidia-peermem): RDMA into registered pinned
@@ -32,8 +34,8 @@ public final class TransportSelector {
   private static final Logger LOG = LoggerFactory.getLogger(TransportSelector.class);
   private static final Set<String> LOGGED = ConcurrentHashMap.newKeySet();
 
-  /** The default: DiSNI when libdisni and an RDMA device are there. */
-  public static final TransportSelector DEFAULT = new TransportSelector(DisniVerbs::open);
+  /** The default: {@code rdma.provider=auto}, UCX when libucp loads, else DiSNI. */
+  public static final TransportSelector DEFAULT = of(RdmaProvider.AUTO);
 
   /**
    * The transport chosen and the reason, in words, for logs and scan metrics; {@code fallback}
@@ -45,11 +47,24 @@ public final class TransportSelector {
     }
   }
 
-  private final Supplier<Verbs> verbs;
+  /** Opens verbs: {@code true} asks for RDMA transports only (transport=auto). */
+  private final Function<Boolean, RdmaProvider.Opened> verbs;
 
-  /** {@code verbs} opens the RDMA verbs or throws {@link RdmaUnavailableException}. */
+  /** {@code verbs} opens the RDMA verbs, for either mode, or throws {@link RdmaUnavailableException}. */
   public TransportSelector(Supplier<Verbs> verbs) {
+    this.verbs = rdmaOnly -> {
+      Verbs v = verbs.get();
+      return new RdmaProvider.Opened(v, v.describe());
+    };
+  }
+
+  private TransportSelector(Function<Boolean, RdmaProvider.Opened> verbs, boolean unused) {
     this.verbs = verbs;
+  }
+
+  /** Chooses with {@code provider} ({@code rdma.provider}). */
+  public static TransportSelector of(RdmaProvider provider) {
+    return new TransportSelector(provider::open, true);
   }
 
   public static Selection select(String requested) {
@@ -61,9 +76,12 @@ public final class TransportSelector {
     return switch (mode) {
       case "auto" -> {
         try {
-          Verbs v = verbs.get();
-          yield new Selection(new RdmaTransport(v), "transport=auto chose RDMA (" + v.describe() + ")",
-              new TcpTransport());
+          // RDMA transports only: UCX over TCP or shared memory is slower than our TCP path.
+          RdmaProvider.Opened o = verbs.apply(true);
+          RdmaTransport rdma = new RdmaTransport(o.verbs());
+          String reason = "transport=auto chose RDMA (" + o.reason() + ")";
+          logOnce(reason);
+          yield new Selection(rdma, reason, new TcpTransport());
         } catch (RdmaUnavailableException e) {
           TcpFallbackNotice.say(e);
           yield new Selection(new TcpTransport(), "transport=auto chose TCP: " + e.summary()
@@ -73,8 +91,12 @@ public final class TransportSelector {
       case "tcp" -> new Selection(new TcpTransport(), "transport=tcp requested");
       case "rdma" -> {
         try {
-          Verbs v = verbs.get();
-          yield new Selection(new RdmaTransport(v), "transport=rdma requested (" + v.describe() + ")");
+          // A forced choice runs over whatever UCX picks, and the name says which.
+          RdmaProvider.Opened o = verbs.apply(false);
+          RdmaTransport rdma = new RdmaTransport(o.verbs());
+          String reason = "transport=rdma requested (" + o.reason() + "), carried by " + rdma.name();
+          logOnce(reason);
+          yield new Selection(rdma, reason);
         } catch (RdmaUnavailableException e) {
           throw new GpuDirectException("transport=rdma requested but RDMA is not available: "
               + e.reason() + ". To use RDMA: " + e.remedy() + "; GPU destinations also need the"

@@ -257,7 +257,7 @@ final class TcpConnection implements Connection {
     byte[] clientNonce = Auth.newNonce();
     writeFully(ch, ByteBuffer.wrap(Protocol.MAGIC));
     writeFully(ch, Frames.encode(new Hello(Protocol.VERSION,
-        Protocol.CAP_TCP | (checksums ? Protocol.CAP_CRC32C : 0) | (rdma ? Protocol.CAP_RDMA : 0),
+        Protocol.CAP_TCP | (checksums ? Protocol.CAP_CRC32C : 0) | (rdma ? Protocol.CAP_RDMA | Protocol.CAP_RDMA_UCX : 0),
         clientNonce)));
     ByteBuffer magic = ByteBuffer.allocate(Protocol.MAGIC.length);
     Frames.readFully(in, magic, true);

@@ -108,11 +108,22 @@ public final class UcxVerbs implements Verbs {
     return cudaMemory;
   }
 
+  @Override
+  public boolean registersDeviceMemory() {
+    return cudaMemory;
+  }
+
+  @Override
+  public Wire wire() {
+    return Wire.UCX;
+  }
+
   /**
    * What carries the bytes, for metrics: {@code ucx:verbs} only when the context is restricted
    * to verbs. jucx cannot ask an endpoint which lane UCX chose, so an unrestricted context
    * names the transports it may have used; without an RDMA device those are TCP and shared memory.
    */
+  @Override
   public String carrier() {
     if (reach == Reach.RDMA_ONLY) {
       return "ucx:verbs";

@@ -59,6 +59,16 @@ final class HeldWritesVerbs implements Verbs {
   }
 
   @Override
+  public Wire wire() {
+    return real.wire();
+  }
+
+  @Override
+  public String carrier() {
+    return real.carrier();
+  }
+
+  @Override
   public RdmaEndpoint connect(InetSocketAddress server, Duration timeout, QueueSizes sizes, EndpointSetup setup) {
     return real.connect(server, timeout, sizes, setup);
   }
