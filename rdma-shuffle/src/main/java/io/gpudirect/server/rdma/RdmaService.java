@@ -90,7 +90,7 @@ public final class RdmaService implements AutoCloseable {
     return verbs.wire();
   }
 
-  /** What carries the bytes ("rdma", or e.g. "ucx:tcp/shm"), for the server's status. */
+  /** What carries the bytes ("rdma", or e.g. "ucx:tcp"), for the server's status. */
   public String carrier() {
     return verbs.carrier();
   }

@@ -20,8 +20,8 @@ import org.openucx.jucx.ucs.UcsConstants;
 /**
  * {@link Verbs} on UCX, through jucx: one-sided puts over whatever transport UCX has to the
  * peer. On an RDMA NIC that is verbs (RC/DC, and into GPU memory with GPUDirect RDMA where UCX
- * is built with CUDA and nvidia-peermem is loaded); elsewhere TCP or shared memory, which run
- * the same calls but are not RDMA and are never called that.
+ * is built with CUDA and nvidia-peermem is loaded); elsewhere TCP, which runs the same calls
+ * but is not RDMA and is never called that. Shared memory is left out (see {@link #open(Reach)}).
  *
  * <p>One UCX context per {@link Reach} per JVM, created on first use and kept. The client side
  * shares one worker and its progress thread; each listener has its own.
@@ -39,6 +39,8 @@ public final class UcxVerbs implements Verbs {
       + " ibv_devices, and install UCX with its ib transports (libucx0 / ucx-ib); see docs/deployment.md";
   private static final Map<Reach, UcxVerbs> OPEN = new EnumMap<>(Reach.class);
   private static final AtomicInteger LISTENERS = new AtomicInteger();
+  /** UCX_TLS from the environment: the user's choice of transports, kept as given. */
+  private static final String USER_TLS = System.getenv("UCX_TLS");
 
   private final Reach reach;
   private final UcpContext context;
@@ -84,6 +86,12 @@ public final class UcxVerbs implements Verbs {
             + " memory", DEVICE, null, "UCX has no RDMA transport (no RDMA device)");
       }
       params.setConfig("TLS", "rc,ud,dc");
+    } else if (USER_TLS == null) {
+      // Not shared memory: UCX 1.13 aborts the process (ucp_request_try_send: "Fatal: unexpected
+      // error: Endpoint timeout") when a peer on the same host dies with sends queued to it over
+      // shared memory; over TCP the same death is an error on the endpoint (RdmaOverUcxFaultsTest).
+      // Client and server share a host only in tests and demos, so TCP loses little.
+      params.setConfig("TLS", UcxLibrary.rdmaDevices().isEmpty() ? "tcp" : "rc,ud,dc,tcp");
     }
     UcpContext context;
     try {
@@ -119,23 +127,28 @@ public final class UcxVerbs implements Verbs {
   }
 
   /**
-   * What carries the bytes, for metrics: {@code ucx:verbs} only when the context is restricted
-   * to verbs. jucx cannot ask an endpoint which lane UCX chose, so an unrestricted context
-   * names the transports it may have used; without an RDMA device those are TCP and shared memory.
+   * What carries the bytes, for metrics. jucx cannot ask an endpoint which lane UCX chose, so
+   * the context is restricted to what can be named: verbs only ({@code ucx:verbs}), TCP only
+   * where there is no RDMA device ({@code ucx:tcp}), else verbs or TCP, whichever UCX picks per
+   * peer. UCX_TLS set in the environment wins, and is named as given.
    */
   @Override
   public String carrier() {
     if (reach == Reach.RDMA_ONLY) {
       return "ucx:verbs";
     }
-    return UcxLibrary.rdmaDevices().isEmpty() ? "ucx:tcp/shm" : "ucx:verbs/tcp/shm";
+    if (USER_TLS != null) {
+      return "ucx:" + USER_TLS;
+    }
+    return UcxLibrary.rdmaDevices().isEmpty() ? "ucx:tcp" : "ucx:verbs/tcp";
   }
 
   @Override
   public String describe() {
     String over = reach == Reach.RDMA_ONLY ? "verbs (" + UcxLibrary.rdmaDevices() + ")"
-        : UcxLibrary.rdmaDevices().isEmpty() ? "TCP or shared memory (no RDMA device, so not RDMA)"
-        : "any transport UCX picks (verbs on " + UcxLibrary.rdmaDevices() + ", TCP, shared memory)";
+        : USER_TLS != null ? "UCX_TLS=" + USER_TLS
+        : UcxLibrary.rdmaDevices().isEmpty() ? "TCP (no RDMA device, so not RDMA)"
+        : "verbs on " + UcxLibrary.rdmaDevices() + " or TCP, as UCX picks";
     return "UCX " + version + " over " + over + (cudaMemory ? ", CUDA memory" : "");
   }
 
