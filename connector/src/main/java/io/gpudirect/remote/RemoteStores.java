@@ -73,6 +73,7 @@ public final class RemoteStores {
         .maxRetries(o.getInt(GpuDirectOption.MAX_RETRIES))
         .retryBackoff(o.getDuration(GpuDirectOption.RETRY_BACKOFF))
         .transport(o.get(GpuDirectOption.TRANSPORT))
+        .rdmaProvider(io.gpudirect.verbs.provider.RdmaProvider.parse(o.get(GpuDirectOption.RDMA_PROVIDER)))
         .checksums(o.getBoolean(GpuDirectOption.CHECKSUMS))
         .tls(o.getBoolean(GpuDirectOption.TLS))
         .tlsTrustStore(trustStore(o))
@@ -120,7 +121,7 @@ public final class RemoteStores {
   }
 
   private static final GpuDirectOption[] CLIENT_SETTINGS = {
-      GpuDirectOption.TRANSPORT, GpuDirectOption.STREAMS, GpuDirectOption.MAX_BYTES_IN_FLIGHT,
+      GpuDirectOption.TRANSPORT, GpuDirectOption.RDMA_PROVIDER, GpuDirectOption.STREAMS, GpuDirectOption.MAX_BYTES_IN_FLIGHT,
       GpuDirectOption.CHUNK_SIZE, GpuDirectOption.CONNECT_TIMEOUT, GpuDirectOption.REQUEST_TIMEOUT,
       GpuDirectOption.MAX_RETRIES, GpuDirectOption.RETRY_BACKOFF, GpuDirectOption.CHECKSUMS,
       GpuDirectOption.TLS, GpuDirectOption.TLS_TRUST_STORE, GpuDirectOption.LISTING_MAX_ENTRIES,
