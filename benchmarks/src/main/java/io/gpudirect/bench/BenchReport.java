@@ -1,6 +1,6 @@
 package io.gpudirect.bench;
 
-import static io.gpudirect.cli.JsonText.quote;
+import static io.gpudirect.json.JsonText.quote;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;

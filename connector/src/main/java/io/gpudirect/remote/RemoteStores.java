@@ -3,6 +3,7 @@ package io.gpudirect.remote;
 import io.gpudirect.GpuDirectException;
 import io.gpudirect.client.BlockClient;
 import io.gpudirect.client.ClientConfig;
+import io.gpudirect.client.GpuDirectUri;
 import io.gpudirect.client.RemoteStore;
 import io.gpudirect.options.GpuDirectOption;
 import io.gpudirect.options.ResolvedOptions;

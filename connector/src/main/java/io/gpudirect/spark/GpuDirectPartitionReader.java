@@ -2,6 +2,9 @@ package io.gpudirect.spark;
 
 import io.gpudirect.GpuDirectException;
 import io.gpudirect.remote.TaskFetchCounters;
+import io.gpudirect.spark.plan.FileSlice;
+import io.gpudirect.spark.plan.GpuDirectPartition;
+import io.gpudirect.spark.read.SliceReader;
 import java.io.IOException;
 import java.util.Iterator;
 import org.apache.spark.sql.connector.metric.CustomTaskMetric;

@@ -1,11 +1,21 @@
 package io.gpudirect.spark;
 
+import io.gpudirect.dataset.DataFormat;
 import io.gpudirect.gpu.GpuEnvironment;
 import io.gpudirect.options.ResolvedOptions;
+import io.gpudirect.remote.RemoteStores;
 import io.gpudirect.spark.cudf.NotOnGpuException;
+import io.gpudirect.spark.plan.ArrowSlice;
+import io.gpudirect.spark.plan.GpuDirectPartition;
+import io.gpudirect.spark.plan.ParquetSlice;
+import io.gpudirect.spark.read.ArrowSliceReader;
+import io.gpudirect.spark.read.GpuArrowSliceReader;
+import io.gpudirect.spark.read.GpuParquetSliceReader;
+import io.gpudirect.spark.read.ParquetReadSettings;
+import io.gpudirect.spark.read.ParquetSliceReaders;
+import io.gpudirect.spark.read.SliceReader;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import io.gpudirect.remote.RemoteStores;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.spark.broadcast.Broadcast;
 import org.apache.spark.sql.catalyst.InternalRow;

@@ -1,6 +1,12 @@
 package io.gpudirect.spark;
 
+import io.gpudirect.dataset.DataFile;
 import io.gpudirect.options.GpuDirectOption;
+import io.gpudirect.spark.plan.ArrowPlanner;
+import io.gpudirect.spark.plan.FileSlice;
+import io.gpudirect.spark.plan.ParquetPlanner;
+import io.gpudirect.spark.plan.PartitionPacker;
+import io.gpudirect.spark.read.ParquetReadSettings;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -117,8 +123,8 @@ final class GpuDirectScan implements Scan, Batch, SupportsReportStatistics {
   @Override
   public CustomTaskMetric[] reportDriverMetrics() {
     return new CustomTaskMetric[] {
-        ScanMetrics.value(ScanMetrics.ROW_GROUPS_SKIPPED, counts.skipped),
-        ScanMetrics.value(ScanMetrics.ROW_GROUPS_PLANNED, counts.rowGroups)};
+        ScanMetrics.value(ScanMetrics.ROW_GROUPS_SKIPPED, counts.skipped()),
+        ScanMetrics.value(ScanMetrics.ROW_GROUPS_PLANNED, counts.rowGroups())};
   }
 
   @Override

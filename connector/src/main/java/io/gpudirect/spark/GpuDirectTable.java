@@ -2,9 +2,10 @@ package io.gpudirect.spark;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.gpudirect.GpuDirectException;
+import io.gpudirect.dataset.DatasetListing;
+import io.gpudirect.client.GpuDirectUri;
 import io.gpudirect.options.ResolvedOptions;
 import io.gpudirect.options.UnknownOptions;
-import io.gpudirect.remote.GpuDirectUri;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;

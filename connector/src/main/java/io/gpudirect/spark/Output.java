@@ -1,6 +1,7 @@
 package io.gpudirect.spark;
 
 import io.gpudirect.GpuDirectException;
+import io.gpudirect.dataset.DataFormat;
 import io.gpudirect.gpu.GpuEnvironment;
 import io.gpudirect.options.GpuDirectOption;
 import io.gpudirect.options.ResolvedOptions;

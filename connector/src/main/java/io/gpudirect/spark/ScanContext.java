@@ -1,9 +1,12 @@
 package io.gpudirect.spark;
 
 import io.gpudirect.GpuDirectException;
+import io.gpudirect.dataset.DataFile;
 import io.gpudirect.options.GpuDirectOption;
 import io.gpudirect.options.ResolvedOptions;
 import io.gpudirect.remote.RemoteStores;
+import io.gpudirect.spark.plan.ArrowPlanner;
+import io.gpudirect.spark.plan.ParquetPlanner;
 import java.util.List;
 import java.util.stream.Collectors;
 import org.apache.hadoop.conf.Configuration;

@@ -1,6 +1,7 @@
 package io.gpudirect.spark;
 
 import io.gpudirect.GpuDirectException;
+import io.gpudirect.dataset.DataFile;
 import java.util.OptionalLong;
 import org.apache.parquet.hadoop.metadata.BlockMetaData;
 import org.apache.spark.sql.connector.read.Statistics;

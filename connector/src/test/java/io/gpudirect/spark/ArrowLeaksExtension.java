@@ -1,5 +1,6 @@
 package io.gpudirect.spark;
 
+import io.gpudirect.arrow.ArrowMemory;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
 

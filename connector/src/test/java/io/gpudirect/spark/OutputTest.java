@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.gpudirect.GpuDirectException;
+import io.gpudirect.dataset.DataFormat;
 import io.gpudirect.gpu.GpuEnvironment;
 import io.gpudirect.options.ResolvedOptions;
 import java.util.Map;

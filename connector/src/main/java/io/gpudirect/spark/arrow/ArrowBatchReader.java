@@ -1,5 +1,7 @@
 package io.gpudirect.spark.arrow;
 
+import io.gpudirect.arrow.BatchSource;
+import io.gpudirect.arrow.Failures;
 import java.io.IOException;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.spark.sql.connector.read.PartitionReader;

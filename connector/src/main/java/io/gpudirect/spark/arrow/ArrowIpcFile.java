@@ -1,5 +1,12 @@
 package io.gpudirect.spark.arrow;
 
+import io.gpudirect.arrow.ArrowFormatException;
+import io.gpudirect.arrow.BatchSource;
+import io.gpudirect.arrow.BoundedMessageReader;
+import io.gpudirect.arrow.Failures;
+import io.gpudirect.arrow.FileFooter;
+import io.gpudirect.arrow.GuardedFileReader;
+import io.gpudirect.arrow.GuardedStreamReader;
 import java.io.IOException;
 import java.nio.channels.SeekableByteChannel;
 import java.util.List;
@@ -77,7 +84,8 @@ public final class ArrowIpcFile implements AutoCloseable {
       fileAllocator = allocator.newChildAllocator("arrow-ipc " + displayName, 0, limit);
       if (streamFormat) {
         GuardedStreamReader stream = new GuardedStreamReader(
-            new BoundedMessageReader(channel, size, fileAllocator, displayName), fileAllocator, displayName);
+            new BoundedMessageReader(channel, size, fileAllocator, displayName), fileAllocator, displayName,
+            written -> SparkTypeMapping.sparkSchema(written, displayName));
         reader = stream;
         StructType schema = SparkTypeMapping.sparkSchema(stream.writtenSchema(), displayName);
         return new ArrowIpcFile(displayName, true, fileAllocator, reader, channel, List.of(), schema);

@@ -1,5 +1,6 @@
 package io.gpudirect.spark.arrow;
 
+import io.gpudirect.arrow.ArrowFormatException;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;

@@ -1,5 +1,6 @@
 package io.gpudirect.spark.arrow;
 
+import io.gpudirect.arrow.ArrowFormatException;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.arrow.vector.types.DateUnit;

@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.gpudirect.arrow.ArrowFormatException;
+import io.gpudirect.arrow.cudf.CudfCases;
 import io.gpudirect.testing.TestData;
 import java.io.File;
 import java.io.IOException;
@@ -39,7 +41,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * case's JSON expectation and with Arrow Java's own file reader, both mapped by the
  * documented type table.
  */
-class ArrowIpcFileTest {
+public class ArrowIpcFileTest {
   static final Path ARROW = TestData.dir("arrow");
 
   @TempDir
@@ -260,7 +262,7 @@ class ArrowIpcFileTest {
     }
   }
 
-  static List<List<List<Object>>> read(ArrowIpcFile file, int from, int to, StructType required) {
+  public static List<List<List<Object>>> read(ArrowIpcFile file, int from, int to, StructType required) {
     List<List<List<Object>>> batches = new ArrayList<>();
     try (ArrowBatchReader reader = file.readBatches(from, to, required)) {
       while (reader.next()) {

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.gpudirect.GpuDirectException;
+import io.gpudirect.arrow.ArrowFormatException;
 import io.gpudirect.testing.FuzzTries;
 import io.gpudirect.testing.TestData;
 import java.io.IOException;
@@ -122,7 +123,7 @@ class ArrowIpcFuzzTest {
   /**
    * Found by {@link #bitFlipsFailClearlyOrReadValidData}: the flip moves the record batch's
    * compression table outside the metadata; Arrow threw from inside its reader after allocating
-   * the body, and the body leaked. {@link MessageCheck} now refuses it first.
+   * the body, and the body leaked. {@code io.gpudirect.arrow.MessageCheck} now refuses it first.
    */
   @Example
   void compressionOffsetOutsideTheMetadataIsRefusedWithoutALeak() throws IOException {

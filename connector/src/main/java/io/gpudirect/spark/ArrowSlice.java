@@ -1,7 +1,0 @@
-package io.gpudirect.spark;
-
-/**
- * Record batches [firstBatch, firstBatch + batchCount) of an Arrow IPC file, or, for a stream
- * (which cannot be split without reading it), every batch: batchCount is then -1.
- */
-record ArrowSlice(DataFile file, int firstBatch, int batchCount, long bytes) implements FileSlice {}

@@ -1,0 +1,55 @@
+package io.gpudirect.spark.read;
+
+import ai.rapids.cudf.ColumnVector;
+import ai.rapids.cudf.Cuda;
+import ai.rapids.cudf.Table;
+import io.gpudirect.arrow.cudf.CudfArrowIpcReader;
+import io.gpudirect.client.RemoteStore;
+import io.gpudirect.cudf.RemoteFileDataSource;
+import io.gpudirect.dataset.DataFile;
+import io.gpudirect.dataset.DataFormat;
+import io.gpudirect.gpu.GpuResources;
+import io.gpudirect.options.ResolvedOptions;
+import io.gpudirect.remote.RemoteFileChannel;
+import io.gpudirect.remote.RemoteStores;
+import io.gpudirect.spark.cudf.DeviceBatch;
+import io.gpudirect.spark.cudf.SparkCudfTypes;
+import io.gpudirect.spark.plan.ArrowSlice;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.vectorized.ColumnarBatch;
+
+/**
+ * The record batches of an Arrow slice as one {@link DeviceBatch}: their bodies land in device
+ * memory and become cuDF columns without a decode pass ({@link CudfArrowIpcReader}), then
+ * columns whose unit differs from Spark's (timestamps, date64, unsigned integers) are
+ * converted on the GPU the way Spark's host reader converts them.
+ */
+public final class GpuArrowSliceReader extends OneBatchReader {
+  public GpuArrowSliceReader(ArrowSlice slice, ResolvedOptions options, StructType readSchema) {
+    DataFile f = slice.file();
+    RemoteStore store = RemoteStores.get(f.uri(), options);
+    GpuResources gpu = GpuResources.shared();
+    String[] names = readSchema.fieldNames();
+    int count = slice.batchCount() < 0 ? Integer.MAX_VALUE : slice.batchCount();
+    Table read;
+    try (RemoteFileDataSource source = new RemoteFileDataSource(store, f.uri().path(), f.version(), f.length(), gpu.pool(), gpu.engine())) {
+      read = new CudfArrowIpcReader(new RemoteFileChannel(store, f.uri().path(), f.version(), f.length()), f.length(),
+          f.uri().toString(), f.format() == DataFormat.ARROW_STREAM,
+          (offset, dst) -> source.deviceRead(offset, dst, Cuda.DEFAULT_STREAM))
+          .read(slice.firstBatch(), count, names);
+    }
+    ColumnVector[] columns = new ColumnVector[names.length];
+    try (Table decoded = read) {
+      for (int i = 0; i < columns.length; i++) {
+        columns[i] = SparkCudfTypes.conform(readSchema.fields()[i], decoded.getColumn(i));
+      }
+      produced(DeviceBatch.wrap(new Table(columns), readSchema));
+    } finally {
+      for (ColumnVector c : columns) {
+        if (c != null) {
+          c.close();
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,56 @@
+package io.gpudirect.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.jar.JarEntry;
+import java.util.jar.JarFile;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The shaded connector jar holds only what executors run: the block server, the command line
+ * and the host check are in the server package (server/), the demo and bench in the
+ * benchmarks module. SparkSubmitIT proves the jar is enough for a read.
+ */
+class ShadedJarContentsIT {
+  /** Class-file folders no executor loads. */
+  private static final List<String> NOT_FOR_EXECUTORS = List.of(
+      "io/gpudirect/server/", "io/gpudirect/cli/", "io/gpudirect/doctor/", "io/gpudirect/demo/",
+      "io/gpudirect/bench/", "picocli/", "io/gpudirect/shaded/picocli/");
+
+  @Test
+  void holdsNoServerCommandLineOrDoctorClasses() throws IOException {
+    try (JarFile jar = new JarFile(SparkSubmitProcess.shadedJar().toFile())) {
+      List<String> misplaced = jar.stream().map(JarEntry::getName)
+          .filter(name -> NOT_FOR_EXECUTORS.stream().anyMatch(name::startsWith))
+          .toList();
+      assertEquals(List.of(), misplaced, "classes in " + jar.getName() + " that executors never run");
+    }
+  }
+
+  /** The check above means something only if the jar holds the reader; its entry points are there. */
+  @Test
+  void holdsTheClassesItsServiceFilesName() throws IOException {
+    try (JarFile jar = new JarFile(SparkSubmitProcess.shadedJar().toFile())) {
+      for (String service : List.of("org.apache.spark.sql.sources.DataSourceRegister",
+          "org.apache.hadoop.fs.FileSystem")) {
+        JarEntry entry = jar.getJarEntry("META-INF/services/" + service);
+        assertNotNull(entry, service + " in " + jar.getName());
+        String text;
+        try (InputStream in = jar.getInputStream(entry)) {
+          text = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        }
+        text.lines().map(String::strip).filter(l -> !l.isEmpty() && !l.startsWith("#")).forEach(className ->
+            assertNotNull(jar.getJarEntry(className.replace('.', '/') + ".class"), className + " in " + jar.getName()));
+      }
+      assertNotNull(jar.getJarEntry("io/gpudirect/client/BlockClient.class"), "the block client in " + jar.getName());
+      assertTrue(jar.stream().anyMatch(e -> e.getName().startsWith("io/gpudirect/protocol/")),
+          "the protocol in " + jar.getName());
+    }
+  }
+}

@@ -1,0 +1,83 @@
+package io.gpudirect.cli;
+
+import io.gpudirect.client.FileEntry;
+import io.gpudirect.client.GpuDirectUri;
+import io.gpudirect.client.RemoteStore;
+import io.gpudirect.memory.BufferAllocator;
+import io.gpudirect.memory.HostBuffer;
+import java.io.FileDescriptor;
+import java.io.FileOutputStream;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+@Command(name = "cat", mixinStandardHelpOptions = true, description = "Write a remote file's bytes to stdout.")
+final class CatCommand implements Callable<Integer> {
+  @Parameters(paramLabel = "URI", description = "gpudirect://HOST:PORT/PATH of one file")
+  String uri;
+
+  @Option(names = "--buffer-size", defaultValue = "16777216", description = "Bytes per buffer; two are in use at once.")
+  int bufferSize;
+
+  @Mixin
+  ClientOptions client;
+
+  /**
+   * Two buffers: while one is written to stdout, the next range is already arriving in the
+   * other, so the network never waits for the disk or the pipe.
+   */
+  @Override
+  public Integer call() throws Exception {
+    GpuDirectUri location = GpuDirectUri.parse(uri);
+    try (RemoteStore store = client.connect(location)) {
+      return copy(store, location);
+    }
+  }
+
+  private int copy(RemoteStore store, GpuDirectUri location) throws Exception {
+    FileEntry file = store.stat(location.path());
+    if (file.directory()) {
+      throw new io.gpudirect.GpuDirectException("Cannot cat " + location + ": it is a directory");
+    }
+    FileChannel out = new FileOutputStream(FileDescriptor.out).getChannel();
+    try (BufferAllocator allocator = BufferAllocator.root().newChildAllocator("cat", 2L * bufferSize);
+         HostBuffer a = allocator.allocate(bufferSize);
+         HostBuffer b = allocator.allocate(bufferSize)) {
+      ByteBuffer[] views = {a.nioBuffer(), b.nioBuffer()};
+      long offset = 0;
+      int i = 0;
+      CompletableFuture<?> pending = fetch(store, location, file, offset, views[i]);
+      while (pending != null) {
+        pending.join();
+        ByteBuffer ready = views[i];
+        offset += ready.remaining();
+        i ^= 1;
+        pending = fetch(store, location, file, offset, views[i]);
+        while (ready.hasRemaining()) {
+          out.write(ready);
+        }
+      }
+    }
+    return 0;
+  }
+
+  /**
+   * Starts filling {@code view} from {@code offset}; on completion it holds the bytes from
+   * position 0. Every range names the version the stat found, so a file that changes while it
+   * is copied fails the command (FileChangedException, exit code 1) before any byte of the new
+   * version is written: what was written is a prefix of the old one.
+   */
+  private static CompletableFuture<?> fetch(RemoteStore store, GpuDirectUri location, FileEntry file,
+      long offset, ByteBuffer view) {
+    if (offset >= file.length()) {
+      return null;
+    }
+    view.clear().limit((int) Math.min(view.capacity(), file.length() - offset));
+    return store.readAsync(location.path(), file.version(), offset, view.duplicate());
+  }
+}

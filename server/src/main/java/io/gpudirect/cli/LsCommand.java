@@ -1,0 +1,43 @@
+package io.gpudirect.cli;
+
+import io.gpudirect.client.FileEntry;
+import io.gpudirect.client.GpuDirectUri;
+import io.gpudirect.client.ListingLimitException;
+import io.gpudirect.client.RemoteStore;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Parameters;
+
+@Command(name = "ls", mixinStandardHelpOptions = true, description = {
+    "List the files below a gpudirect:// path: size and URI, one a line, in the server's order.",
+    "Control characters in names are escaped as GNU ls -b does (\\n, \\t, \\033 for ESC,"
+        + " \\\\ for a backslash), so a name cannot move the cursor or retitle the terminal."})
+final class LsCommand implements Callable<Integer> {
+  @Parameters(paramLabel = "URI", description = "gpudirect://HOST:PORT/PATH")
+  String uri;
+
+  @Mixin
+  ClientOptions client;
+
+  @Override
+  public Integer call() {
+    GpuDirectUri location = GpuDirectUri.parse(uri);
+    List<FileEntry> files;
+    try (RemoteStore store = client.connect(location)) {
+      files = store.list(location.path());
+    } catch (ListingLimitException e) {
+      // The client's message names the Spark option; on this command line it is a flag.
+      if (e.getMessage().contains("listing.maxEntries")) {
+        throw new ListingLimitException(e.getMessage() + "; for gpudirect ls: --max-entries N");
+      }
+      throw e;
+    }
+    for (FileEntry e : files) {
+      System.out.printf("%14d  %s%n", e.length(),
+          TerminalText.escape(location.withPath(e.path()).toString()));
+    }
+    return 0;
+  }
+}
