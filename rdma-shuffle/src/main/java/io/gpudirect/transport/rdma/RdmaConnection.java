@@ -32,7 +32,9 @@ import java.util.EnumSet;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.OptionalInt;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.Executors;
 import java.util.zip.CRC32C;
 import org.slf4j.Logger;
@@ -87,7 +89,7 @@ public final class RdmaConnection implements Connection {
    * the CRC32C is checked on, null where the CPU cannot read the memory (a GPU).
    */
   private record Pending(RdmaRead request, CompletableFuture<Void> future, MemoryRegion region,
-      HostBuffer bounce, ByteBuffer dst, ByteBuffer verify) {}
+      HostBuffer bounce, ByteBuffer dst, ByteBuffer verify, AtomicReference<OptionalInt> crcOut) {}
 
   private RdmaConnection(Connection control, RdmaSetupAck ack, boolean crc, BufferAllocator allocator) {
     this.control = control;
@@ -161,6 +163,20 @@ public final class RdmaConnection implements Connection {
 
   @Override
   public CompletableFuture<Void> read(ReadRequest request, ByteBuffer dst) {
+    return read(request, dst, null);
+  }
+
+  /**
+   * As {@link #read}, leaving the CRC32C to the caller, who checks the bytes where they go next
+   * (the GPU, in device memory): the future completes with the server's CRC32C.
+   */
+  @Override
+  public CompletableFuture<OptionalInt> readUnverified(ReadRequest request, ByteBuffer dst) {
+    AtomicReference<OptionalInt> crc = new AtomicReference<>(OptionalInt.empty());
+    return read(request, dst, crc).thenApply(v -> crc.get());
+  }
+
+  private CompletableFuture<Void> read(ReadRequest request, ByteBuffer dst, AtomicReference<OptionalInt> crcOut) {
     if (dst.remaining() != request.length()) {
       throw new IllegalArgumentException("Destination has " + dst.remaining()
           + " bytes left for a READ of " + request.length());
@@ -183,7 +199,7 @@ public final class RdmaConnection implements Connection {
       region = register(target);
       RdmaRead r = new RdmaRead(request.requestId(), request.path(), request.version(), request.offset(),
           request.length(), region.address(), region.rkey());
-      submit(new Pending(r, future, region, bounce, dst, crc ? target : null));
+      submit(new Pending(r, future, region, bounce, dst, crc && crcOut == null ? target : null, crcOut));
     } catch (RuntimeException e) {
       if (region != null) {
         region.close();
@@ -217,7 +233,7 @@ public final class RdmaConnection implements Connection {
     }
     CompletableFuture<Void> future = new CompletableFuture<>();
     submit(new Pending(new RdmaRead(request.requestId(), request.path(), request.version(), request.offset(),
-        request.length(), address, rkey), future, null, null, null, null));
+        request.length(), address, rkey), future, null, null, null, null, null));
     return future;
   }
 
@@ -373,6 +389,9 @@ public final class RdmaConnection implements Connection {
           return;
         }
         creditReturned();
+        if (p.crcOut != null && done.hasCrc()) {
+          p.crcOut.set(OptionalInt.of(done.crc32c()));
+        }
         if (p.verify != null && done.hasCrc()) {
           VERIFY.execute(() -> verify(p, done.crc32c()));
         } else {
