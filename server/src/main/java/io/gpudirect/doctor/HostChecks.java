@@ -1,6 +1,7 @@
 package io.gpudirect.doctor;
 
 import io.gpudirect.gpu.GpuEnvironment;
+import io.gpudirect.verbs.ucx.UcxReport;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
