@@ -9,11 +9,11 @@ import io.gpudirect.GpuDirectException;
  */
 public class ArrowFormatException extends GpuDirectException {
   public ArrowFormatException(String displayName, String reason) {
-    super(message(displayName, reason));
+    super(displayName, message(displayName, reason), null);
   }
 
   public ArrowFormatException(String displayName, String reason, Throwable cause) {
-    super(message(displayName, reason), cause);
+    super(displayName, message(displayName, reason), cause);
   }
 
   private static String message(String displayName, String reason) {

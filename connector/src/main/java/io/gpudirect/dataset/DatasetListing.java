@@ -3,7 +3,6 @@ package io.gpudirect.dataset;
 import io.gpudirect.GpuDirectException;
 import io.gpudirect.client.FileEntry;
 import io.gpudirect.client.GpuDirectUri;
-import io.gpudirect.options.GpuDirectOption;
 import io.gpudirect.options.ResolvedOptions;
 import io.gpudirect.remote.RemoteStores;
 import java.util.ArrayList;
@@ -17,7 +16,7 @@ public final class DatasetListing {
   private DatasetListing() {}
 
   public static List<GpuDirectUri> locations(List<String> paths, ResolvedOptions options) {
-    String servers = options.get(GpuDirectOption.SERVERS);
+    List<String> servers = options.servers();
     List<GpuDirectUri> locations = new ArrayList<>();
     for (String raw : paths) {
       for (String p : raw.split(",")) {
@@ -28,10 +27,8 @@ public final class DatasetListing {
         if (path.regionMatches(true, 0, GpuDirectUri.SCHEME + "://", 0, GpuDirectUri.SCHEME.length() + 3)) {
           locations.add(GpuDirectUri.parse(path));
         } else if (!servers.isEmpty()) {
-          for (String server : servers.split(",")) {
-            if (!server.isBlank()) {
-              locations.add(GpuDirectUri.onServer(server, path));
-            }
+          for (String server : servers) {
+            locations.add(GpuDirectUri.onServer(server, path));
           }
         } else {
           throw new GpuDirectException("Cannot read '" + path + "': expected gpudirect://HOST:PORT/PATH, "
@@ -50,8 +47,8 @@ public final class DatasetListing {
    * refused, naming them (see {@link UnreadableFiles}); option pathGlobFilter leaves them out.
    */
   public static List<DataFile> list(List<GpuDirectUri> locations, ResolvedOptions options) {
-    String formatOption = options.get(GpuDirectOption.FORMAT);
-    String glob = options.get(GpuDirectOption.PATH_GLOB_FILTER);
+    String formatOption = options.format();
+    String glob = options.pathGlobFilter();
     org.apache.hadoop.fs.GlobPattern nameFilter = glob.isEmpty() ? null : globPattern(glob);
     List<DataFile> files = new ArrayList<>();
     for (GpuDirectUri location : locations) {

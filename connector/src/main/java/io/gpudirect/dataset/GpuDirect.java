@@ -36,7 +36,10 @@ public final class GpuDirect {
    * servers) into one table on the GPU. Parquet is decoded by cuDF on the device, and only the
    * column chunks of {@code columns} (all columns when none are named) cross the wire;
    * Arrow IPC record-batch bodies land in device memory and become cuDF columns without a
-   * decode pass. The caller owns the table.
+   * decode pass. The caller owns the table. Device buffers gpudirect allocated for it (Arrow
+   * bodies under zero-copy columns) stay charged to the JVM's device allocator
+   * ({@code GpuResources.device()}) until the table is closed; what cuDF allocated for it
+   * (decoded Parquet, converted columns) is the caller's alone.
    *
    * @param options the source's options ({@code streams}, {@code auth.secret}, ...); system
    *     properties {@code spark.gpudirect.*} supply defaults
@@ -65,11 +68,11 @@ public final class GpuDirect {
             case PARQUET -> Table.readParquet(parquetOptions, source);
             case ARROW_FILE, ARROW_STREAM -> new CudfArrowIpcReader(new RemoteFileChannel(store, u.path(), f.version(), f.length()),
                 f.length(), u.toString(), f.format() == DataFormat.ARROW_STREAM,
-                (offset, dst) -> source.deviceRead(offset, dst, Cuda.DEFAULT_STREAM)).read(columns);
+                (offset, dst) -> source.deviceRead(offset, dst, Cuda.DEFAULT_STREAM), gpu.device()).read(columns);
           });
         } catch (RuntimeException e) {
-          throw e instanceof GpuDirectException && e.getMessage().contains(u.toString()) ? e
-              : new GpuDirectException("Cannot read " + u + " onto the GPU: " + e.getMessage(), e);
+          throw e instanceof GpuDirectException g && u.toString().equals(g.file()) ? e
+              : new GpuDirectException(u.toString(), "Cannot read " + u + " onto the GPU: " + e.getMessage(), e);
         }
       }
       if (parts.size() == 1) {

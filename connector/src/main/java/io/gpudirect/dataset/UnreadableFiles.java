@@ -17,10 +17,10 @@ final class UnreadableFiles {
 
   /** One named file whose extension names no format of ours. */
   static GpuDirectException oneFile(GpuDirectUri uri, String path) {
-    return new GpuDirectException("Cannot read " + uri + ": the gpudirect format reads Parquet and"
-        + " Arrow IPC, and this file's extension names neither. To read it, "
+    return new GpuDirectException(uri.toString(), "Cannot read " + uri + ": the gpudirect format reads"
+        + " Parquet and Arrow IPC, and this file's extension names neither. To read it, "
         + otherReader(List.of(path), uri, false) + "; or, for a Parquet or Arrow file without its"
-        + " extension, set option format to parquet or arrow");
+        + " extension, set option format to parquet or arrow", null);
   }
 
   /**

@@ -78,10 +78,14 @@ public final class GpuDirectFileSystem extends FileSystem {
     List<String> settings = new java.util.ArrayList<>();
     conf.getPropsWithPrefix("spark.gpudirect.").keySet().forEach(k -> settings.add("spark.gpudirect." + k));
     io.gpudirect.options.UnknownOptions.checkSessionKeys(settings);
-    options = ResolvedOptions.resolve(Map.of(), key -> {
-      String v = conf.get(key);
-      return v != null ? v : SparkConfLookup.get(key);
-    });
+    try {
+      options = ResolvedOptions.resolve(Map.of(), key -> {
+        String v = conf.get(key);
+        return v != null ? v : SparkConfLookup.get(key);
+      });
+    } catch (GpuDirectException e) {
+      throw new IOException("Cannot use " + uri + ": " + e.getMessage(), e);
+    }
   }
 
   @Override
@@ -167,7 +171,7 @@ public final class GpuDirectFileSystem extends FileSystem {
    * {@link ReadPlan}) and the readAhead option is above 0.
    */
   private ReadAhead readAhead(String qualified, String path, FileVersion version) {
-    long window = options.getBytes(io.gpudirect.options.GpuDirectOption.READ_AHEAD);
+    long window = options.readAhead();
     ReadPlan plan = getConf() == null ? null : ReadPlan.get(getConf());
     if (window <= 0 || plan == null || plan.size() == 0
         || !qualify(new Path(plan.uri())).toString().equals(qualified)) {

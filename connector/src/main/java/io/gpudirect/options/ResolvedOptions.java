@@ -1,28 +1,67 @@
 package io.gpudirect.options;
 
 import io.gpudirect.GpuDirectException;
-import java.io.Serializable;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.EnumMap;
+import java.util.HashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 import org.apache.spark.network.util.JavaUtils;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * The value of every option after precedence is applied: read option, then session conf,
- * then default. Small and serializable, so it travels with the scan to executors.
+ * Every option, resolved once and typed: a value comes from the read option (its key matched
+ * case-insensitively), else from the session conf {@code spark.gpudirect.<key>}, else from the
+ * default of {@link GpuDirectOption}. Every value is parsed here, so a misspelt one fails where
+ * the options are resolved (on the driver, at {@code load()}), naming the option and its
+ * session key, and no caller parses a string.
+ *
+ * <p>Not serializable, as Iceberg's {@code SparkReadConf} is not: a scan sends executors only
+ * what they need ({@link ClientSettings}, never the {@link Secret}).
  */
-public final class ResolvedOptions implements Serializable {
-  private static final long serialVersionUID = 1L;
-
-  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(ResolvedOptions.class);
-  /** Warnings already given in this JVM: a read resolves its options on every executor and task. */
-  private static final java.util.Set<String> WARNED = java.util.concurrent.ConcurrentHashMap.newKeySet();
+public final class ResolvedOptions {
+  private static final Logger LOG = LoggerFactory.getLogger(ResolvedOptions.class);
+  /** Warnings already given in this JVM: options are resolved again by every read and file system. */
+  private static final Set<String> WARNED = ConcurrentHashMap.newKeySet();
 
   private final EnumMap<GpuDirectOption, String> values;
+  private final List<String> servers;
+  private final long readAhead;
+  private final long maxPartitionBytes;
+  private final boolean filterPushdown;
+  private final ClientSettings client;
+  private final Secret secret;
 
   private ResolvedOptions(EnumMap<GpuDirectOption, String> values) {
     this.values = values;
+    this.servers = list(GpuDirectOption.SERVERS);
+    this.readAhead = bytes(GpuDirectOption.READ_AHEAD);
+    this.maxPartitionBytes = bytes(GpuDirectOption.MAX_PARTITION_BYTES);
+    this.filterPushdown = bool(GpuDirectOption.FILTER_PUSHDOWN);
+    this.secret = Secret.of(get(GpuDirectOption.AUTH_SECRET));
+    this.client = new ClientSettings(
+        get(GpuDirectOption.TRANSPORT),
+        io.gpudirect.verbs.provider.RdmaProvider.parse(get(GpuDirectOption.RDMA_PROVIDER)),
+        integer(GpuDirectOption.STREAMS),
+        intBytes(GpuDirectOption.MAX_BYTES_IN_FLIGHT),
+        intBytes(GpuDirectOption.CHUNK_SIZE),
+        duration(GpuDirectOption.CONNECT_TIMEOUT),
+        duration(GpuDirectOption.REQUEST_TIMEOUT),
+        integer(GpuDirectOption.MAX_RETRIES),
+        duration(GpuDirectOption.RETRY_BACKOFF),
+        bool(GpuDirectOption.CHECKSUMS),
+        bool(GpuDirectOption.TLS),
+        trustStore(),
+        integer(GpuDirectOption.LISTING_MAX_ENTRIES),
+        bytes(GpuDirectOption.LISTING_MAX_BYTES),
+        duration(GpuDirectOption.LISTING_TIMEOUT));
   }
 
   /**
@@ -30,7 +69,7 @@ public final class ResolvedOptions implements Serializable {
    * @param sessionConf looks up a session conf key ({@code spark.gpudirect.*}), or returns null
    */
   public static ResolvedOptions resolve(Map<String, String> readOptions, Function<String, String> sessionConf) {
-    Map<String, String> lower = new java.util.HashMap<>();
+    Map<String, String> lower = new HashMap<>();
     readOptions.forEach((k, v) -> lower.put(k.toLowerCase(Locale.ROOT), v));
     EnumMap<GpuDirectOption, String> values = new EnumMap<>(GpuDirectOption.class);
     for (GpuDirectOption o : GpuDirectOption.values()) {
@@ -43,11 +82,68 @@ public final class ResolvedOptions implements Serializable {
     return new ResolvedOptions(values);
   }
 
+  /**
+   * The resolved text of an option, as a conf would hold it: for handing options on to a conf
+   * (see the gpudirect:// file system), and for the options whose value is a name or a path.
+   */
   public String get(GpuDirectOption o) {
     return values.get(o);
   }
 
-  public int getInt(GpuDirectOption o) {
+  /** Option {@code servers}: host:port of every server, empty when not set. */
+  public List<String> servers() {
+    return servers;
+  }
+
+  /** Option {@code format}; empty means: from the file extension. */
+  public String format() {
+    return get(GpuDirectOption.FORMAT);
+  }
+
+  /** Option {@code pathGlobFilter}; empty means every file. */
+  public String pathGlobFilter() {
+    return get(GpuDirectOption.PATH_GLOB_FILTER);
+  }
+
+  /** Option {@code output}: auto, gpu or host, as given (the reader's {@code Output} parses it). */
+  public String output() {
+    return get(GpuDirectOption.OUTPUT);
+  }
+
+  /** Option {@code readAhead} in bytes; 0 is off. */
+  public long readAhead() {
+    return readAhead;
+  }
+
+  public long maxPartitionBytes() {
+    return maxPartitionBytes;
+  }
+
+  public boolean filterPushdown() {
+    return filterPushdown;
+  }
+
+  /** The settings of the block client, without the secret. */
+  public ClientSettings client() {
+    return client;
+  }
+
+  /** Option {@code auth.secret}. */
+  public Secret secret() {
+    return secret;
+  }
+
+  private List<String> list(GpuDirectOption o) {
+    List<String> items = new ArrayList<>();
+    for (String item : get(o).split(",")) {
+      if (!item.isBlank()) {
+        items.add(item.trim());
+      }
+    }
+    return Collections.unmodifiableList(items);
+  }
+
+  private int integer(GpuDirectOption o) {
     try {
       return Integer.parseInt(get(o));
     } catch (NumberFormatException e) {
@@ -56,7 +152,7 @@ public final class ResolvedOptions implements Serializable {
   }
 
   /** A size such as {@code 64m} or {@code 1g}, in Spark's notation. */
-  public long getBytes(GpuDirectOption o) {
+  private long bytes(GpuDirectOption o) {
     try {
       return JavaUtils.byteStringAsBytes(get(o));
     } catch (RuntimeException e) {
@@ -64,12 +160,20 @@ public final class ResolvedOptions implements Serializable {
     }
   }
 
+  private int intBytes(GpuDirectOption o) {
+    long v = bytes(o);
+    if (v > Integer.MAX_VALUE) {
+      throw invalid(o, "a size below 2g", null);
+    }
+    return (int) v;
+  }
+
   /**
    * A duration in Spark's notation ({@code 30s}, {@code 500ms}, {@code 2min}, {@code 1h}), as
    * Spark's own time settings take it. A bare number is milliseconds, as in Spark; for a
    * timeout below a second that is rarely meant, so it is warned about once.
    */
-  public java.time.Duration getDuration(GpuDirectOption o) {
+  private Duration duration(GpuDirectOption o) {
     String v = get(o);
     long ms;
     try {
@@ -84,15 +188,24 @@ public final class ResolvedOptions implements Serializable {
         LOG.warn(warning);
       }
     }
-    return java.time.Duration.ofMillis(ms);
+    return Duration.ofMillis(ms);
   }
 
-  public boolean getBoolean(GpuDirectOption o) {
+  private boolean bool(GpuDirectOption o) {
     String v = get(o).toLowerCase(Locale.ROOT);
     if (!v.equals("true") && !v.equals("false")) {
       throw invalid(o, "true or false", null);
     }
     return Boolean.parseBoolean(v);
+  }
+
+  private String trustStore() {
+    String trust = get(GpuDirectOption.TLS_TRUST_STORE);
+    if (!trust.isEmpty() && !bool(GpuDirectOption.TLS)) {
+      throw new GpuDirectException("tls.trustStore is set (" + trust + ") but tls is not: set"
+          + " tls=true to encrypt, or drop tls.trustStore");
+    }
+    return trust;
   }
 
   private GpuDirectException invalid(GpuDirectOption o, String expected, Throwable cause) {

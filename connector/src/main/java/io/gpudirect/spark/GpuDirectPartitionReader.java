@@ -88,7 +88,7 @@ final class GpuDirectPartitionReader<T> implements PartitionReader<T> {
     try {
       return step.run();
     } catch (GpuDirectException e) {
-      if (e.getMessage() != null && e.getMessage().contains(slice.file().uri().toString())) {
+      if (slice.file().uri().toString().equals(e.file())) {
         throw e;
       }
       throw failure(e);
@@ -102,7 +102,8 @@ final class GpuDirectPartitionReader<T> implements PartitionReader<T> {
 
   private GpuDirectException failure(Throwable e) {
     closeQuietly();
-    return new GpuDirectException("Cannot read " + slice.file().uri() + ": " + e, e);
+    String file = slice.file().uri().toString();
+    return new GpuDirectException(file, "Cannot read " + file + ": " + e, e);
   }
 
   private void closeQuietly() {

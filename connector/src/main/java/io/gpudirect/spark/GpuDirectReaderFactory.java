@@ -1,11 +1,11 @@
 package io.gpudirect.spark;
 
+import io.gpudirect.client.RemoteStore;
 import io.gpudirect.dataset.DataFormat;
 import io.gpudirect.gpu.GpuEnvironment;
-import io.gpudirect.options.ResolvedOptions;
-import io.gpudirect.remote.RemoteStores;
 import io.gpudirect.spark.cudf.NotOnGpuException;
 import io.gpudirect.spark.plan.ArrowSlice;
+import io.gpudirect.spark.plan.FileSlice;
 import io.gpudirect.spark.plan.GpuDirectPartition;
 import io.gpudirect.spark.plan.ParquetSlice;
 import io.gpudirect.spark.read.ArrowSliceReader;
@@ -40,52 +40,56 @@ final class GpuDirectReaderFactory implements PartitionReaderFactory {
   private static final Set<String> FALLBACKS_LOGGED = ConcurrentHashMap.newKeySet();
 
   private final Broadcast<SerializableConfiguration> conf;
-  private final ResolvedOptions options;
+  private final ReadSpec spec;
   private final StructType readSchema;
   /** Null for Arrow scans. */
   private final ParquetReadSettings parquet;
 
-  GpuDirectReaderFactory(Broadcast<SerializableConfiguration> conf, ResolvedOptions options,
+  GpuDirectReaderFactory(Broadcast<SerializableConfiguration> conf, ReadSpec spec,
       StructType readSchema, ParquetReadSettings parquet) {
     this.conf = conf;
-    this.options = options;
+    this.spec = spec;
     this.readSchema = readSchema;
     this.parquet = parquet;
   }
 
   @Override
   public boolean supportColumnarReads(InputPartition partition) {
-    return parquet == null || parquet.vectorized() || Output.of(options) == Output.GPU;
+    return parquet == null || parquet.vectorized() || spec.output() == Output.GPU;
   }
 
   @Override
   public PartitionReader<ColumnarBatch> createColumnarReader(InputPartition partition) {
     Configuration hadoop = conf.value().value();
-    Output output = Output.of(options);
+    Output output = spec.output();
     GpuDirectPartitionReader.Opener<ColumnarBatch> opener;
     if (parquet == null && output.gpuDecodes(DataFormat.ARROW_FILE, GpuEnvironment.get())
         && readSchema.fields().length > 0) {
-      opener = slice -> new GpuArrowSliceReader((ArrowSlice) slice, options, readSchema);
+      opener = slice -> new GpuArrowSliceReader((ArrowSlice) slice, store(slice, hadoop), readSchema);
     } else if (parquet == null) {
-      opener = slice -> new ArrowSliceReader((ArrowSlice) slice, options, readSchema);
+      opener = slice -> new ArrowSliceReader((ArrowSlice) slice, store(slice, hadoop), readSchema);
     } else if (!output.gpuDecodes(DataFormat.PARQUET, GpuEnvironment.get())) {
       opener = slice -> ParquetSliceReaders.columnar((ParquetSlice) slice, hadoop, parquet);
     } else if (output == Output.GPU) {
-      opener = slice -> new GpuParquetSliceReader((ParquetSlice) slice, options, parquet, readSchema);
+      opener = slice -> new GpuParquetSliceReader((ParquetSlice) slice, store(slice, hadoop), parquet, readSchema);
     } else {
       opener = slice -> gpuOrHost((ParquetSlice) slice, hadoop);
     }
-    return new GpuDirectPartitionReader<>((GpuDirectPartition) partition, opener, transport(partition));
+    return new GpuDirectPartitionReader<>((GpuDirectPartition) partition, opener, transport(partition, hadoop));
+  }
+
+  private RemoteStore store(FileSlice slice, Configuration hadoop) {
+    return spec.store(slice.file().uri(), hadoop);
   }
 
   /** output=auto: the GPU decodes what it can serve exactly; the rest is read on the host. */
   private SliceReader<ColumnarBatch> gpuOrHost(ParquetSlice slice, Configuration hadoop) throws Exception {
     try {
-      return new GpuParquetSliceReader(slice, options, parquet, readSchema);
+      return new GpuParquetSliceReader(slice, store(slice, hadoop), parquet, readSchema);
     } catch (NotOnGpuException e) {
-      // Keyed without the file, which some reasons name: one line per reason, not per file.
-      if (FALLBACKS_LOGGED.add(e.getMessage().replace(slice.file().uri().toString(), "<file>"))) {
-        LOG.info("gpudirect: {} is read on the host: {}", slice.file().uri(), e.getMessage());
+      // One line per reason, not per file.
+      if (FALLBACKS_LOGGED.add(e.reason())) {
+        LOG.info("gpudirect: {} is read on the host: {}", slice.file().uri(), e.reason());
       }
       return ParquetSliceReaders.columnar(slice, hadoop, parquet);
     }
@@ -95,11 +99,11 @@ final class GpuDirectReaderFactory implements PartitionReaderFactory {
   public PartitionReader<InternalRow> createReader(InputPartition partition) {
     Configuration hadoop = conf.value().value();
     return new GpuDirectPartitionReader<>((GpuDirectPartition) partition,
-        slice -> ParquetSliceReaders.rows((ParquetSlice) slice, hadoop, parquet), transport(partition));
+        slice -> ParquetSliceReaders.rows((ParquetSlice) slice, hadoop, parquet), transport(partition, hadoop));
   }
 
-  private String transport(InputPartition partition) {
+  private String transport(InputPartition partition, Configuration hadoop) {
     GpuDirectPartition p = (GpuDirectPartition) partition;
-    return RemoteStores.get(p.slices().get(0).file().uri(), options).transport();
+    return store(p.slices().get(0), hadoop).transport();
   }
 }

@@ -1,7 +1,6 @@
 package io.gpudirect.spark;
 
 import io.gpudirect.dataset.DataFile;
-import io.gpudirect.options.GpuDirectOption;
 import io.gpudirect.spark.plan.ArrowPlanner;
 import io.gpudirect.spark.plan.FileSlice;
 import io.gpudirect.spark.plan.ParquetPlanner;
@@ -75,10 +74,10 @@ final class GpuDirectScan implements Scan, Batch, SupportsReportStatistics {
   @Override
   public synchronized InputPartition[] planInputPartitions() {
     if (partitions == null) {
-      long target = PartitionPacker.target(context.options.getBytes(GpuDirectOption.MAX_PARTITION_BYTES),
+      long target = PartitionPacker.target(context.options.maxPartitionBytes(),
           context.files, minPartitions());
       // Slices list their column chunks only for read-ahead, which is what reads them.
-      StructType chunksOf = context.options.getBytes(GpuDirectOption.READ_AHEAD) > 0 ? readSchema : null;
+      StructType chunksOf = context.options.readAhead() > 0 ? readSchema : null;
       List<FileSlice> slices = new ArrayList<>();
       for (DataFile f : context.files) {
         slices.addAll(context.arrow
@@ -112,7 +111,7 @@ final class GpuDirectScan implements Scan, Batch, SupportsReportStatistics {
     }
     Broadcast<SerializableConfiguration> conf = context.session.sparkContext().broadcast(
         new SerializableConfiguration(hadoopConf), ClassTag$.MODULE$.apply(SerializableConfiguration.class));
-    return new GpuDirectReaderFactory(conf, context.options, readSchema, parquet);
+    return new GpuDirectReaderFactory(conf, context.spec, readSchema, parquet);
   }
 
   @Override

@@ -1,6 +1,5 @@
 package io.gpudirect.spark;
 
-import io.gpudirect.options.GpuDirectOption;
 import java.util.List;
 import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.connector.read.ScanBuilder;
@@ -36,7 +35,7 @@ final class GpuDirectScanBuilder implements ScanBuilder, SupportsPushDownRequire
    */
   @Override
   public Filter[] pushFilters(Filter[] filters) {
-    boolean enabled = !context.arrow && context.options.getBoolean(GpuDirectOption.FILTER_PUSHDOWN)
+    boolean enabled = !context.arrow && context.options.filterPushdown()
         && context.session.sessionState().conf().parquetFilterPushDown();
     if (enabled) {
       List<Filter> ok = context.parquet().convertible(context.files.get(0), filters);

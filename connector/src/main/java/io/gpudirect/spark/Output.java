@@ -3,8 +3,6 @@ package io.gpudirect.spark;
 import io.gpudirect.GpuDirectException;
 import io.gpudirect.dataset.DataFormat;
 import io.gpudirect.gpu.GpuEnvironment;
-import io.gpudirect.options.GpuDirectOption;
-import io.gpudirect.options.ResolvedOptions;
 import java.util.Locale;
 
 /**
@@ -14,8 +12,8 @@ import java.util.Locale;
 enum Output {
   AUTO, GPU, HOST;
 
-  static Output of(ResolvedOptions options) {
-    String v = options.get(GpuDirectOption.OUTPUT);
+  /** The value of option {@code output}, in any case. */
+  static Output of(String v) {
     try {
       return valueOf(v.trim().toUpperCase(Locale.ROOT));
     } catch (IllegalArgumentException e) {

@@ -2,6 +2,7 @@ package io.gpudirect.spark;
 
 import io.gpudirect.GpuDirectException;
 import io.gpudirect.dataset.DataFile;
+import io.gpudirect.hadoop.FileSystemConf;
 import io.gpudirect.options.GpuDirectOption;
 import io.gpudirect.options.ResolvedOptions;
 import io.gpudirect.remote.RemoteStores;
@@ -21,6 +22,8 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 final class ScanContext {
   final SparkSession session;
   final ResolvedOptions options;
+  /** What executors get of the options: parsed here, so a misspelt value fails the query now. */
+  final ReadSpec spec;
   final List<DataFile> files;
   final Configuration hadoopConf;
   final boolean arrow;
@@ -37,38 +40,32 @@ final class ScanContext {
             + " and " + f.uri() + ". Set option format, or load them separately");
       }
     }
+    this.spec = ReadSpec.of(options);
     this.hadoopConf = hadoopConf(session, options, readOptions);
-    Output.of(options); // A misspelt value fails the query now, not in every task.
   }
 
   /**
    * Spark's Hadoop conf for this session and read, with the gpudirect:// file system and the
-   * resolved client settings, so executors connect exactly as the driver did.
+   * resolved client settings, so executors connect exactly as the driver did. Read options
+   * that are gpudirect options are not copied under their own names: the conf carries them,
+   * the secret among them, only as {@link FileSystemConf} writes them.
    */
   private static Configuration hadoopConf(SparkSession session, ResolvedOptions options,
       CaseInsensitiveStringMap readOptions) {
     // As Spark's file sources do: read options also reach Hadoop (e.g. parquet.* settings).
     Configuration conf = session.sessionState().newHadoopConf();
     readOptions.asCaseSensitiveMap().forEach((k, v) -> {
-      if (v != null) {
+      if (v != null && !isGpuDirectKey(k)) {
         conf.set(k, v);
       }
     });
-    return withGpuDirect(conf, options);
+    return FileSystemConf.set(conf, options);
   }
 
-  /**
-   * {@code conf} with the gpudirect:// file system and the resolved client settings, which is
-   * what Spark's readers and ours need to reach a server through Hadoop's API.
-   */
-  static Configuration withGpuDirect(Configuration conf, ResolvedOptions options) {
-    conf.set("fs.gpudirect.impl", io.gpudirect.hadoop.GpuDirectFileSystem.class.getName());
-    // Our stores are cached by settings; Hadoop's cache would ignore a changed secret.
-    conf.setBoolean("fs.gpudirect.impl.disable.cache", true);
-    for (GpuDirectOption o : GpuDirectOption.values()) {
-      conf.set(o.sessionKey(), options.get(o));
-    }
-    return conf;
+  /** A gpudirect option, by its read-option key or its session key (which, as a read option, is ignored). */
+  private static boolean isGpuDirectKey(String key) {
+    String k = key.toLowerCase(java.util.Locale.ROOT);
+    return GpuDirectOption.forKey(k) != null || k.startsWith("spark.gpudirect.");
   }
 
   ParquetPlanner parquet() {

@@ -57,6 +57,7 @@ class GpuDirectReadTableGpuTest {
       }
     }
     assertEquals(0, GpuResources.shared().pool().chunksInUse());
+    assertEquals(0, GpuResources.shared().device().accounts().outstandingBytes(), "device bytes still charged");
   }
 
   @Test
@@ -80,5 +81,6 @@ class GpuDirectReadTableGpuTest {
     assertTrue(e.getMessage().contains("generated_datetime.stream") && e.getMessage().contains("'f2'"),
         e.getMessage());
     assertEquals(0, GpuResources.shared().pool().chunksInUse());
+    assertEquals(0, GpuResources.shared().device().accounts().outstandingBytes(), "device bytes still charged");
   }
 }

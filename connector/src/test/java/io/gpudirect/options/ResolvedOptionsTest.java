@@ -1,6 +1,7 @@
 package io.gpudirect.options;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -14,16 +15,45 @@ class ResolvedOptionsTest {
   void readOptionBeatsSessionBeatsDefault() {
     Map<String, String> session = Map.of("spark.gpudirect.streams", "6", "spark.gpudirect.chunkSize", "1m");
     ResolvedOptions o = ResolvedOptions.resolve(Map.of("STREAMS", "8"), session::get);
-    assertEquals(8, o.getInt(GpuDirectOption.STREAMS));
-    assertEquals(1 << 20, o.getBytes(GpuDirectOption.CHUNK_SIZE));
-    assertEquals(64L << 20, o.getBytes(GpuDirectOption.MAX_BYTES_IN_FLIGHT));
-    assertEquals(Duration.ofSeconds(30), o.getDuration(GpuDirectOption.REQUEST_TIMEOUT));
+    assertEquals(8, o.client().streams());
+    assertEquals(1 << 20, o.client().chunkSize());
+    assertEquals(64L << 20, o.client().maxBytesInFlight());
+    assertEquals(Duration.ofSeconds(30), o.client().requestTimeout());
   }
 
   @Test
   void badValueNamesTheOptionAndItsSessionKey() {
-    ResolvedOptions o = ResolvedOptions.resolve(Map.of("streams", "many"), k -> null);
-    GpuDirectException e = assertThrows(GpuDirectException.class, () -> o.getInt(GpuDirectOption.STREAMS));
+    GpuDirectException e = assertThrows(GpuDirectException.class,
+        () -> ResolvedOptions.resolve(Map.of("streams", "many"), k -> null));
     assertTrue(e.getMessage().contains("streams") && e.getMessage().contains("spark.gpudirect.streams"), e.getMessage());
+  }
+
+  /**
+   * The scan's readers and the gpudirect:// file system resolve the same settings from
+   * different places; equal values must key one connection pool, however they are written.
+   */
+  @Test
+  void clientSettingsCompareByValueAndHoldNoSecret() {
+    ClientSettings fromRead = ResolvedOptions.resolve(
+        Map.of("chunkSize", "4096k", "requestTimeout", "30000ms", "auth.secret", "s3cr3t-value-long-enough"),
+        k -> null).client();
+    ClientSettings fromSession = ResolvedOptions.resolve(Map.of(),
+        Map.of("spark.gpudirect.chunkSize", "4m", "spark.gpudirect.requestTimeout", "30s")::get).client();
+    assertEquals(fromRead, fromSession);
+    assertFalse(fromRead.toString().contains("s3cr3t"), fromRead.toString());
+  }
+
+  @Test
+  void theSecretNeverShowsAsText() {
+    Secret secret = ResolvedOptions.resolve(Map.of("auth.secret", "s3cr3t-value-long-enough"), k -> null).secret();
+    assertEquals("Secret(redacted)", secret.toString());
+    assertTrue(ResolvedOptions.resolve(Map.of(), k -> null).secret().isEmpty());
+  }
+
+  @Test
+  void aTrustStoreWithoutTlsFailsWhenResolved() {
+    GpuDirectException e = assertThrows(GpuDirectException.class,
+        () -> ResolvedOptions.resolve(Map.of("tls.trustStore", "/etc/ca.pem"), k -> null));
+    assertTrue(e.getMessage().contains("tls.trustStore is set"), e.getMessage());
   }
 }

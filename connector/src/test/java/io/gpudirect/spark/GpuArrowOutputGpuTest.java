@@ -88,7 +88,7 @@ class GpuArrowOutputGpuTest {
         schema = ArrowPlanner.schema(file, options);
         slices = ArrowPlanner.slice(file, options, 1);
         for (FileSlice s : slices) {
-          try (ArrowSliceReader r = new ArrowSliceReader((ArrowSlice) s, options, schema)) {
+          try (ArrowSliceReader r = new ArrowSliceReader((ArrowSlice) s, RemoteStores.get(s.file().uri(), options), schema)) {
             while (r.next()) {
               collect(r.get(), schema, host);
             }
@@ -104,10 +104,14 @@ class GpuArrowOutputGpuTest {
       List<InternalRow> gpu = new ArrayList<>();
       try {
         for (FileSlice s : slices) {
-          try (GpuArrowSliceReader r = new GpuArrowSliceReader((ArrowSlice) s, options, schema)) {
+          try (GpuArrowSliceReader r = new GpuArrowSliceReader((ArrowSlice) s, RemoteStores.get(s.file().uri(), options), schema)) {
             while (r.next()) {
               ColumnarBatch b = r.get();
               assertTrue(b.column(0) instanceof DeviceColumn);
+              if (b.numRows() > 0) {
+                assertTrue(GpuResources.shared().device().accounts().outstandingBytes() > 0,
+                    name + ": the slice's device memory is charged while its batch is held");
+              }
               collect(b, schema, gpu);
             }
           }
@@ -136,6 +140,8 @@ class GpuArrowOutputGpuTest {
       }
       assertEquals(0, GpuResources.shared().pool().chunksInUse(), name + ": pinned chunks outstanding");
       assertEquals(rmmBefore, Rmm.getTotalBytesAllocated(), name + ": RMM bytes outstanding");
+      assertEquals(0, GpuResources.shared().device().accounts().outstandingBytes(),
+          name + ": device bytes still charged to " + GpuResources.shared().device().accounts());
     }
     System.out.println("Arrow files identical on the GPU: " + same + " of " + names.size());
     refused.forEach(r -> System.out.println("  refused: " + r));

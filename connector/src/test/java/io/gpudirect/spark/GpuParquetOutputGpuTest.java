@@ -10,6 +10,7 @@ import io.gpudirect.dataset.DataFile;
 import io.gpudirect.dataset.DatasetListing;
 import io.gpudirect.gpu.GpuEnvironment;
 import io.gpudirect.gpu.GpuResources;
+import io.gpudirect.hadoop.FileSystemConf;
 import io.gpudirect.options.ResolvedOptions;
 import io.gpudirect.remote.RemoteStores;
 import io.gpudirect.server.BlockServer;
@@ -46,8 +47,9 @@ import org.junit.jupiter.api.Test;
  * output=gpu against Spark's own Parquet reader: every file of testdata/parquet (and
  * the Parquet files of malformed/) is read both ways, slice by slice, and every row must be byte-identical once projected to
  * Spark's UnsafeRow. A file the host reader refuses must be refused on the GPU too; a file the
- * GPU path refuses must be refused with {@link NotOnGpuException}, naming why. No device,
- * pinned or RMM byte may be left after each file.
+ * GPU path refuses must be refused with {@link NotOnGpuException}, naming why. A decoded
+ * slice is charged to the device allocator while its batch is held. No device, pinned or RMM
+ * byte, and no charge, may be left after each file.
  */
 @Tag("gpu")
 class GpuParquetOutputGpuTest {
@@ -87,7 +89,7 @@ class GpuParquetOutputGpuTest {
   void everyParquetFileGivesTheSameRowsOnTheGpuAsSparksReader() throws Exception {
     ResolvedOptions options = ResolvedOptions.resolve(Map.of("output", "gpu"), k -> null);
     SQLConf sql = new SQLConf();
-    Configuration conf = ScanContext.withGpuDirect(new Configuration(false), options);
+    Configuration conf = FileSystemConf.set(new Configuration(false), options);
     ParquetPlanner planner = new ParquetPlanner(conf, sql);
     List<String> files = new ArrayList<>();
     try (Stream<Path> s = Files.list(testdata.resolve("parquet"))) {
@@ -141,11 +143,15 @@ class GpuParquetOutputGpuTest {
       }
       try {
         for (FileSlice s : slices) {
-          try (GpuParquetSliceReader r = new GpuParquetSliceReader((ParquetSlice) s, options, settings, schema)) {
+          try (GpuParquetSliceReader r = new GpuParquetSliceReader((ParquetSlice) s, RemoteStores.get(s.file().uri(), options), settings, schema)) {
             while (r.next()) {
               ColumnarBatch b = r.get();
               for (int c = 0; c < b.numCols(); c++) {
                 assertTrue(b.column(c) instanceof DeviceColumn, "output=gpu gives cuDF-backed columns");
+              }
+              if (b.numCols() > 0 && b.numRows() > 0) {
+                assertTrue(GpuResources.shared().device().accounts().outstandingBytes() > 0,
+                    path + ": the decoded slice is charged to the device allocator while its batch is held");
               }
               collect(b, schema, gpu);
             }
@@ -184,6 +190,8 @@ class GpuParquetOutputGpuTest {
         assertEquals(6, sum.getLong(), path + ": the GPU still computes afterwards");
       }
       assertEquals(rmmBefore, Rmm.getTotalBytesAllocated(), path + ": RMM bytes outstanding");
+      assertEquals(0, GpuResources.shared().device().accounts().outstandingBytes(),
+          path + ": device bytes still charged to " + GpuResources.shared().device().accounts());
     }
     System.out.println("Parquet files identical on the GPU: " + same + " of " + files.size());
     refusedOnGpu.forEach(r -> System.out.println("  left to the host reader: " + r));

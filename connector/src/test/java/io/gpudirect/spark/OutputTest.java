@@ -36,10 +36,10 @@ class OutputTest {
 
   @Test
   void valuesAreCaseInsensitiveAndAWrongOneIsNamed() {
-    assertEquals(Output.GPU, Output.of(ResolvedOptions.resolve(Map.of("output", " Gpu "), k -> null)));
-    assertEquals(Output.AUTO, Output.of(ResolvedOptions.resolve(Map.of(), k -> null)));
+    assertEquals(Output.GPU, Output.of(ResolvedOptions.resolve(Map.of("output", " Gpu "), k -> null).output()));
+    assertEquals(Output.AUTO, Output.of(ResolvedOptions.resolve(Map.of(), k -> null).output()));
     GpuDirectException e = assertThrows(GpuDirectException.class,
-        () -> Output.of(ResolvedOptions.resolve(Map.of("output", "device"), k -> null)));
+        () -> Output.of(ResolvedOptions.resolve(Map.of("output", "device"), k -> null).output()));
     assertTrue(e.getMessage().contains("'device'"), e.getMessage());
   }
 }

@@ -12,6 +12,7 @@ import ai.rapids.cudf.Table;
 import ai.rapids.cudf.TableWriter;
 import io.gpudirect.dataset.DataFile;
 import io.gpudirect.dataset.DatasetListing;
+import io.gpudirect.hadoop.FileSystemConf;
 import io.gpudirect.options.ResolvedOptions;
 import io.gpudirect.remote.RemoteStores;
 import io.gpudirect.server.BlockServer;
@@ -58,7 +59,7 @@ public final class ParquetDecodeBenchmark {
       String uri = "gpudirect://127.0.0.1:" + server.port() + "/trips.parquet";
       ResolvedOptions options = ResolvedOptions.resolve(Map.of("streams", "8", "output", "gpu"), k -> null);
       SQLConf sql = new SQLConf();
-      Configuration conf = ScanContext.withGpuDirect(new Configuration(false), options);
+      Configuration conf = FileSystemConf.set(new Configuration(false), options);
       ParquetPlanner planner = new ParquetPlanner(conf, sql);
       DataFile f = DatasetListing.list(DatasetListing.locations(List.of(uri), options), options).get(0);
       StructType schema = planner.inferSchema(f);
@@ -74,12 +75,12 @@ public final class ParquetDecodeBenchmark {
             }
           });
           double gpu = run(n, slices, s -> {
-            try (SliceReader<ColumnarBatch> r = new GpuParquetSliceReader(s, options, settings, schema)) {
+            try (SliceReader<ColumnarBatch> r = new GpuParquetSliceReader(s, RemoteStores.get(s.file().uri(), options), settings, schema)) {
               return consume(r);
             }
           });
           double device = run(n, slices, s -> {
-            try (GpuParquetSliceReader r = new GpuParquetSliceReader(s, options, settings, schema)) {
+            try (GpuParquetSliceReader r = new GpuParquetSliceReader(s, RemoteStores.get(s.file().uri(), options), settings, schema)) {
               return r.next() ? r.get().numRows() : 0;
             }
           });

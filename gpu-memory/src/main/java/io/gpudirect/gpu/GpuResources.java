@@ -5,23 +5,32 @@ import java.time.Duration;
 import java.util.Optional;
 
 /**
- * The pinned pool and copy engine this JVM's GPU reads share: pinned memory is scarce and a
- * registration is slow, so one pool serves every reader. Made on first use, released at exit.
+ * The pinned pool, copy engine and device allocator this JVM's GPU reads share: pinned memory
+ * is scarce and a registration is slow, so one pool serves every reader, and one allocator
+ * node ({@code root/device}) holds every read's device bytes under one limit. Made on first
+ * use, released at exit.
  */
 public final class GpuResources {
   /** 16 chunks of 4 MiB: enough in flight to keep several streams and the copy engine busy. */
   static final int CHUNKS = 16;
   static final int CHUNK_SIZE = 4 << 20;
   static final Duration ACQUIRE_TIMEOUT = Duration.ofSeconds(60);
+  /**
+   * Bytes of device memory this JVM's reads may hold at once ({@code -Dgpudirect.deviceMemoryLimit=N});
+   * unlimited by default, since RMM (or the RAPIDS plugin's pool) already bounds the GPU.
+   */
+  static final long DEVICE_LIMIT = Long.getLong("gpudirect.deviceMemoryLimit", Long.MAX_VALUE);
 
   private static GpuResources shared;
 
   private final PinnedChunkPool pool;
   private final CopyEngine engine;
+  private final DeviceAllocator device;
 
-  private GpuResources(PinnedChunkPool pool, CopyEngine engine) {
+  private GpuResources(PinnedChunkPool pool, CopyEngine engine, DeviceAllocator device) {
     this.pool = pool;
     this.engine = engine;
+    this.device = device;
   }
 
   public static synchronized GpuResources shared() {
@@ -29,7 +38,8 @@ public final class GpuResources {
       BufferAllocator allocator = BufferAllocator.root().newChildAllocator("gpu", (long) CHUNKS * CHUNK_SIZE);
       PinnedChunkPool pool = PinnedChunkPool.forThisJvm(allocator, CHUNKS, CHUNK_SIZE, ACQUIRE_TIMEOUT);
       CopyEngine engine = new CopyEngine();
-      shared = new GpuResources(pool, engine);
+      DeviceAllocator device = new DeviceAllocator(BufferAllocator.root().newChildAllocator("device", DEVICE_LIMIT));
+      shared = new GpuResources(pool, engine, device);
       Runtime.getRuntime().addShutdownHook(new Thread(() -> {
         engine.close();
         pool.close();
@@ -53,5 +63,10 @@ public final class GpuResources {
 
   public CopyEngine engine() {
     return engine;
+  }
+
+  /** Where reads get (and charge) their device buffers. */
+  public DeviceAllocator device() {
+    return device;
   }
 }

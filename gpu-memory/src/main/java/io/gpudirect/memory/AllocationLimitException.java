@@ -9,10 +9,10 @@ public final class AllocationLimitException extends GpuDirectException {
   private final long used;
   private final long limit;
 
-  AllocationLimitException(String allocator, long requested, long used, long limit) {
+  AllocationLimitException(String allocator, String what, long requested, long used, long limit) {
     super(String.format(
-        "Cannot allocate %d bytes from allocator '%s': %d of its %d-byte limit already in use;"
-            + " raise the limit or close buffers sooner", requested, allocator, used, limit));
+        "Cannot allocate %d bytes from allocator '%s' (%s): %d of its %d-byte limit already in use;"
+            + " raise the limit or close buffers sooner", requested, allocator, what, used, limit));
     this.allocator = allocator;
     this.requested = requested;
     this.used = used;

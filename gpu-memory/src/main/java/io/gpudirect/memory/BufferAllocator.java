@@ -12,8 +12,11 @@ import java.util.concurrent.atomic.AtomicLong;
  * A node of the allocator tree: a root and named children, each with a byte limit. An
  * allocation is charged to the allocator and every ancestor, and fails with
  * {@link AllocationLimitException} when any of them would pass its limit. Accounting (this
- * class) is separate from the physical allocation ({@link #allocate}), which is one direct
- * {@link ByteBuffer} per {@link HostBuffer}.
+ * class, one {@link Charge} per allocation) is separate from the physical allocation: a direct
+ * {@link ByteBuffer} per {@link HostBuffer} ({@link #allocate}), or memory another allocator
+ * hands out and charges here through {@link #charge} (RMM device buffers through
+ * {@code io.gpudirect.gpu.DeviceAllocator}, Arrow's host buffers through the connector's
+ * allocation listener).
  *
  * <p>Closing an allocator that still has live buffers or open children throws
  * {@link MemoryLeakException} naming how many and how many bytes. With the system property
@@ -30,7 +33,7 @@ public final class BufferAllocator implements AutoCloseable {
   private final String name;
   private final long limit;
   private final AtomicLong used = new AtomicLong();
-  private final Set<HostBuffer> live = ConcurrentHashMap.newKeySet();
+  private final Set<Charge> live = ConcurrentHashMap.newKeySet();
   private final Set<BufferAllocator> children = ConcurrentHashMap.newKeySet();
   private volatile boolean closed;
 
@@ -67,20 +70,35 @@ public final class BufferAllocator implements AutoCloseable {
       throw new IllegalArgumentException("Cannot allocate a negative size from allocator '"
           + name + "': " + size);
     }
-    checkOpen();
-    reserve(size);
+    Charge charge = charge(size, "direct buffer");
     ByteBuffer memory;
     try {
       memory = ByteBuffer.allocateDirect(size);
     } catch (OutOfMemoryError e) {
-      unreserve(size);
+      charge.close();
       throw new GpuDirectException("Allocator '" + name + "' could not get " + size
           + " bytes of direct memory from the JVM (-XX:MaxDirectMemorySize)", e);
     }
-    HostBuffer buffer = new HostBuffer(this, memory,
-        DEBUG ? new Throwable("allocated here") : null);
-    live.add(buffer);
-    return buffer;
+    return new HostBuffer(charge, memory);
+  }
+
+  /**
+   * Charges {@code bytes} that something else allocates (or is about to) to this allocator and
+   * its ancestors, failing with {@link AllocationLimitException} when any would pass its
+   * limit. The caller closes the charge when that memory is freed.
+   *
+   * @param what names the memory in leak reports ("Arrow IPC body of FILE", ...)
+   */
+  public Charge charge(long bytes, String what) {
+    if (bytes < 0) {
+      throw new IllegalArgumentException("Cannot charge a negative size to allocator '"
+          + name + "': " + bytes);
+    }
+    checkOpen();
+    reserve(bytes, what);
+    Charge charge = new Charge(this, bytes, what, DEBUG ? new Throwable("charged here") : null);
+    live.add(charge);
+    return charge;
   }
 
   public String name() {
@@ -96,7 +114,7 @@ public final class BufferAllocator implements AutoCloseable {
     return used.get();
   }
 
-  /** Live buffers of this allocator and all its children. */
+  /** Live buffers and other charges of this allocator and all its children. */
   public long outstandingBuffers() {
     long n = live.size();
     for (BufferAllocator child : children) {
@@ -114,8 +132,21 @@ public final class BufferAllocator implements AutoCloseable {
     long buffers = outstandingBuffers();
     if (bytes != 0 || buffers != 0) {
       throw new MemoryLeakException("Allocator '" + name + "' leaked " + buffers
-          + " buffer(s) holding " + bytes + " bytes" + sites(), buffers, bytes);
+          + " buffer(s) holding " + bytes + " bytes" + outstanding(), buffers, bytes);
     }
+  }
+
+  /**
+   * One line per live charge of this allocator and its children (what it is, its bytes and
+   * allocator), with where it was taken when debug tracking is on: the body of a leak report.
+   */
+  public String outstanding() {
+    StringBuilder sb = new StringBuilder();
+    collectSites(sb);
+    if (!DEBUG && sb.length() > 0) {
+      sb.append("\n  (run with -Dgpudirect.memory.debug=true to see where they were allocated)");
+    }
+    return sb.toString();
   }
 
   /**
@@ -141,7 +172,7 @@ public final class BufferAllocator implements AutoCloseable {
       long buffers = live.size();
       long bytes = outstandingBytes();
       throw new MemoryLeakException("Cannot close allocator '" + name + "': " + buffers
-          + " buffer(s) holding " + bytes + " bytes are still open" + sites(), buffers, bytes);
+          + " buffer(s) holding " + bytes + " bytes are still open" + outstanding(), buffers, bytes);
     }
     closed = true;
     if (parent != null) {
@@ -149,13 +180,13 @@ public final class BufferAllocator implements AutoCloseable {
     }
   }
 
-  void release(HostBuffer buffer) {
-    if (live.remove(buffer)) {
-      unreserve(buffer.capacity());
+  void release(Charge charge) {
+    if (live.remove(charge)) {
+      unreserve(charge.bytes());
     }
   }
 
-  private void reserve(long bytes) {
+  private void reserve(long bytes, String what) {
     BufferAllocator failedAt = null;
     long usedThere = 0;
     BufferAllocator a = this;
@@ -171,7 +202,7 @@ public final class BufferAllocator implements AutoCloseable {
       for (BufferAllocator b = this; b != failedAt.parent; b = b.parent) {
         b.used.addAndGet(-bytes);
       }
-      throw new AllocationLimitException(failedAt.name, bytes, usedThere, failedAt.limit);
+      throw new AllocationLimitException(failedAt.name, what, bytes, usedThere, failedAt.limit);
     }
   }
 
@@ -187,25 +218,21 @@ public final class BufferAllocator implements AutoCloseable {
     }
   }
 
-  private String sites() {
-    if (!DEBUG) {
-      return " (run with -Dgpudirect.memory.debug=true to see where they were allocated)";
-    }
-    StringBuilder sb = new StringBuilder();
-    collectSites(sb);
-    return sb.toString();
-  }
-
   private void collectSites(StringBuilder sb) {
-    for (HostBuffer b : live) {
-      if (b.allocationSite != null) {
-        sb.append("\n  ").append(b.capacity()).append(" bytes ");
-        for (StackTraceElement e : b.allocationSite.getStackTrace()) {
+    int listed = 0;
+    for (Charge c : live) {
+      if (listed++ == 20) {
+        sb.append("\n  ...");
+        break;
+      }
+      sb.append("\n  ").append(c);
+      if (c.site != null) {
+        for (StackTraceElement e : c.site.getStackTrace()) {
           sb.append("\n    at ").append(e);
         }
       }
     }
-    children.forEach(c -> c.collectSites(sb));
+    children.forEach(child -> child.collectSites(sb));
   }
 
   @Override

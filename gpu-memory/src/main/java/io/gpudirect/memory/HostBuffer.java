@@ -12,16 +12,15 @@ import java.util.concurrent.atomic.AtomicInteger;
  * so nobody may keep the result of {@link #nioBuffer()} past its own close.
  */
 public final class HostBuffer implements AutoCloseable {
+  private final Charge charge;
   private final BufferAllocator allocator;
   private final ByteBuffer buffer;
   private final AtomicInteger refCount = new AtomicInteger(1);
-  /** Where this buffer was allocated; only recorded when debug tracking is on. */
-  final Throwable allocationSite;
 
-  HostBuffer(BufferAllocator allocator, ByteBuffer buffer, Throwable allocationSite) {
-    this.allocator = allocator;
+  HostBuffer(Charge charge, ByteBuffer buffer) {
+    this.charge = charge;
+    this.allocator = charge.allocator();
     this.buffer = buffer;
-    this.allocationSite = allocationSite;
   }
 
   /** Capacity in bytes. */
@@ -66,7 +65,7 @@ public final class HostBuffer implements AutoCloseable {
   public void close() {
     int left = refCount.decrementAndGet();
     if (left == 0) {
-      allocator.release(this);
+      charge.close();
     } else if (left < 0) {
       refCount.incrementAndGet();
       throw new GpuDirectException("Buffer of " + capacity() + " bytes from allocator '"

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import ai.rapids.cudf.DeviceMemoryBuffer;
 import io.gpudirect.memory.BufferAllocator;
 import java.nio.ByteBuffer;
 import java.time.Duration;
@@ -22,23 +23,23 @@ class CopyEngineGpuTest extends GpuTest {
     try (BufferAllocator root = BufferAllocator.newRoot("gpu-test", 64L << 20);
          PinnedChunkPool pool = PinnedChunkPool.forThisJvm(root, 4, chunk, Duration.ofSeconds(10));
          CopyEngine engine = new CopyEngine();
-         DeviceBuffer device = DeviceBuffer.allocate(data.length)) {
+         DeviceMemoryBuffer device = new DeviceAllocator(root).allocate(data.length, "copy target")) {
       assertTrue(pool.isRegistered(), "on a GPU the pool's chunks are registered with CUDA");
       List<CompletableFuture<Void>> copies = new ArrayList<>();
       for (int off = 0; off < data.length; off += chunk) {
         int len = Math.min(chunk, data.length - off);
         PinnedChunk c = pool.acquire();
         c.view().put(data, off, len);
-        copies.add(engine.copyToDevice(c, len, device.address() + off));
+        copies.add(engine.copyToDevice(c, len, device.getAddress() + off));
       }
       copies.forEach(CompletableFuture::join);
       engine.synchronize();
       assertEquals(0, pool.chunksInUse(), "every chunk went back after its copy");
 
       ByteBuffer back = ByteBuffer.allocateDirect(data.length);
-      device.copyToHost(0, back);
+      Cuda.copyToHost(back, device.getAddress(), data.length);
       byte[] copied = new byte[data.length];
-      back.flip().get(copied);
+      back.get(copied);
       assertArrayEquals(data, copied);
     }
   }
@@ -56,7 +57,7 @@ class CopyEngineGpuTest extends GpuTest {
     try (BufferAllocator root = BufferAllocator.newRoot("gpu-test", 64L << 20);
          PinnedChunkPool pool = PinnedChunkPool.forThisJvm(root, 4, chunk, Duration.ofSeconds(10));
          CopyEngine engine = new CopyEngine();
-         DeviceBuffer device = DeviceBuffer.allocate(16L << 20)) {
+         DeviceMemoryBuffer device = new DeviceAllocator(root).allocate(16L << 20, "copy target")) {
       assertTrue(engine.checksumsOnDevice(), "the CRC32C kernel loads on this GPU");
       List<CompletableFuture<Integer>> crcs = new ArrayList<>();
       List<Integer> expected = new ArrayList<>();
@@ -68,7 +69,7 @@ class CopyEngineGpuTest extends GpuTest {
           int len = Math.min(length, chunk - align);
           PinnedChunk c = pool.acquire();
           c.view().put(data, align, len);
-          crcs.add(engine.copyToDeviceWithCrc32c(c, len, device.address() + at + align));
+          crcs.add(engine.copyToDeviceWithCrc32c(c, len, device.getAddress() + at + align));
           at += len + 8;
           java.util.zip.CRC32C jdk = new java.util.zip.CRC32C();
           jdk.update(data, align, len);

@@ -99,4 +99,25 @@ class BufferAllocatorTest {
     assertThrows(GpuDirectException.class, () -> BufferAllocator.root().close());
     BufferAllocator.root().assertNoLeaks();
   }
+
+  /** Memory another allocator makes counts like a buffer of ours, and is given back once. */
+  @Test
+  void aChargeCountsAgainstEveryLimitUntilClosedOnce() {
+    try (BufferAllocator root = BufferAllocator.newRoot("executor", 1000)) {
+      BufferAllocator device = root.newChildAllocator("device", 800);
+      Charge body = device.charge(700, "body of t.arrow");
+      AllocationLimitException e = assertThrows(AllocationLimitException.class,
+          () -> device.charge(200, "body of u.arrow"));
+      assertTrue(e.getMessage().contains("'executor/device' (body of u.arrow)"), e.getMessage());
+      assertThrows(AllocationLimitException.class, () -> root.allocate(301));
+      assertTrue(root.outstanding().contains("body of t.arrow (700 bytes in 'executor/device')"),
+          root.outstanding());
+      body.close();
+      body.close();
+      assertEquals(0, root.outstandingBytes());
+      HostBuffer b = root.allocate(1000);
+      b.close();
+      device.close();
+    }
+  }
 }

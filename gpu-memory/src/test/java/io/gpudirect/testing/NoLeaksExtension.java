@@ -11,12 +11,14 @@ import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
  * After every test class: no bytes outstanding in {@link BufferAllocator#root()} (direct and
- * pinned host buffers both come from it), no chunk of the shared pinned pool still lent out,
+ * pinned host buffers, the device buffers of {@code GpuResources.device()} and the
+ * connector's Arrow buffers are all charged to it), no chunk of the shared pinned pool still lent out,
  * and no per-client or per-server thread still alive ({@code gpudirect-client-*},
  * {@code gpudirect-server-accept-*}, {@code gpudirect-server-conn-*}: a client or server left
  * open, or one whose close did not stop its threads). The shared checksum pools
  * ({@code gpudirect-crc-verify}, {@code gpudirect-server-checksum}) live as long as the JVM and
- * are not counted. GPU tests assert RMM's device bytes themselves.
+ * are not counted. GPU tests also assert RMM's own count of device bytes, which sees what
+ * cuDF allocates that no reader holds.
  *
  * <p>Every module's {@code junit-platform.properties} turns on extension auto-detection and
  * this class is listed in gpu-memory's test-jar under {@code META-INF/services}, so it runs
@@ -49,7 +51,7 @@ public final class NoLeaksExtension implements AfterAllCallback {
     if (root.outstandingBytes() != poolBytes) {
       throw new AssertionError(test + " left " + (root.outstandingBytes() - poolBytes) + " bytes in "
           + root.outstandingBuffers() + " buffers outstanding in " + root
-          + (poolBytes == 0 ? "" : " (besides the shared pinned pool's " + poolBytes + ")"));
+          + (poolBytes == 0 ? "" : " (besides the shared pinned pool's " + poolBytes + ")") + root.outstanding());
     }
     for (String prefix : OWNED_THREADS) {
       if (settledThreads(prefix) != 0) {

@@ -1,6 +1,6 @@
 package io.gpudirect.client;
 
-import io.gpudirect.transport.rdma.RegisteredRange;
+import io.gpudirect.transport.DeviceRegistration;
 import java.util.ArrayList;
 import java.util.IdentityHashMap;
 import java.util.Iterator;
@@ -20,10 +20,10 @@ import java.util.function.Supplier;
  */
 final class DeviceRegistrations implements AutoCloseable {
   private final int capacity;
-  private final LinkedHashMap<Long, RegisteredRange> cached = new LinkedHashMap<>(16, 0.75f, true);
-  private final Map<RegisteredRange, Integer> users = new IdentityHashMap<>();
+  private final LinkedHashMap<Long, DeviceRegistration> cached = new LinkedHashMap<>(16, 0.75f, true);
+  private final Map<DeviceRegistration, Integer> users = new IdentityHashMap<>();
   /** Ranges out of the cache but still in use: closed at their last release. */
-  private final List<RegisteredRange> retired = new ArrayList<>();
+  private final List<DeviceRegistration> retired = new ArrayList<>();
   private boolean closed;
 
   DeviceRegistrations(int capacity) {
@@ -34,11 +34,11 @@ final class DeviceRegistrations implements AutoCloseable {
    * A registered range covering {@code [address, address + length)}, cached or new from
    * {@code register}; the caller {@link #release}s it when its read is over.
    */
-  synchronized RegisteredRange acquire(long address, long length, Supplier<RegisteredRange> register) {
+  synchronized DeviceRegistration acquire(long address, long length, Supplier<DeviceRegistration> register) {
     if (closed) {
       throw new IllegalStateException("device registrations are closed");
     }
-    RegisteredRange r = cached.get(address);
+    DeviceRegistration r = cached.get(address);
     if (r == null || !r.covers(address, length)) {
       if (r != null) {
         retire(cached.remove(address));
@@ -51,7 +51,7 @@ final class DeviceRegistrations implements AutoCloseable {
     return r;
   }
 
-  synchronized void release(RegisteredRange r) {
+  synchronized void release(DeviceRegistration r) {
     int left = users.merge(r, -1, Integer::sum);
     if (left <= 0) {
       users.remove(r);
@@ -63,9 +63,9 @@ final class DeviceRegistrations implements AutoCloseable {
   }
 
   private void evictIdle() {
-    Iterator<Map.Entry<Long, RegisteredRange>> it = cached.entrySet().iterator();
+    Iterator<Map.Entry<Long, DeviceRegistration>> it = cached.entrySet().iterator();
     while (cached.size() > capacity && it.hasNext()) {
-      RegisteredRange r = it.next().getValue();
+      DeviceRegistration r = it.next().getValue();
       if (!users.containsKey(r)) {
         it.remove();
         r.close();
@@ -73,7 +73,7 @@ final class DeviceRegistrations implements AutoCloseable {
     }
   }
 
-  private void retire(RegisteredRange r) {
+  private void retire(DeviceRegistration r) {
     if (users.containsKey(r)) {
       retired.add(r);
     } else {
@@ -85,8 +85,8 @@ final class DeviceRegistrations implements AutoCloseable {
   @Override
   public synchronized void close() {
     closed = true;
-    cached.values().forEach(RegisteredRange::close);
-    retired.forEach(RegisteredRange::close);
+    cached.values().forEach(DeviceRegistration::close);
+    retired.forEach(DeviceRegistration::close);
     cached.clear();
     retired.clear();
     users.clear();

@@ -1,6 +1,7 @@
 package io.gpudirect.client;
 
 import io.gpudirect.GpuDirectException;
+import io.gpudirect.transport.ConnectionThreads;
 import io.gpudirect.transport.Transport;
 import io.gpudirect.transport.rdma.RdmaTransport;
 import io.gpudirect.transport.tcp.TcpTransport;
@@ -22,7 +23,7 @@ import org.slf4j.LoggerFactory;
  * <ol>
  *   <li>neither UCX with an RDMA transport (verbs) nor DiSNI here (no libucp, no libdisni, no
  *       RDMA device): TCP (decided here; {@link TcpFallbackNotice} says so in one line per
- *       JVM). UCX over TCP or shared memory is never taken: our TCP path is faster;</li>
+ *       JVM). UCX over TCP is never taken: gpudirect's TCP path is faster;</li>
  *   <li>the server does not serve RDMA, or no RDMA route to it: TCP (decided by the client
  *       on its first connection, with {@link Selection#fallback()});</li>
  *   <li>GPU memory cannot be registered (no nvidia-peermem): RDMA into registered pinned
@@ -49,22 +50,38 @@ public final class TransportSelector {
 
   /** Opens verbs: {@code true} asks for RDMA transports only (transport=auto). */
   private final Function<Boolean, RdmaProvider.Opened> verbs;
+  /** Null: {@link ClientContext#shared()}, as it is when a transport is chosen. */
+  private final ClientContext context;
 
-  /** {@code verbs} opens the RDMA verbs, for either mode, or throws {@link RdmaUnavailableException}. */
+  /**
+   * {@code verbs} opens the RDMA verbs or throws {@link RdmaUnavailableException}; the
+   * transports chosen use the JVM's {@link ClientContext#shared()}.
+   */
   public TransportSelector(Supplier<Verbs> verbs) {
-    this.verbs = rdmaOnly -> {
+    this(verbs, null);
+  }
+
+  /** As {@link #TransportSelector(Supplier)}, the transports chosen using {@code context}. */
+  public TransportSelector(Supplier<Verbs> verbs, ClientContext context) {
+    this(rdmaOnly -> {
       Verbs v = verbs.get();
       return new RdmaProvider.Opened(v, v.describe());
-    };
+    }, context);
   }
 
-  private TransportSelector(Function<Boolean, RdmaProvider.Opened> verbs, boolean unused) {
+  private TransportSelector(Function<Boolean, RdmaProvider.Opened> verbs, ClientContext context) {
     this.verbs = verbs;
+    this.context = context;
   }
 
-  /** Chooses with {@code provider} ({@code rdma.provider}). */
+  /** Chooses with {@code provider} ({@code rdma.provider}), in the JVM's shared context. */
   public static TransportSelector of(RdmaProvider provider) {
-    return new TransportSelector(provider::open, true);
+    return of(provider, null);
+  }
+
+  /** Chooses with {@code provider}, the transports chosen using {@code context} (null: the shared one). */
+  public static TransportSelector of(RdmaProvider provider, ClientContext context) {
+    return new TransportSelector(provider::open, context);
   }
 
   public static Selection select(String requested) {
@@ -73,27 +90,27 @@ public final class TransportSelector {
 
   public Selection choose(String requested) {
     String mode = requested == null ? "auto" : requested.trim().toLowerCase(Locale.ROOT);
+    ConnectionThreads threads = (context != null ? context : ClientContext.shared()).connectionThreads();
     return switch (mode) {
       case "auto" -> {
         try {
-          // RDMA transports only: UCX over TCP or shared memory is slower than our TCP path.
+          // RDMA transports only: UCX over TCP is slower than our TCP path, and is not RDMA.
           RdmaProvider.Opened o = verbs.apply(true);
-          RdmaTransport rdma = new RdmaTransport(o.verbs());
           String reason = "transport=auto chose RDMA (" + o.reason() + ")";
           logOnce(reason);
-          yield new Selection(rdma, reason, new TcpTransport());
+          yield new Selection(new RdmaTransport(o.verbs(), threads), reason, new TcpTransport(threads));
         } catch (RdmaUnavailableException e) {
           TcpFallbackNotice.say(e);
-          yield new Selection(new TcpTransport(), "transport=auto chose TCP: " + e.summary()
+          yield new Selection(new TcpTransport(threads), "transport=auto chose TCP: " + e.summary()
               + "; see gpudirect doctor");
         }
       }
-      case "tcp" -> new Selection(new TcpTransport(), "transport=tcp requested");
+      case "tcp" -> new Selection(new TcpTransport(threads), "transport=tcp requested");
       case "rdma" -> {
         try {
-          // A forced choice runs over whatever UCX picks, and the name says which.
+          // A forced choice runs over whatever UCX has, and the transport's name says which.
           RdmaProvider.Opened o = verbs.apply(false);
-          RdmaTransport rdma = new RdmaTransport(o.verbs());
+          RdmaTransport rdma = new RdmaTransport(o.verbs(), threads);
           String reason = "transport=rdma requested (" + o.reason() + "), carried by " + rdma.name();
           logOnce(reason);
           yield new Selection(rdma, reason);

@@ -32,7 +32,9 @@ import org.slf4j.LoggerFactory;
  * file that changes while cuDF reads it fails the read with {@code FileChangedException}
  * rather than handing cuDF bytes of two versions.
  *
- * <p>The store, pool and engine are shared and stay open; this source owns none of them.
+ * <p>The store, pool and engine are shared and stay open; this source owns none of them. It
+ * allocates no device memory either: a device read fills the buffer it is given, which cuDF
+ * allocated (and owns) or a caller took from a {@code DeviceAllocator}.
  */
 public final class RemoteFileDataSource extends ai.rapids.cudf.DataSource {
   private static final Logger LOG = LoggerFactory.getLogger(RemoteFileDataSource.class);

@@ -6,7 +6,7 @@ import java.nio.ByteBuffer;
  * The server refused a request ({@code requestId}), or the connection ({@code requestId} 0,
  * before or during the handshake). The message is for people: it names the path and why.
  */
-public record ErrorResponse(long requestId, ErrorCode code, String message) implements Message {
+public record ErrorResponse(long requestId, ErrorCode code, String message) implements Response {
   /** Request id used for errors about the connection rather than one request. */
   public static final long CONNECTION = 0;
 

@@ -9,7 +9,7 @@ import java.nio.ByteBuffer;
  * the first file after it. The server keeps nothing between pages, so a client that never
  * asks for the next page costs it nothing.
  */
-public record ListRequest(long requestId, String path, String after) implements Message {
+public record ListRequest(long requestId, String path, String after) implements Request {
   public static final String FIRST_PAGE = "";
 
   @Override

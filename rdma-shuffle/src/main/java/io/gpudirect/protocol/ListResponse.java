@@ -10,7 +10,7 @@ import java.util.List;
  * its last entry (see {@link ListRequest}). A page always fits one frame.
  */
 public record ListResponse(long requestId, List<FileMeta> entries, boolean last)
-    implements Message {
+    implements Response {
   /** Room for everything but the entries in a frame. */
   public static final int PAGE_BYTES = Protocol.MAX_FRAME_BYTES - 64;
 

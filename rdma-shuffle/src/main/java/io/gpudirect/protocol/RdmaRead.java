@@ -10,7 +10,7 @@ import java.nio.ByteBuffer;
  * {@link ErrorCode#FILE_CHANGED} when the file is not {@code version}, before or after the WRITEs.
  */
 public record RdmaRead(long requestId, String path, FileVersion version, long offset, int length, long remoteAddress,
-    int rkey) implements Message {
+    int rkey) implements Request {
   @Override
   public MessageType type() {
     return MessageType.RDMA_READ;

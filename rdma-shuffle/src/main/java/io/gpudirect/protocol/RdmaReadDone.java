@@ -7,7 +7,7 @@ import java.nio.ByteBuffer;
  * been written into the client's memory. {@code crc32c} is the checksum of those bytes when
  * CRC32C was negotiated on the TCP connection ({@code hasCrc}).
  */
-public record RdmaReadDone(long requestId, int length, boolean hasCrc, int crc32c) implements Message {
+public record RdmaReadDone(long requestId, int length, boolean hasCrc, int crc32c) implements Response {
   @Override
   public MessageType type() {
     return MessageType.RDMA_READ_DONE;

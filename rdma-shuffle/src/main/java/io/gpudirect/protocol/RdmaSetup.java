@@ -8,7 +8,7 @@ import java.nio.ByteBuffer;
  * Sent only when both sides have {@link Protocol#CAP_RDMA}. The server answers with
  * {@link RdmaSetupAck} or an {@link ErrorResponse}.
  */
-public record RdmaSetup(long requestId, int credits) implements Message {
+public record RdmaSetup(long requestId, int credits) implements Request {
   @Override
   public MessageType type() {
     return MessageType.RDMA_SETUP;

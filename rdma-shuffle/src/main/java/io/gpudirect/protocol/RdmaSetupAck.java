@@ -10,7 +10,7 @@ import java.nio.ByteBuffer;
  * slot on the queue pair.
  */
 public record RdmaSetupAck(long requestId, int rdmaPort, byte[] token, int credits, int slotBytes)
-    implements Message {
+    implements Response {
   public static final int TOKEN_BYTES = 16;
 
   @Override

@@ -11,7 +11,7 @@ import java.nio.ByteBuffer;
  * core while sendfile runs, and check after the last byte went out that the file did not
  * change under sendfile.
  */
-public record ReadData(long requestId, long offset, int length) implements Message {
+public record ReadData(long requestId, long offset, int length) implements Response {
   public static final byte PAYLOAD_GOOD = 0;
   public static final byte PAYLOAD_VOID = 1;
   public static final int STATUS_BYTES = 1;

@@ -9,7 +9,7 @@ import java.nio.ByteBuffer;
  * {@link ErrorResponse}: {@link ErrorCode#FILE_CHANGED} when the file is not that version.
  */
 public record ReadRequest(long requestId, String path, FileVersion version, long offset, int length)
-    implements Message {
+    implements Request {
   /** A READ of whatever the path names when it arrives ({@link FileVersion#ANY}). */
   public ReadRequest(long requestId, String path, long offset, int length) {
     this(requestId, path, FileVersion.ANY, offset, length);

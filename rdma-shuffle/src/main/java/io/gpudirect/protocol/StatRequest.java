@@ -3,7 +3,7 @@ package io.gpudirect.protocol;
 import java.nio.ByteBuffer;
 
 /** Metadata of one path. */
-public record StatRequest(long requestId, String path) implements Message {
+public record StatRequest(long requestId, String path) implements Request {
   @Override
   public MessageType type() {
     return MessageType.STAT;

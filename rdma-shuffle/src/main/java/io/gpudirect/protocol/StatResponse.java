@@ -3,7 +3,7 @@ package io.gpudirect.protocol;
 import java.nio.ByteBuffer;
 
 /** Answer to {@link StatRequest}. */
-public record StatResponse(long requestId, FileMeta entry) implements Message {
+public record StatResponse(long requestId, FileMeta entry) implements Response {
   @Override
   public MessageType type() {
     return MessageType.STAT_RESPONSE;

@@ -3,7 +3,7 @@ package io.gpudirect.protocol;
 import java.nio.ByteBuffer;
 
 /** Asks for the server's counters; authenticated like every other request. */
-public record StatusRequest(long requestId) implements Message {
+public record StatusRequest(long requestId) implements Request {
   @Override
   public MessageType type() {
     return MessageType.STATUS;

@@ -10,7 +10,7 @@ import java.util.Map;
  * fixed fields, so a server can add a counter without a protocol version; a client prints
  * what it gets.
  */
-public record StatusResponse(long requestId, Map<String, Long> counters) implements Message {
+public record StatusResponse(long requestId, Map<String, Long> counters) implements Response {
   public static final int MAX_COUNTERS = 64;
   public static final int MAX_NAME_BYTES = 64;
 

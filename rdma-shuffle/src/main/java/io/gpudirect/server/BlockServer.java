@@ -111,6 +111,8 @@ public final class BlockServer implements AutoCloseable {
    * files (see {@link #OPEN_FILES_IDLE_NANOS}), the log summaries.
    */
   private ScheduledThreadPoolExecutor timers;
+  /** The CRC32Cs of large reads, computed beside their sendfile. */
+  private Checksums checksums;
   private PendingHandshakes pending;
   private LoginThrottle logins;
   private volatile boolean closed;
@@ -169,6 +171,7 @@ public final class BlockServer implements AutoCloseable {
     startRdma();
     startedNanos = System.nanoTime();
     jmx = BlockServerJmx.register(this);
+    checksums = new Checksums();
     timers = new ScheduledThreadPoolExecutor(1, r -> {
       Thread t = new Thread(r, "gpudirect-server-timers-" + port());
       t.setDaemon(true);
@@ -336,6 +339,9 @@ public final class BlockServer implements AutoCloseable {
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
       }
+    }
+    if (checksums != null) {
+      checksums.close();
     }
     if (rdma != null) {
       rdma.close();
@@ -516,6 +522,10 @@ public final class BlockServer implements AutoCloseable {
   /** Whether connections must use TLS. */
   public boolean tlsEnabled() {
     return tls != null;
+  }
+
+  Checksums checksums() {
+    return checksums;
   }
 
   /** The CRC32C of every 64 KiB block read so far, shared by all connections. */

@@ -11,27 +11,32 @@ import java.util.concurrent.Future;
 /**
  * CRC32C of large file ranges, computed on a pool of the server's cores while the connection's
  * own thread sends the same range with sendfile ({@link BlockChecksums} reads what it has not
- * cached from the page cache; the payload itself never passes through user space).
+ * cached from the page cache; the payload itself never passes through user space). One per
+ * server, from its start to its close; the pool's threads start as work comes.
  */
-final class Checksums {
-  private static final ExecutorService POOL = Executors.newFixedThreadPool(
+final class Checksums implements AutoCloseable {
+  private final ExecutorService pool = Executors.newFixedThreadPool(
       Math.max(2, Runtime.getRuntime().availableProcessors()), r -> {
         Thread t = new Thread(r, "gpudirect-server-checksum");
         t.setDaemon(true);
         return t;
       });
 
-  private Checksums() {}
-
   /**
    * Checksums {@code length} bytes of {@code fc} from {@code offset} on the pool, through the
    * server's block checksums; the channel must stay open until the result is in. Only large
    * ranges come here: a small one is read into memory and checksummed there by the connection
-   * itself (ServerConnection.sendSmall).
+   * itself (ReadAnswers.sendSmall).
    */
-  static Future<Integer> of(BlockChecksums blocks, FileChannel fc, BlockChecksums.Version version, long offset,
+  Future<Integer> of(BlockChecksums blocks, FileChannel fc, BlockChecksums.Version version, long offset,
       int length) {
-    return POOL.submit(() -> blocks.crc(fc, version, offset, length));
+    return pool.submit(() -> blocks.crc(fc, version, offset, length));
+  }
+
+  /** After the server's connections have closed: checksums still running finish, none start. */
+  @Override
+  public void close() {
+    pool.shutdown();
   }
 
   /**

@@ -104,13 +104,12 @@ final class FileOpeners implements AutoCloseable {
       throw new RequestRefusedException(ErrorCode.SHUTTING_DOWN,
           "Cannot open " + RootDirectory.show(requested) + ": the server is stopping", e);
     }
-    long start = System.nanoTime();
     try {
       while (true) {
         try {
           return attempt.get(RELEASE_AFTER_NANOS, TimeUnit.NANOSECONDS);
         } catch (TimeoutException e) {
-          long blockedFor = System.nanoTime() - start;
+          long blockedFor = attempt.runningFor();
           if (blockedFor >= GIVE_UP_NANOS && attempt.leaveBehind()) {
             LOG.warn("Gave up on opening {} below root {} of the server after {} ms ({} left"
                 + " behind); was a FIFO swapped in for it?", file, name,
@@ -183,10 +182,28 @@ final class FileOpeners implements AutoCloseable {
     private final SecureDirectoryStream<Path> dir;
     private boolean abandoned;
     private boolean finished;
+    /** When an opener thread took it up; 0 until then. */
+    private volatile long startedAt;
 
     Attempt(OpenCall<R> call, SecureDirectoryStream<Path> dir) {
       super(call::open);
       this.dir = dir;
+    }
+
+    @Override
+    public void run() {
+      startedAt = System.nanoTime();
+      super.run();
+    }
+
+    /**
+     * How long the open has been in {@code open(2)}, or 0 while it waits for its thread: on a
+     * loaded machine a new opener thread can take seconds to be scheduled, and that is no FIFO
+     * (the full suite on a 2-core machine at load 20 refused a plain file that way).
+     */
+    long runningFor() {
+      long started = startedAt;
+      return started == 0 ? 0 : System.nanoTime() - started;
     }
 
     /** The requester stops waiting; true unless the open has just ended (then use it). */

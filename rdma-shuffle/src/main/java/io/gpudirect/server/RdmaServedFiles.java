@@ -1,8 +1,8 @@
 package io.gpudirect.server;
 
 import io.gpudirect.protocol.FileVersion;
+import io.gpudirect.server.rdma.ReadRefusedException;
 import io.gpudirect.server.rdma.ServedFiles;
-import io.gpudirect.transport.ServerErrorException;
 import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -31,7 +31,7 @@ final class RdmaServedFiles implements ServedFiles {
       file = FileRanges.open(server, path, version, offset, length);
     } catch (RequestRefusedException e) {
       server.countError();
-      throw new ServerErrorException(e.code(), e.getMessage());
+      throw new ReadRefusedException(e.code(), e.getMessage());
     }
     server.readStarted();
     inFlight.incrementAndGet();
@@ -55,7 +55,7 @@ final class RdmaServedFiles implements ServedFiles {
           FileRanges.checkUnchanged(server, path, version, file, null);
         } catch (RequestRefusedException e) {
           server.countError();
-          throw new ServerErrorException(e.code(), e.getMessage());
+          throw new ReadRefusedException(e.code(), e.getMessage());
         }
       }
 

@@ -11,12 +11,11 @@ import io.gpudirect.protocol.HelloAck;
 import io.gpudirect.protocol.ListRequest;
 import io.gpudirect.protocol.ListResponse;
 import io.gpudirect.protocol.Message;
-import io.gpudirect.protocol.MessageType;
 import io.gpudirect.protocol.Protocol;
 import io.gpudirect.protocol.ProtocolException;
 import io.gpudirect.protocol.RdmaSetup;
-import io.gpudirect.protocol.ReadData;
 import io.gpudirect.protocol.ReadRequest;
+import io.gpudirect.protocol.Request;
 import io.gpudirect.protocol.StatRequest;
 import io.gpudirect.protocol.StatResponse;
 import io.gpudirect.protocol.StatusRequest;
@@ -29,16 +28,10 @@ import java.io.IOException;
 import java.net.InetAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.ByteChannel;
-import java.nio.channels.FileChannel;
 import java.nio.channels.ReadableByteChannel;
 import java.nio.channels.SocketChannel;
-import java.nio.file.Path;
-import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
-import java.util.zip.CRC32C;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -50,10 +43,6 @@ import org.slf4j.LoggerFactory;
  */
 final class ServerConnection implements Runnable {
   private static final Logger LOG = LoggerFactory.getLogger(ServerConnection.class);
-  /** READ answers of at most this many payload bytes go out in one write (see sendSmall). */
-  static final int SMALL_READ_BYTES = 64 * 1024;
-  /** A READ_DATA frame before its payload: length, type, body. */
-  private static final int READ_DATA_FRAME = Frames.HEADER_BYTES + new ReadData(0, 0, 0).encodedLength();
 
   private final BlockServer server;
   private final SocketChannel channel;
@@ -74,12 +63,6 @@ final class ServerConnection implements Runnable {
   private final List<RdmaServedFiles> rdmaFiles = new java.util.concurrent.CopyOnWriteArrayList<>();
   /** The files this connection's reads keep open between requests; closed with it. */
   private final OpenFiles openFiles = new OpenFiles();
-  /** Header, payload and trailer of a small READ answer; made at the first one. */
-  private ByteBuffer smallAnswer;
-  /** Header and trailer of a large READ answer, around its sendfile. */
-  private final ByteBuffer largeHeader = ByteBuffer.allocate(READ_DATA_FRAME);
-  private final ByteBuffer largeTrailer = ByteBuffer.allocate(ReadData.TRAILER_BYTES);
-  private final CRC32C checksum = new CRC32C();
   /** A request is being answered; a draining server leaves such a connection alone. */
   private volatile boolean busy;
   /** When the connection last finished a request (or was accepted). */
@@ -296,6 +279,7 @@ final class ServerConnection implements Runnable {
   private void serveRequests() throws IOException {
     // Requests come straight off the channel (or TLS) through one buffer, not frame by frame.
     RequestReader requests = new RequestReader(tls != null ? tls : channel);
+    ReadAnswers reads = new ReadAnswers(server, channel, wire, tls, crc, peer, openFiles);
     while (true) {
       Message m;
       try {
@@ -307,7 +291,7 @@ final class ServerConnection implements Runnable {
       server.countRequest();
       try {
         if (m instanceof ReadRequest r) {
-          read(r);
+          reads.answer(r);
         } else if (m instanceof StatusRequest st) {
           send(new StatusResponse(st.requestId(), server.stats().toMap()));
         } else if (m instanceof StatRequest s) {
@@ -361,173 +345,8 @@ final class ServerConnection implements Runnable {
     writeFully(frame);
   }
 
-  private void read(ReadRequest r) throws IOException {
-    server.readStarted();
-    try {
-      readCounted(r);
-    } finally {
-      server.readEnded();
-    }
-  }
-
-  private void readCounted(ReadRequest r) throws IOException {
-    FileRanges.checkLength(server, r.path(), r.length());
-    OpenFiles.OpenFile open;
-    try {
-      open = openFiles.acquire(server.root(), r.path());
-    } catch (RequestRefusedException e) {
-      throw FileRanges.notOpened(server, r.path(), r.version(), e);
-    }
-    try {
-      FileRanges.checkVersion(server, r.path(), r.version(), open);
-      FileRanges.checkRange(r.path(), r.offset(), r.length(), open.size());
-      if (r.length() <= SMALL_READ_BYTES) {
-        sendSmall(r, open);
-      } else {
-        sendLarge(r, open, version(open));
-      }
-      server.countBytesSent(r.length());
-    } finally {
-      openFiles.release();
-    }
-  }
-
-  /**
-   * A small answer is read into memory ({@code pread}), checksummed there while in cache, and
-   * sent as one write: header, payload and trailer. Three writes (header, sendfile, trailer)
-   * cost three system calls here and up to three wake-ups of the client's reader, which for
-   * 4 KiB was most of the time (docs/benchmarks.md). As nothing is sent before the bytes are
-   * in, a file that shrank, changed while it was read or cannot be read is refused like any
-   * bad read, and the connection carries on.
-   */
-  private void sendSmall(ReadRequest r, OpenFiles.OpenFile open) throws IOException {
-    FileChannel fc = open.channel();
-    ByteBuffer b = smallAnswer();
-    int payloadEnd = READ_DATA_FRAME + r.length();
-    b.clear().position(READ_DATA_FRAME).limit(payloadEnd);
-    try {
-      while (b.hasRemaining()) {
-        long at = r.offset() + (b.position() - READ_DATA_FRAME);
-        if (fc.read(b, at) < 0) {
-          throw new RequestRefusedException(ErrorCode.OUT_OF_RANGE, "Read of "
-              + RootDirectory.show(r.path()) + " at offset " + r.offset() + " length "
-              + r.length() + " runs past the end of the file: it ended at offset " + at
-              + " while being read");
-        }
-      }
-    } catch (IOException e) {
-      throw new RequestRefusedException(ErrorCode.IO_ERROR,
-          "Cannot read " + RootDirectory.show(r.path()) + ": " + e, e);
-    }
-    FileRanges.checkUnchanged(server, r.path(), r.version(), open, openFiles);
-    int end = payloadEnd;
-    b.limit(b.capacity()).put(end, ReadData.PAYLOAD_GOOD);
-    end += ReadData.STATUS_BYTES;
-    if (crc) {
-      checksum.reset();
-      checksum.update(b.position(READ_DATA_FRAME).limit(payloadEnd));
-      b.limit(b.capacity()).putInt(end, (int) checksum.getValue());
-      end += ReadData.CRC_BYTES;
-    }
-    putHeader(b.clear(), r);
-    writeFully(b.position(0).limit(end));
-  }
-
-  /** One per connection, for its lifetime: 64 KiB of direct memory, the GC frees it. */
-  private ByteBuffer smallAnswer() {
-    if (smallAnswer == null) {
-      smallAnswer = ByteBuffer.allocateDirect(READ_DATA_FRAME + SMALL_READ_BYTES
-          + ReadData.TRAILER_BYTES);
-    }
-    return smallAnswer;
-  }
-
-  /** The file behind the request's channel, for its cached block checksums; null when unsure. */
-  private static BlockChecksums.Version version(OpenFiles.OpenFile open) {
-    if (open.fileKey() == null) {
-      return null;
-    }
-    BasicFileAttributes a = open.attributes();
-    return new BlockChecksums.Version(open.fileKey(), a.size(),
-        a.lastModifiedTime().to(TimeUnit.NANOSECONDS));
-  }
-
-  /**
-   * A large answer: header, sendfile, trailer. The file is checked again after the payload
-   * went out ({@link FileRanges#checkUnchanged}); when it changed, the trailer voids the
-   * payload and the refusal follows it. The CRC32C cannot stand in for that check: it is
-   * computed from a second read of the file (or from block checksums cached before), not from
-   * the bytes sendfile sent, so a write during the transfer can make it match mixed bytes (both
-   * reads saw the same mix) as well as fail good ones. It guards the wire, not the version.
-   *
-   * <p>What is left: sendfile returns once its pages are queued on the socket, not sent, and
-   * TCP sends those page-cache pages themselves; a write after the check into pages still
-   * queued (at most a send and a receive buffer's worth) reaches the wire unseen here. The
-   * CRC32C then usually differs (it was read before, or comes from the block cache of the old
-   * contents), the client retries, and the retry is refused with FILE_CHANGED; without
-   * checksums it would pass. TLS copies the bytes before sending, so it has no such window.
-   */
-  private void sendLarge(ReadRequest r, OpenFiles.OpenFile open, BlockChecksums.Version version)
-      throws IOException {
-    FileChannel fc = open.channel();
-    Path file = server.root().path().resolve(open.path());
-    long end = r.offset() + r.length();
-    writeFully(putHeader(largeHeader.clear(), r).flip());
-    // The checksum is computed on another core while sendfile runs, and trails the payload;
-    // for a file read before, mostly from its cached block checksums.
-    Future<Integer> checksum = crc
-        ? Checksums.of(server.blockChecksums(), fc, version, r.offset(), r.length()) : null;
-    long pos = r.offset();
-    while (pos < end) {
-      long n = tls != null ? tls.transferFrom(fc, pos, end - pos)
-          : fc.transferTo(pos, end - pos, channel);
-      if (n <= 0 && fc.size() < end) {
-        // The header promised bytes the file no longer has: the stream cannot be resynced.
-        throw new IOException("File " + file + " shrank while being sent to " + peer);
-      }
-      pos += n;
-    }
-    RequestRefusedException changed = null;
-    try {
-      FileRanges.checkUnchanged(server, r.path(), r.version(), open, openFiles);
-    } catch (RequestRefusedException e) {
-      changed = e;
-    }
-    largeTrailer.clear().put(changed == null ? ReadData.PAYLOAD_GOOD : ReadData.PAYLOAD_VOID);
-    if (checksum != null) {
-      largeTrailer.putInt(changed == null ? Checksums.await(checksum, file)
-          : Checksums.awaitQuietly(checksum));
-    }
-    writeFully(largeTrailer.flip());
-    if (changed != null) {
-      throw changed;
-    }
-  }
-
-  private static ByteBuffer putHeader(ByteBuffer b, ReadRequest r) {
-    ReadData d = new ReadData(r.requestId(), r.offset(), r.length());
-    b.putInt(1 + d.encodedLength()).put(MessageType.READ_DATA.id());
-    d.encode(b);
-    return b;
-  }
-
   private static long requestId(Message m) {
-    if (m instanceof ReadRequest r) {
-      return r.requestId();
-    }
-    if (m instanceof StatRequest s) {
-      return s.requestId();
-    }
-    if (m instanceof ListRequest l) {
-      return l.requestId();
-    }
-    if (m instanceof StatusRequest st) {
-      return st.requestId();
-    }
-    if (m instanceof RdmaSetup r) {
-      return r.requestId();
-    }
-    return ErrorResponse.CONNECTION;
+    return m instanceof Request r ? r.requestId() : ErrorResponse.CONNECTION;
   }
 
   private void send(Message m) throws IOException {

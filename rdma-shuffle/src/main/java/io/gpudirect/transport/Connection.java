@@ -3,8 +3,10 @@ package io.gpudirect.transport;
 import io.gpudirect.GpuDirectException;
 import io.gpudirect.protocol.Message;
 import io.gpudirect.protocol.ReadRequest;
+import io.gpudirect.protocol.Request;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.concurrent.CompletableFuture;
 
@@ -27,7 +29,7 @@ public interface Connection extends AutoCloseable {
   long capabilities();
 
   /** Sends a control request; completes with the server's answer, ERROR included. */
-  CompletableFuture<Message> call(long requestId, Message request);
+  CompletableFuture<Message> call(Request request);
 
   /**
    * Sends {@code request} and reads its payload straight into {@code dst}, whose remaining
@@ -36,16 +38,6 @@ public interface Connection extends AutoCloseable {
    * {@link ChecksumMismatchException} when the payload is corrupt.
    */
   CompletableFuture<Void> read(ReadRequest request, ByteBuffer dst);
-
-  /**
-   * As {@link #read(ReadRequest, ByteBuffer)}, for a caller that waits for this read at once
-   * and calls {@link #readAnswersUntil} with it right after: a transport may then leave the
-   * answer for that caller to read itself, instead of waking a reader thread that would read
-   * it and then wake the caller (a hand-off that costs a 4 KiB read much of its latency).
-   */
-  default CompletableFuture<Void> readForCaller(ReadRequest request, ByteBuffer dst) {
-    return read(request, dst);
-  }
 
   /**
    * As {@link #read(ReadRequest, ByteBuffer)}, except that the payload's checksum is left to
@@ -57,13 +49,17 @@ public interface Connection extends AutoCloseable {
     return read(request, dst).thenApply(v -> OptionalInt.empty());
   }
 
+  /** Reads whose answer the waiting caller may read itself, where this connection allows it (TCP); empty otherwise. */
+  default Optional<CallerReads> callerReads() {
+    return Optional.empty();
+  }
+
   /**
-   * Reads this connection's answers on the calling thread until {@code done} completes, when
-   * no other thread is reading them and answers are due; returns at once otherwise, and the
-   * caller then waits for {@code done} as usual. Other requests' futures that it completes
-   * on the way complete on the calling thread. Transports without this do nothing.
+   * Reads straight into device memory, where this connection can (RDMA); empty otherwise. The
+   * same for every connection of one transport: see {@link Transport#readsIntoDevice}.
    */
-  default void readAnswersUntil(CompletableFuture<?> done) {
+  default Optional<DeviceReads> deviceReads() {
+    return Optional.empty();
   }
 
   /** Breaks the connection; everything outstanding fails with {@code cause}. */

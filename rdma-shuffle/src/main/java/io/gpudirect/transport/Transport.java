@@ -3,12 +3,17 @@ package io.gpudirect.transport;
 import java.net.InetSocketAddress;
 
 /**
- * A way to carry gpudirect requests: TCP now ({@code transport.tcp}), RDMA later
- * ({@code transport.rdma}, the only package that will import DiSNI).
+ * A way to carry gpudirect requests: TCP ({@code transport.tcp}) or RDMA
+ * ({@code transport.rdma}, over the verbs seam in {@code verbs}). The client chooses one.
  */
 public interface Transport {
   /** "tcp" or "rdma", as reported in logs and metrics. */
   String name();
+
+  /** Whether its connections offer {@link Connection#deviceReads}. */
+  default boolean readsIntoDevice() {
+    return false;
+  }
 
   /**
    * Opens one connection, handshake and authentication done. Throws

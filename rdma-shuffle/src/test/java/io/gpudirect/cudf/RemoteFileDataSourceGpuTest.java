@@ -10,7 +10,7 @@ import io.gpudirect.client.BlockClient;
 import io.gpudirect.client.ClientConfig;
 import io.gpudirect.client.FileEntry;
 import io.gpudirect.gpu.CopyEngine;
-import io.gpudirect.gpu.DeviceBuffer;
+import io.gpudirect.gpu.DeviceAllocator;
 import io.gpudirect.gpu.GpuEnvironment;
 import io.gpudirect.gpu.PinnedChunkPool;
 import io.gpudirect.memory.BufferAllocator;
@@ -43,6 +43,7 @@ class RemoteFileDataSourceGpuTest {
   private static BufferAllocator allocator;
   private static PinnedChunkPool pool;
   private static CopyEngine engine;
+  private static DeviceAllocator device;
 
   @BeforeAll
   static void start() {
@@ -55,6 +56,7 @@ class RemoteFileDataSourceGpuTest {
     // Small chunks, so that even small files take several overlapped copies.
     pool = PinnedChunkPool.forThisJvm(allocator, 4, 64 * 1024, Duration.ofSeconds(30));
     engine = new CopyEngine();
+    device = new DeviceAllocator(allocator.newChildAllocator("device", 1L << 30));
   }
 
   @AfterAll
@@ -62,6 +64,7 @@ class RemoteFileDataSourceGpuTest {
     if (engine != null) {
       engine.close();
       pool.close();
+      device.accounts().close();
       allocator.close();
       client.close();
       server.close();
@@ -121,11 +124,13 @@ class RemoteFileDataSourceGpuTest {
         CudfTables.assertSameValues(l, remote, path);
       }
     }
-    try (DeviceBuffer probe = DeviceBuffer.allocate(1 << 20)) {
+    try (ai.rapids.cudf.DeviceMemoryBuffer probe = device.allocate(1 << 20, "probe");
+         ai.rapids.cudf.DeviceMemoryBuffer head = probe.slice(0, 16);
+         ai.rapids.cudf.HostMemoryBuffer back = ai.rapids.cudf.HostMemoryBuffer.allocate(16)) {
       // A sticky CUDA error would fail this allocation and copy.
-      java.nio.ByteBuffer back = java.nio.ByteBuffer.allocateDirect(16);
-      probe.copyToHost(0, back);
+      back.copyFromDeviceBuffer(head);
     }
+    assertEquals(0, device.accounts().outstandingBytes(), "every device buffer was given back");
   }
 
   private static void assertRemoteRefusedToo(String path, RuntimeException local) throws Exception {
@@ -218,7 +223,7 @@ class RemoteFileDataSourceGpuTest {
   }
 
   private static byte[] deviceRead(RemoteFileDataSource source, long offset, int length) {
-    try (ai.rapids.cudf.DeviceMemoryBuffer d = ai.rapids.cudf.DeviceMemoryBuffer.allocate(length);
+    try (ai.rapids.cudf.DeviceMemoryBuffer d = device.allocate(length, "device read of " + length + " bytes");
          ai.rapids.cudf.HostMemoryBuffer h = ai.rapids.cudf.HostMemoryBuffer.allocate(length)) {
       assertEquals(length, source.deviceRead(offset, d, ai.rapids.cudf.Cuda.DEFAULT_STREAM));
       h.copyFromDeviceBuffer(d);

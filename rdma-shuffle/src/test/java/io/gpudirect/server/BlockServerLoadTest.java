@@ -242,8 +242,9 @@ class BlockServerLoadTest {
   }
 
   /**
-   * The JVM-wide checksum pools (fixed size, started on first use) are not owned by a server
-   * or client; they are bounded separately.
+   * The checksum pools (the server's and the client context's: fixed size, threads started as
+   * work comes) and the client context's handshake timer do not grow with load; they are
+   * bounded separately.
    */
   static final String[] SHARED_POOLS = {"gpudirect-crc-verify", "gpudirect-server-checksum",
       "gpudirect-handshake-deadline"};

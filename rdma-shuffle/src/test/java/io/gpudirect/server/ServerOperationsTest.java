@@ -40,6 +40,36 @@ class ServerOperationsTest {
   Path dir;
 
   @Test
+  void closingTheServerEndsItsChecksumThreads() throws Exception {
+    int length = 1 << 20;
+    byte[] bytes = TestFiles.write(dir.resolve("big.bin"), length, 5);
+    java.util.Set<Thread> before = threads("gpudirect-server-checksum");
+    java.util.Set<Thread> mine;
+    try (BlockServer s = BlockServer.builder().root(dir).port(0).build().start();
+        RawPeer peer = new RawPeer(s.port())) {
+      peer.handshake();
+      // Over 64 KiB: the CRC32C is computed on the server's pool beside the sendfile.
+      peer.send(new ReadRequest(1, "big.bin", 0, length));
+      assertInstanceOf(ReadData.class, peer.receive());
+      assertArrayEquals(bytes, peer.payload(length));
+      peer.checksumTrailer();
+      mine = threads("gpudirect-server-checksum");
+      mine.removeAll(before);
+      assertFalse(mine.isEmpty(), "the server's pool computed the checksum");
+    }
+    for (Thread t : mine) {
+      t.join(5_000);
+      assertFalse(t.isAlive(), t + " still runs after its server closed");
+    }
+  }
+
+  private static java.util.Set<Thread> threads(String name) {
+    return Thread.getAllStackTraces().keySet().stream()
+        .filter(t -> t.isAlive() && t.getName().equals(name))
+        .collect(java.util.stream.Collectors.toSet());
+  }
+
+  @Test
   void statusAnswersTheCountersAfterARead() throws IOException {
     byte[] bytes = TestFiles.write(dir.resolve("f.bin"), 5000, 3);
     try (BlockServer s = BlockServer.builder().root(dir).port(0).build().start();

@@ -138,7 +138,7 @@ public abstract class TransportConformanceTest {
   @Test
   void controlCallsAndRefusals() throws Exception {
     try (Connection c = connect()) {
-      StatResponse s = (StatResponse) c.call(1, new StatRequest(1, "d.bin")).get(5, TimeUnit.SECONDS);
+      StatResponse s = (StatResponse) c.call(new StatRequest(1, "d.bin")).get(5, TimeUnit.SECONDS);
       assertEquals(8 << 20, s.entry().length());
       ExecutionException e = assertThrows(ExecutionException.class,
           () -> c.read(new ReadRequest(2, "none", 0, 1), ByteBuffer.allocate(1)).get(5, TimeUnit.SECONDS));
@@ -229,6 +229,15 @@ public abstract class TransportConformanceTest {
     }
   }
 
+  /** A read the caller will wait for, as the client sends it: for the caller to read where the connection allows. */
+  static CompletableFuture<Void> readForCaller(Connection c, ReadRequest r, ByteBuffer dst) {
+    return c.callerReads().map(caller -> caller.readForCaller(r, dst)).orElseGet(() -> c.read(r, dst));
+  }
+
+  static void readAnswersUntil(Connection c, CompletableFuture<?> done) {
+    c.callerReads().ifPresent(caller -> caller.readAnswersUntil(done));
+  }
+
   @Test
   void aCallerWaitingForItsOwnReadGetsItAmongPipelinedOnes() throws Exception {
     try (Connection c = connect()) {
@@ -243,9 +252,9 @@ public abstract class TransportConformanceTest {
           int len = i == 1 ? 4096 : 300_000;
           ByteBuffer dst = ByteBuffer.allocateDirect(len);
           ReadRequest r = new ReadRequest(round * 10L + i + 1, "d.bin", offset, len);
-          CompletableFuture<Void> f = i == 1 ? c.readForCaller(r, dst) : c.read(r, dst);
+          CompletableFuture<Void> f = i == 1 ? readForCaller(c, r, dst) : c.read(r, dst);
           if (i == 1) {
-            c.readAnswersUntil(f);
+            readAnswersUntil(c, f);
           }
           buffers.add(dst);
           reads.add(f);
@@ -266,7 +275,7 @@ public abstract class TransportConformanceTest {
     try (FaultyPath stall = faultyPath()) {
       Connection c = connect(stall.address());
       // More than the path lets through before it stalls: the caller waits in its read.
-      CompletableFuture<Void> f = c.readForCaller(new ReadRequest(1, "d.bin", 0, 2 << 20),
+      CompletableFuture<Void> f = readForCaller(c, new ReadRequest(1, "d.bin", 0, 2 << 20),
           ByteBuffer.allocateDirect(2 << 20));
       GpuDirectException cause = new ConnectionLostException("test abort", null);
       Thread aborter = new Thread(() -> {
@@ -278,7 +287,7 @@ public abstract class TransportConformanceTest {
         c.abort(cause);
       });
       aborter.start();
-      c.readAnswersUntil(f);
+      readAnswersUntil(c, f);
       ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(5, TimeUnit.SECONDS));
       assertSame(cause, e.getCause());
       aborter.join();
@@ -305,7 +314,7 @@ public abstract class TransportConformanceTest {
             buffers.add(null);
             offsets.add(-1);
           } else if (kind == 1) {
-            answers.add(c.call(id, new StatRequest(id, "d.bin")));
+            answers.add(c.call(new StatRequest(id, "d.bin")));
             buffers.add(null);
             offsets.add(-2);
           } else {
@@ -348,7 +357,7 @@ public abstract class TransportConformanceTest {
     byte[] before = FileChanges.writeSettled(file, 2 << 20, 23);
     try (Connection c = connect()) {
       String path = file.getFileName().toString();
-      FileVersion version = ((StatResponse) c.call(1, new StatRequest(1, path))
+      FileVersion version = ((StatResponse) c.call(new StatRequest(1, path))
           .get(5, TimeUnit.SECONDS)).entry().version();
       assertEquals(2 << 20, version.size());
       ByteBuffer first = ByteBuffer.allocateDirect(1 << 20);
@@ -369,7 +378,7 @@ public abstract class TransportConformanceTest {
       }
       assertTrue(c.isOpen(), "a refusal leaves the connection usable");
       if (after.length > 4096) {
-        FileVersion now = ((StatResponse) c.call(9, new StatRequest(9, path))
+        FileVersion now = ((StatResponse) c.call(new StatRequest(9, path))
             .get(5, TimeUnit.SECONDS)).entry().version();
         ByteBuffer fresh = ByteBuffer.allocateDirect(4096);
         c.read(new ReadRequest(10, path, now, 0, 4096), fresh).get(5, TimeUnit.SECONDS);

@@ -7,6 +7,7 @@ import io.gpudirect.protocol.StatusRequest;
 import io.gpudirect.protocol.StatusResponse;
 import io.gpudirect.transport.Connection;
 import io.gpudirect.transport.ConnectionOptions;
+import io.gpudirect.transport.ConnectionThreads;
 import io.gpudirect.transport.tcp.TcpTransport;
 import java.io.PrintStream;
 import java.net.InetSocketAddress;
@@ -27,10 +28,11 @@ final class ServerStatus {
   /** The server's counters, by name, in the server's order. */
   static Map<String, Long> fetch(GpuDirectUri server, String secret, SSLContext tls) {
     InetSocketAddress address = new InetSocketAddress(server.host(), server.port());
-    try (Connection c = new TcpTransport().connect(address, new ConnectionOptions(
+    try (ConnectionThreads threads = new ConnectionThreads();
+        Connection c = new TcpTransport(threads).connect(address, new ConnectionOptions(
         secret == null ? null : secret.getBytes(StandardCharsets.UTF_8), TIMEOUT, "gpudirect-status",
         true, tls).withSecretSetting(SecretFile.SETTING))) {
-      Message answer = c.call(1, new StatusRequest(1)).get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+      Message answer = c.call(new StatusRequest(1)).get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
       return ((StatusResponse) answer).counters();
     } catch (ExecutionException e) {
       Throwable cause = e.getCause();

@@ -31,8 +31,25 @@ public record Host(Path root, Function<List<String>, Optional<String>> commands,
 
   /** This machine, as it is. */
   public static Host real() {
-    return new Host(Path.of("/"), Host::run, Host::load, GpuEnvironment::get,
-        () -> cudfProbe(GpuEnvironment.get()), UcxReport::probe);
+    Supplier<GpuEnvironment> gpu = cudaBindingPresent() ? GpuEnvironment::get : () -> WITHOUT_CUDA_BINDING;
+    return new Host(Path.of("/"), Host::run, Host::load, gpu, () -> cudfProbe(gpu.get()), UcxReport::probe);
+  }
+
+  /**
+   * The server package leaves jcuda out (a storage host copies nothing to a GPU): say that,
+   * rather than that the CUDA runtime failed to load, which would send a reader after drivers.
+   */
+  private static final GpuEnvironment WITHOUT_CUDA_BINDING = new GpuEnvironment(false, 0, "", false,
+      "no CUDA binding (jcuda) on this classpath: the server package carries none, as a storage host copies"
+          + " nothing to a GPU; check a GPU host with bin/gpudirect doctor from a checkout");
+
+  private static boolean cudaBindingPresent() {
+    try {
+      Class.forName("jcuda.runtime.JCuda", false, Host.class.getClassLoader());
+      return true;
+    } catch (ClassNotFoundException | LinkageError e) {
+      return false;
+    }
   }
 
   /** {@code /proc/...} below the root. */

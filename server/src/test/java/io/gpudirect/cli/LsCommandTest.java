@@ -59,6 +59,20 @@ class LsCommandTest {
     }
   }
 
+  /** ls and cat run without Spark: their client settings are flags, and reach the block client. */
+  @Test
+  void theTransportFlagReachesTheClient(@TempDir Path root) throws Exception {
+    Files.writeString(root.resolve("a.txt"), "x");
+    try (BlockServer s = BlockServer.builder().root(root).port(0).build().start()) {
+      String uri = "gpudirect://127.0.0.1:" + s.port() + "/";
+      assertEquals(0, ls("--transport", "tcp", uri).exit);
+      Run refused = ls("--transport", "carrier-pigeon", uri);
+      assertEquals(1, refused.exit);
+      assertTrue(refused.error.getMessage().contains("Unknown transport 'carrier-pigeon'"),
+          refused.error.getMessage());
+    }
+  }
+
   /** An error message that names a path (or carries a server's words) is escaped too. */
   @Test
   void anErrorNamingAPathWithControlCharactersIsEscaped(@TempDir Path root) {

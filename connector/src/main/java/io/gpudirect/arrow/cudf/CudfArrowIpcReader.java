@@ -13,6 +13,7 @@ import ai.rapids.cudf.Table;
 import io.gpudirect.arrow.cudf.CudfBatchPlan.Column;
 import io.gpudirect.arrow.cudf.CudfBatchPlan.Kind;
 import io.gpudirect.arrow.cudf.CudfBatchPlan.Slice;
+import io.gpudirect.gpu.DeviceAllocator;
 import java.nio.channels.SeekableByteChannel;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -30,6 +31,9 @@ import org.apache.arrow.vector.types.pojo.Field;
  * the decompression of compressed bodies — happens on the host first ({@link CudfReadPlan}),
  * so a malformed file is refused before any GPU code reads a byte of it. What the host
  * staged (decompressed buffers, rewritten offsets) is uploaded next to the body.
+ *
+ * <p>Every device buffer comes from the {@link DeviceAllocator} it is given, so it counts
+ * against that allocator's limit until cuDF closes the last column over it.
  */
 public final class CudfArrowIpcReader {
   /** Fills a device buffer with the file's bytes from an offset (socket → pinned chunk → GPU). */
@@ -42,15 +46,20 @@ public final class CudfArrowIpcReader {
   private final String displayName;
   private final boolean stream;
   private final BodyFetcher fetcher;
+  private final DeviceAllocator device;
 
-  /** @param stream whether the bytes are the IPC stream format (else the file format) */
+  /**
+   * @param stream whether the bytes are the IPC stream format (else the file format)
+   * @param device where the bodies' device buffers come from, and are charged
+   */
   public CudfArrowIpcReader(SeekableByteChannel channel, long size, String displayName, boolean stream,
-      BodyFetcher fetcher) {
+      BodyFetcher fetcher, DeviceAllocator device) {
     this.channel = channel;
     this.size = size;
     this.displayName = displayName;
     this.stream = stream;
     this.fetcher = fetcher;
+    this.device = device;
   }
 
   /** Every record batch of the file, with only the named top-level columns (all when none). */
@@ -125,13 +134,13 @@ public final class CudfArrowIpcReader {
     DeviceMemoryBuffer staged = null;
     try {
       if (plan.needsBody()) {
-        body = DeviceMemoryBuffer.allocate(block.getBodyLength() + MASK_SLACK);
+        body = device.allocate(block.getBodyLength() + MASK_SLACK, "Arrow IPC body of " + displayName);
         try (DeviceMemoryBuffer fill = body.slice(0, block.getBodyLength())) {
           fetcher.fetch(block.getOffset() + block.getMetadataLength(), fill);
         }
       }
       if (plan.stagedLength() > 0) {
-        staged = DeviceMemoryBuffer.allocate(plan.stagedLength() + MASK_SLACK);
+        staged = device.allocate(plan.stagedLength() + MASK_SLACK, "decompressed Arrow IPC buffers of " + displayName);
         try (HostMemoryBuffer host = HostMemoryBuffer.allocate(plan.stagedLength())) {
           host.setBytes(0, plan.staged(), 0, plan.stagedLength());
           staged.copyFromHostBuffer(host, Cuda.DEFAULT_STREAM);
@@ -189,7 +198,7 @@ public final class CudfArrowIpcReader {
   }
 
   /** Fixed-width and string columns: cuDF columns over slices of the batch, no copy. */
-  private static ColumnVector leaf(Column c, DeviceBody body) {
+  private ColumnVector leaf(Column c, DeviceBody body) {
     DType type = c.type();
     DeviceMemoryBuffer validity = body.slice(c.validity());
     DeviceMemoryBuffer data = null;
@@ -246,7 +255,7 @@ public final class CudfArrowIpcReader {
    * indices (every non-null index was checked against the dictionary on the host). A null
    * row's index is replaced by one past any dictionary, which the gather turns into a null.
    */
-  private static ColumnVector decoded(Column c, DeviceBody body, Map<Long, ColumnVector> dictionaries) {
+  private ColumnVector decoded(Column c, DeviceBody body, Map<Long, ColumnVector> dictionaries) {
     ColumnVector values = dictionaries.get(c.dictionaryId());
     try (ColumnVector indices = leaf(c, body);
          ColumnVector asInt = indices.castTo(DType.INT32);
@@ -259,8 +268,8 @@ public final class CudfArrowIpcReader {
   }
 
   /** A copy of a misaligned slice into its own (256-byte aligned) buffer. */
-  private static DeviceMemoryBuffer aligned(DeviceMemoryBuffer from, Slice s) {
-    DeviceMemoryBuffer copy = DeviceMemoryBuffer.allocate(s.length() + MASK_SLACK);
+  private DeviceMemoryBuffer aligned(DeviceMemoryBuffer from, Slice s) {
+    DeviceMemoryBuffer copy = device.allocate(s.length() + MASK_SLACK, "aligned Arrow IPC values of " + displayName);
     copy.copyFromDeviceBufferAsync(0, from, s.offset(), s.length(), Cuda.DEFAULT_STREAM);
     Cuda.DEFAULT_STREAM.sync();
     return copy;
@@ -271,8 +280,8 @@ public final class CudfArrowIpcReader {
    * the validity mask of a placeholder column, whose "is not null" is then exactly the values;
    * the real validity is applied after. All of it runs on the GPU.
    */
-  private static ColumnVector booleans(DeviceBody body, long rows, Slice bits, Slice validity) {
-    try (DeviceMemoryBuffer placeholder = DeviceMemoryBuffer.allocate(rows);
+  private ColumnVector booleans(DeviceBody body, long rows, Slice bits, Slice validity) {
+    try (DeviceMemoryBuffer placeholder = device.allocate(rows, "boolean placeholder for " + displayName);
          ColumnVector asMask = new ColumnVector(DType.INT8, rows, Optional.empty(), placeholder.slice(0, rows),
              body.slice(bits), null);
          ColumnVector values = asMask.isNotNull()) {
@@ -280,7 +289,7 @@ public final class CudfArrowIpcReader {
         return values.incRefCount();
       }
       // Each placeholder column owns the slices it is given, so every slice has one owner.
-      try (DeviceMemoryBuffer again = DeviceMemoryBuffer.allocate(rows);
+      try (DeviceMemoryBuffer again = device.allocate(rows, "boolean placeholder for " + displayName);
            ColumnVector nulls = new ColumnVector(DType.INT8, rows, Optional.empty(), again.slice(0, rows),
                body.slice(validity), null)) {
         return values.mergeAndSetValidity(BinaryOp.BITWISE_AND, nulls);

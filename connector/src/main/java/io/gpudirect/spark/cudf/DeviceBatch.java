@@ -4,6 +4,8 @@ import ai.rapids.cudf.HostColumnVector;
 import ai.rapids.cudf.PinnedMemoryPool;
 import ai.rapids.cudf.Table;
 import io.gpudirect.GpuDirectException;
+import io.gpudirect.gpu.DeviceAllocator;
+import io.gpudirect.memory.Charge;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
@@ -16,25 +18,32 @@ import org.apache.spark.sql.vectorized.ColumnarBatch;
  *
  * <p>Owns the table and its host copy. Each column holds one reference; closing the batch
  * (or its last column) frees both. A reader closes its previous batch before it makes the
- * next, as Spark's own columnar readers do.
+ * next, as Spark's own columnar readers do. While it holds the table, the device memory cuDF
+ * allocated for it is charged to the reader's {@link DeviceAllocator}
+ * ({@link DeviceAllocator#chargeTable}).
  */
 public final class DeviceBatch {
   private final Table table;
   private final StructType schema;
+  private final Charge charge;
   private HostColumnVector[] host;
   private CudfHostColumn[] hostViews;
   private int references;
 
-  private DeviceBatch(Table table, StructType schema) {
+  private DeviceBatch(Table table, StructType schema, Charge charge) {
     this.table = table;
     this.schema = schema;
+    this.charge = charge;
   }
 
   /**
    * Takes ownership of {@code table}, whose columns must match {@code schema} one to one
-   * ({@link SparkCudfTypes#check}); on failure the table is closed.
+   * ({@link SparkCudfTypes#check}), and charges its device memory to {@code device} under
+   * {@code what} (the file it came from) until the batch is closed. On failure, a charge past
+   * the allocator's limit included, the table is closed.
    */
-  public static ColumnarBatch wrap(Table table, StructType schema) {
+  public static ColumnarBatch wrap(Table table, StructType schema, DeviceAllocator device, String what) {
+    Charge charge;
     try {
       if (table.getNumberOfColumns() != schema.fields().length) {
         throw new GpuDirectException("cuDF returned " + table.getNumberOfColumns() + " columns for the "
@@ -46,11 +55,12 @@ public final class DeviceBatch {
       if (table.getRowCount() > Integer.MAX_VALUE) {
         throw new GpuDirectException("A batch of " + table.getRowCount() + " rows is more than Spark takes");
       }
+      charge = device.chargeTable(table, what);
     } catch (RuntimeException e) {
       table.close();
       throw e;
     }
-    DeviceBatch batch = new DeviceBatch(table, schema);
+    DeviceBatch batch = new DeviceBatch(table, schema, charge);
     ColumnVector[] columns = new ColumnVector[schema.fields().length];
     for (int i = 0; i < columns.length; i++) {
       columns[i] = new DeviceColumn(batch, i, schema.fields()[i].dataType());
@@ -60,6 +70,7 @@ public final class DeviceBatch {
       // Nothing will ever release a column-less batch; its rows are all Spark needs.
       long rows = table.getRowCount();
       table.close();
+      charge.close();
       return new ColumnarBatch(columns, (int) rows);
     }
     return new ColumnarBatch(columns, (int) table.getRowCount());
@@ -122,6 +133,7 @@ public final class DeviceBatch {
   synchronized void release() {
     if (--references == 0) {
       table.close();
+      charge.close();
       if (host != null) {
         for (HostColumnVector c : host) {
           c.close();

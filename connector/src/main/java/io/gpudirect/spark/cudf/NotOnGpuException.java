@@ -9,7 +9,21 @@ import io.gpudirect.GpuDirectException;
  * the error the user sees.
  */
 public class NotOnGpuException extends GpuDirectException {
-  public NotOnGpuException(String message) {
-    super(message);
+  private final String reason;
+
+  public NotOnGpuException(String reason) {
+    super(reason);
+    this.reason = reason;
+  }
+
+  /** {@code reason} holds for the whole of {@code file}, which the message names. */
+  public NotOnGpuException(String file, String reason) {
+    super(file, "Cannot read " + file + " on the GPU: " + reason, null);
+    this.reason = reason;
+  }
+
+  /** Why, naming no file: the same words for every file it holds for. */
+  public String reason() {
+    return reason;
   }
 }

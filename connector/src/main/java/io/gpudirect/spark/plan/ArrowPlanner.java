@@ -1,6 +1,7 @@
 package io.gpudirect.spark.plan;
 
 import io.gpudirect.arrow.ArrowMemory;
+import io.gpudirect.client.RemoteStore;
 import io.gpudirect.dataset.DataFile;
 import io.gpudirect.dataset.DataFormat;
 import io.gpudirect.options.ResolvedOptions;
@@ -16,15 +17,14 @@ import org.apache.spark.sql.types.StructType;
 public final class ArrowPlanner {
   private ArrowPlanner() {}
 
-  public static ArrowIpcFile open(DataFile file, ResolvedOptions options, BufferAllocator allocator) {
-    RemoteFileChannel channel = new RemoteFileChannel(RemoteStores.get(file.uri(), options),
-        file.uri().path(), file.version(), file.length());
+  public static ArrowIpcFile open(DataFile file, RemoteStore store, BufferAllocator allocator) {
+    RemoteFileChannel channel = new RemoteFileChannel(store, file.uri().path(), file.version(), file.length());
     return ArrowIpcFile.open(channel, file.uri().toString(), file.format() == DataFormat.ARROW_STREAM, allocator);
   }
 
   public static StructType schema(DataFile file, ResolvedOptions options) {
     try (BufferAllocator allocator = ArrowMemory.child("schema " + file.uri());
-         ArrowIpcFile ipc = open(file, options, allocator)) {
+         ArrowIpcFile ipc = open(file, RemoteStores.get(file.uri(), options), allocator)) {
       return ipc.sparkSchema();
     }
   }
@@ -35,7 +35,7 @@ public final class ArrowPlanner {
     }
     List<FileSlice> slices = new ArrayList<>();
     try (BufferAllocator allocator = ArrowMemory.child("plan " + file.uri());
-         ArrowIpcFile ipc = open(file, options, allocator)) {
+         ArrowIpcFile ipc = open(file, RemoteStores.get(file.uri(), options), allocator)) {
       int n = ipc.recordBatchCount();
       int first = 0;
       long bytes = 0;

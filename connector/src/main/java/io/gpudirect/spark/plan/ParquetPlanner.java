@@ -65,7 +65,7 @@ public final class ParquetPlanner {
         return ParquetFileReader.readFooter(HadoopInputFile.fromPath(new Path(k), conf),
             ParquetMetadataConverter.NO_FILTER);
       } catch (IOException | RuntimeException e) {
-        throw new GpuDirectException("Cannot read Parquet footer of " + k + ": " + e.getMessage(), e);
+        throw new GpuDirectException(k, "Cannot read Parquet footer of " + k + ": " + e.getMessage(), e);
       }
     });
   }
@@ -77,7 +77,8 @@ public final class ParquetPlanner {
       return ParquetFileFormat.readSchemaFromFooter(new Footer(new Path(file.uri().toString()), footer),
           new ParquetToSparkSchemaConverter(sqlConf));
     } catch (RuntimeException e) {
-      throw new GpuDirectException("Cannot read the schema of " + file.uri() + ": " + e.getMessage(), e);
+      throw new GpuDirectException(file.uri().toString(), "Cannot read the schema of " + file.uri() + ": "
+          + e.getMessage(), e);
     }
   }
 

@@ -1,7 +1,7 @@
 package io.gpudirect.spark.read;
 
 import io.gpudirect.arrow.ArrowMemory;
-import io.gpudirect.options.ResolvedOptions;
+import io.gpudirect.client.RemoteStore;
 import io.gpudirect.spark.arrow.ArrowIpcFile;
 import io.gpudirect.spark.plan.ArrowPlanner;
 import io.gpudirect.spark.plan.ArrowSlice;
@@ -17,11 +17,11 @@ public final class ArrowSliceReader implements SliceReader<ColumnarBatch> {
   private final ArrowIpcFile ipc;
   private final PartitionReader<ColumnarBatch> batches;
 
-  public ArrowSliceReader(ArrowSlice slice, ResolvedOptions options, StructType readSchema) {
+  public ArrowSliceReader(ArrowSlice slice, RemoteStore store, StructType readSchema) {
     this.allocator = ArrowMemory.child("read " + slice.file().uri());
     ArrowIpcFile opened = null;
     try {
-      opened = ArrowPlanner.open(slice.file(), options, allocator);
+      opened = ArrowPlanner.open(slice.file(), store, allocator);
       int to = slice.batchCount() < 0 ? Integer.MAX_VALUE : slice.firstBatch() + slice.batchCount();
       this.batches = opened.readBatches(slice.firstBatch(), to, readSchema);
       this.ipc = opened;

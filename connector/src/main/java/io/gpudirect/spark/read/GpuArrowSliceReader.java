@@ -9,9 +9,7 @@ import io.gpudirect.cudf.RemoteFileDataSource;
 import io.gpudirect.dataset.DataFile;
 import io.gpudirect.dataset.DataFormat;
 import io.gpudirect.gpu.GpuResources;
-import io.gpudirect.options.ResolvedOptions;
 import io.gpudirect.remote.RemoteFileChannel;
-import io.gpudirect.remote.RemoteStores;
 import io.gpudirect.spark.cudf.DeviceBatch;
 import io.gpudirect.spark.cudf.SparkCudfTypes;
 import io.gpudirect.spark.plan.ArrowSlice;
@@ -25,9 +23,8 @@ import org.apache.spark.sql.vectorized.ColumnarBatch;
  * converted on the GPU the way Spark's host reader converts them.
  */
 public final class GpuArrowSliceReader extends OneBatchReader {
-  public GpuArrowSliceReader(ArrowSlice slice, ResolvedOptions options, StructType readSchema) {
+  public GpuArrowSliceReader(ArrowSlice slice, RemoteStore store, StructType readSchema) {
     DataFile f = slice.file();
-    RemoteStore store = RemoteStores.get(f.uri(), options);
     GpuResources gpu = GpuResources.shared();
     String[] names = readSchema.fieldNames();
     int count = slice.batchCount() < 0 ? Integer.MAX_VALUE : slice.batchCount();
@@ -35,7 +32,7 @@ public final class GpuArrowSliceReader extends OneBatchReader {
     try (RemoteFileDataSource source = new RemoteFileDataSource(store, f.uri().path(), f.version(), f.length(), gpu.pool(), gpu.engine())) {
       read = new CudfArrowIpcReader(new RemoteFileChannel(store, f.uri().path(), f.version(), f.length()), f.length(),
           f.uri().toString(), f.format() == DataFormat.ARROW_STREAM,
-          (offset, dst) -> source.deviceRead(offset, dst, Cuda.DEFAULT_STREAM))
+          (offset, dst) -> source.deviceRead(offset, dst, Cuda.DEFAULT_STREAM), gpu.device())
           .read(slice.firstBatch(), count, names);
     }
     ColumnVector[] columns = new ColumnVector[names.length];
@@ -43,7 +40,7 @@ public final class GpuArrowSliceReader extends OneBatchReader {
       for (int i = 0; i < columns.length; i++) {
         columns[i] = SparkCudfTypes.conform(readSchema.fields()[i], decoded.getColumn(i));
       }
-      produced(DeviceBatch.wrap(new Table(columns), readSchema));
+      produced(DeviceBatch.wrap(new Table(columns), readSchema, gpu.device(), "Arrow IPC slice of " + f.uri()));
     } finally {
       for (ColumnVector c : columns) {
         if (c != null) {

@@ -5,10 +5,9 @@ import ai.rapids.cudf.DType;
 import ai.rapids.cudf.ParquetOptions;
 import ai.rapids.cudf.Scalar;
 import ai.rapids.cudf.Table;
+import io.gpudirect.client.RemoteStore;
 import io.gpudirect.cudf.RemoteFileDataSource;
 import io.gpudirect.gpu.GpuResources;
-import io.gpudirect.options.ResolvedOptions;
-import io.gpudirect.remote.RemoteStores;
 import io.gpudirect.spark.cudf.DeviceBatch;
 import io.gpudirect.spark.cudf.NotOnGpuException;
 import io.gpudirect.spark.cudf.RowGroupView;
@@ -39,10 +38,10 @@ import org.apache.spark.sql.vectorized.ColumnarBatch;
  * and types without a GPU layout are left to the host reader.
  */
 public final class GpuParquetSliceReader extends OneBatchReader {
-  public GpuParquetSliceReader(ParquetSlice slice, ResolvedOptions options, ParquetReadSettings settings,
+  public GpuParquetSliceReader(ParquetSlice slice, RemoteStore store, ParquetReadSettings settings,
       StructType readSchema) throws IOException {
     GpuResources gpu = GpuResources.shared();
-    RemoteFileDataSource file = new RemoteFileDataSource(RemoteStores.get(slice.file().uri(), options),
+    RemoteFileDataSource file = new RemoteFileDataSource(store,
         slice.file().uri().path(), slice.file().version(), slice.file().length(), gpu.pool(), gpu.engine());
     SliceFooter footer;
     try {
@@ -74,7 +73,8 @@ public final class GpuParquetSliceReader extends OneBatchReader {
         present.forEach(b::includeColumn);
         decoded = Table.readParquet(b.build(), view);
       }
-      produced(DeviceBatch.wrap(conform(decoded, fileNames, readSchema, slice.rows(), rebase), readSchema));
+      produced(DeviceBatch.wrap(conform(decoded, fileNames, readSchema, slice.rows(), rebase), readSchema,
+          gpu.device(), "decoded Parquet slice of " + slice.file().uri()));
     }
   }
 
@@ -106,8 +106,8 @@ public final class GpuParquetSliceReader extends OneBatchReader {
           + " only by the host reader");
     }
     if (datetimes && mode.equals("LEGACY")) {
-      throw new NotOnGpuException("dates and timestamps of " + slice.file().uri()
-          + " need the LEGACY calendar rebase, which only the host reader does");
+      throw new NotOnGpuException(slice.file().uri().toString(),
+          "its dates and timestamps need the LEGACY calendar rebase, which only the host reader does");
     }
     return mode;
   }

@@ -98,7 +98,8 @@ final class SliceFooter {
     try {
       return new SliceFooter(out.toByteArray(), footer.getSchema());
     } catch (RuntimeException e) {
-      throw new GpuDirectException("Cannot read " + slice.file().uri() + ": malformed Parquet schema: " + e, e);
+      throw new GpuDirectException(slice.file().uri().toString(), "Cannot read " + slice.file().uri()
+          + ": malformed Parquet schema: " + e, e);
     }
   }
 
@@ -106,22 +107,23 @@ final class SliceFooter {
     long size = file.size();
     String where = slice.file().uri().toString();
     if (size < 12) {
-      throw new GpuDirectException("Cannot read " + where + ": " + size + " bytes is too short for Parquet");
+      throw new GpuDirectException(where, "Cannot read " + where + ": " + size + " bytes is too short for Parquet",
+          null);
     }
     byte[] end = file.read(size - 8, 8);
     if (!java.util.Arrays.equals(MAGIC, 0, 4, end, 4, 8)) {
-      throw new GpuDirectException("Cannot read " + where + " on the GPU: no PAR1 footer"
-          + " (an encrypted footer, PARE, is not read on the GPU)");
+      throw new GpuDirectException(where, "Cannot read " + where + " on the GPU: no PAR1 footer"
+          + " (an encrypted footer, PARE, is not read on the GPU)", null);
     }
     long length = ByteBuffer.wrap(end, 0, 4).order(ByteOrder.LITTLE_ENDIAN).getInt() & 0xffffffffL;
     if (length > size - 12) {
-      throw new GpuDirectException("Cannot read " + where + ": its footer claims " + length
-          + " bytes of a " + size + "-byte file");
+      throw new GpuDirectException(where, "Cannot read " + where + ": its footer claims " + length
+          + " bytes of a " + size + "-byte file", null);
     }
     try {
       return Util.readFileMetaData(new ByteArrayInputStream(file.read(size - 8 - length, (int) length)));
     } catch (IOException | RuntimeException e) {
-      throw new GpuDirectException("Cannot read " + where + ": corrupt Parquet footer: " + e.getMessage(), e);
+      throw new GpuDirectException(where, "Cannot read " + where + ": corrupt Parquet footer: " + e.getMessage(), e);
     }
   }
 

@@ -14,8 +14,10 @@ import io.gpudirect.arrow.ArrowFormatException;
 import io.gpudirect.client.BlockClient;
 import io.gpudirect.client.ClientConfig;
 import io.gpudirect.cudf.RemoteFileDataSource;
+import io.gpudirect.gpu.DeviceAllocator;
 import io.gpudirect.gpu.GpuEnvironment;
 import io.gpudirect.gpu.GpuResources;
+import io.gpudirect.memory.AllocationLimitException;
 import io.gpudirect.remote.RemoteFileChannel;
 import io.gpudirect.server.BlockServer;
 import java.io.IOException;
@@ -33,6 +35,7 @@ import org.apache.arrow.vector.types.pojo.Field;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -43,6 +46,8 @@ import org.junit.jupiter.params.provider.MethodSource;
  * case of {@link CudfCases} (the corpus as it is and compressed with LZ4_FRAME and ZSTD, and
  * binary, large, nested and dictionary-encoded types). Columns of types cuDF cannot hold are
  * refused by name; malformed files fail before the GPU reads them, or are read correctly.
+ * Every device buffer a read made is given back once its table is closed, and a read that
+ * needs more than its allocator's limit is refused.
  */
 @Tag("gpu")
 class CudfArrowIpcReaderGpuTest {
@@ -134,6 +139,37 @@ class CudfArrowIpcReaderGpuTest {
       }
     }
     assertEquals(0, GpuResources.shared().pool().chunksInUse());
+    assertEquals(0, GpuResources.shared().device().accounts().outstandingBytes(),
+        "device bytes of " + name + " still charged after its table was closed");
+  }
+
+  /**
+   * A read whose bodies would take its device allocator past the limit fails before it
+   * allocates, saying which allocator and which file, and leaves nothing charged or lent.
+   */
+  @Test
+  void aReadPastTheDeviceLimitIsRefusedNamingTheAllocatorAndTheFile() throws IOException {
+    String path = "arrow/generated_primitive.arrow_file";
+    // Every body is allocated with 64 bytes of slack past its end, so no body fits in 64.
+    long limit = 64;
+    try (io.gpudirect.memory.BufferAllocator accounts =
+        io.gpudirect.memory.BufferAllocator.root().newChildAllocator("small-device", limit)) {
+      DeviceAllocator small = new DeviceAllocator(accounts);
+      AllocationLimitException e = assertThrows(AllocationLimitException.class, () -> {
+        try (Table t = reader(path, false, small).read("int32_nullable", "utf8_nullable")) {
+          throw new AssertionError(path + " fit in " + limit + " bytes of device memory");
+        }
+      });
+      assertEquals("root/small-device", e.allocator());
+      assertTrue(e.getMessage().contains(path), e.getMessage());
+      assertEquals(0, accounts.outstandingBytes());
+    }
+    assertEquals(0, GpuResources.shared().pool().chunksInUse());
+    // Under the shared, unlimited allocator the same file reads.
+    try (Table t = reader(path, false).read("int32_nullable", "utf8_nullable")) {
+      assertTrue(t.getRowCount() > 0);
+    }
+    assertEquals(0, GpuResources.shared().device().accounts().outstandingBytes());
   }
 
   @ParameterizedTest
@@ -144,6 +180,8 @@ class CudfArrowIpcReaderGpuTest {
     } catch (ArrowFormatException expected) {
       assertTrue(expected.getMessage().contains(name), expected.getMessage());
     }
+    assertEquals(0, GpuResources.shared().device().accounts().outstandingBytes(),
+        name + ": device bytes still charged after the read failed");
     // No sticky CUDA error is left behind.
     try (Table probe = new Table(ai.rapids.cudf.ColumnVector.fromInts(1, 2, 3))) {
       assertEquals(3, probe.getRowCount());
@@ -151,12 +189,16 @@ class CudfArrowIpcReaderGpuTest {
   }
 
   private static CudfArrowIpcReader reader(String path, boolean stream) {
+    return reader(path, stream, GpuResources.shared().device());
+  }
+
+  private static CudfArrowIpcReader reader(String path, boolean stream, DeviceAllocator device) {
     io.gpudirect.client.FileEntry file = client.stat(path);
     long size = file.length();
     GpuResources gpu = GpuResources.shared();
     RemoteFileDataSource source = new RemoteFileDataSource(client, path, file.version(), size, gpu.pool(), gpu.engine());
     return new CudfArrowIpcReader(new RemoteFileChannel(client, path, file.version(), size), size, path, stream,
-        (offset, dst) -> source.deviceRead(offset, dst, Cuda.DEFAULT_STREAM));
+        (offset, dst) -> source.deviceRead(offset, dst, Cuda.DEFAULT_STREAM), device);
   }
 
   /** A cuDF value in {@link ReferenceValues}' shape: fixed-width values as the hex of their bytes. */

@@ -8,7 +8,6 @@ import io.gpudirect.protocol.Message;
 import io.gpudirect.protocol.RdmaBind;
 import io.gpudirect.protocol.RdmaRead;
 import io.gpudirect.protocol.RdmaReadDone;
-import io.gpudirect.transport.ServerErrorException;
 import io.gpudirect.verbs.Access;
 import io.gpudirect.verbs.CompletionHandler;
 import io.gpudirect.verbs.ControlSlots;
@@ -169,7 +168,7 @@ final class RdmaServerSession {
     ServedFiles.FileRange range;
     try {
       range = offer.files.open(r.path(), r.version(), r.offset(), r.length());
-    } catch (ServerErrorException e) {
+    } catch (ReadRefusedException e) {
       answer(new ErrorResponse(r.requestId(), e.code(), e.getMessage()));
       return;
     }
@@ -200,7 +199,7 @@ final class RdmaServerSession {
       // The read stays in flight (for a draining server) until its answer has gone out.
       handedOver = answer(new RdmaReadDone(r.requestId(), r.length(), crc != null,
           crc == null ? 0 : (int) crc.getValue()), range);
-    } catch (ServerErrorException e) {
+    } catch (ReadRefusedException e) {
       // The WRITEs have landed; the client fails the whole read on this answer.
       answer(new ErrorResponse(r.requestId(), e.code(), e.getMessage()));
     } catch (java.io.IOException e) {

@@ -1,7 +1,6 @@
 package io.gpudirect.server.rdma;
 
 import io.gpudirect.protocol.FileVersion;
-import io.gpudirect.transport.ServerErrorException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 
@@ -13,7 +12,7 @@ import java.nio.ByteBuffer;
 public interface ServedFiles {
   /**
    * Checks and opens {@code [offset, offset + length)} of {@code path}, which must still be
-   * {@code version} ({@link FileVersion#ANY}: any); throws {@link ServerErrorException} with
+   * {@code version} ({@link FileVersion#ANY}: any); throws {@link ReadRefusedException} with
    * the code and a message naming the path when refused.
    */
   FileRange open(String path, FileVersion version, long offset, int length);
@@ -27,7 +26,7 @@ public interface ServedFiles {
     void readFully(long position, ByteBuffer dst) throws IOException;
 
     /**
-     * After the last byte was read: throws {@link ServerErrorException} ({@code FILE_CHANGED})
+     * After the last byte was read: throws {@link ReadRefusedException} ({@code FILE_CHANGED})
      * when the file changed since {@link #open} checked it, so the bytes may mix two versions.
      */
     void checkUnchanged();

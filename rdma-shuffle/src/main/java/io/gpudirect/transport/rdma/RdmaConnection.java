@@ -11,9 +11,14 @@ import io.gpudirect.protocol.RdmaRead;
 import io.gpudirect.protocol.RdmaReadDone;
 import io.gpudirect.protocol.RdmaSetupAck;
 import io.gpudirect.protocol.ReadRequest;
+import io.gpudirect.protocol.Request;
 import io.gpudirect.transport.ChecksumMismatchException;
 import io.gpudirect.transport.Connection;
 import io.gpudirect.transport.ConnectionLostException;
+import io.gpudirect.transport.ConnectionThreads;
+import io.gpudirect.transport.DeviceReads;
+import io.gpudirect.transport.DeviceRegistration;
+import io.gpudirect.transport.DeviceRegistrationException;
 import io.gpudirect.transport.ServerErrorException;
 import io.gpudirect.verbs.Access;
 import io.gpudirect.verbs.CompletionHandler;
@@ -30,12 +35,11 @@ import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.EnumSet;
 import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.OptionalInt;
-import java.util.concurrent.ExecutorService;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.concurrent.Executors;
 import java.util.zip.CRC32C;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -56,28 +60,26 @@ import org.slf4j.LoggerFactory;
  * registered (device buffers) goes through {@link #readInto}.
  *
  * <p>Any failed work completion breaks the queue pair (RC semantics): every outstanding and
- * waiting read fails with an {@link RdmaException} naming the server and what failed.
+ * waiting read fails with an {@link RdmaConnectionException} naming the server and what failed.
  */
-public final class RdmaConnection implements Connection {
+public final class RdmaConnection implements Connection, DeviceReads {
   private static final Logger LOG = LoggerFactory.getLogger(RdmaConnection.class);
   private static final long RECV = 1L << 56;
   private static final long SEND = 2L << 56;
   private static final long SLOT_MASK = (1L << 56) - 1;
-  private static final ExecutorService VERIFY = Executors.newFixedThreadPool(
-      Math.max(2, Runtime.getRuntime().availableProcessors()), r -> {
-        Thread t = new Thread(r, "gpudirect-rdma-crc-verify");
-        t.setDaemon(true);
-        return t;
-      });
 
   private final Connection control;
   private final String server;
   private final boolean crc;
   private final int credits;
   private final BufferAllocator allocator;
+  /** Checks payloads' checksums off the completion thread. */
+  private final ConnectionThreads threads;
   private final Map<Long, Pending> outstanding = new ConcurrentHashMap<>();
   private final ArrayDeque<Pending> waiting = new ArrayDeque<>();
   private RdmaEndpoint endpoint;
+  /** Why these verbs cannot take GPU memory at all (a UCX built without CUDA), or null. */
+  private String noDeviceMemory;
   private ControlSlots slots;
   /** Guarded by {@code this}. */
   private int freeCredits;
@@ -91,7 +93,9 @@ public final class RdmaConnection implements Connection {
   private record Pending(RdmaRead request, CompletableFuture<Void> future, MemoryRegion region,
       HostBuffer bounce, ByteBuffer dst, ByteBuffer verify, AtomicReference<OptionalInt> crcOut) {}
 
-  private RdmaConnection(Connection control, RdmaSetupAck ack, boolean crc, BufferAllocator allocator) {
+  private RdmaConnection(Connection control, RdmaSetupAck ack, boolean crc, BufferAllocator allocator,
+      ConnectionThreads threads) {
+    this.threads = threads;
     this.control = control;
     this.server = "gpudirect server " + RdmaEndpoint.describe(control.peer());
     this.crc = crc;
@@ -106,8 +110,10 @@ public final class RdmaConnection implements Connection {
    * On failure everything made so far is closed, {@code control} included.
    */
   static RdmaConnection open(Connection control, RdmaSetupAck ack, boolean crc, Verbs verbs,
-      Duration timeout, BufferAllocator allocator) {
-    RdmaConnection c = new RdmaConnection(control, ack, crc, allocator);
+      Duration timeout, BufferAllocator allocator, ConnectionThreads threads) {
+    RdmaConnection c = new RdmaConnection(control, ack, crc, allocator, threads);
+    c.noDeviceMemory = verbs.registersDeviceMemory() ? null : verbs.describe()
+        + " cannot map GPU memory (UCX built without CUDA; see docs/deployment.md)";
     InetSocketAddress rdmaAddress = new InetSocketAddress(control.peer().getAddress(), ack.rdmaPort());
     try {
       // One send slot per credit plus the BIND; one receive per credit.
@@ -123,10 +129,13 @@ public final class RdmaConnection implements Connection {
       return c;
     } catch (RuntimeException e) {
       c.close();
-      if (e instanceof RdmaException) {
+      if (e instanceof RdmaConnectionException) {
         throw e;
       }
-      throw new RdmaException(RdmaException.Phase.CONNECT, c.server + " (RDMA port "
+      if (e instanceof RdmaException r) {
+        throw new RdmaConnectionException(r);
+      }
+      throw new RdmaConnectionException(RdmaException.Phase.CONNECT, c.server + " (RDMA port "
           + ack.rdmaPort() + ")", e.getMessage(), e);
     }
   }
@@ -157,8 +166,8 @@ public final class RdmaConnection implements Connection {
   }
 
   @Override
-  public CompletableFuture<Message> call(long requestId, Message request) {
-    return control.call(requestId, request);
+  public CompletableFuture<Message> call(Request request) {
+    return control.call(request);
   }
 
   @Override
@@ -212,6 +221,40 @@ public final class RdmaConnection implements Connection {
     return future;
   }
 
+  @Override
+  public Optional<DeviceReads> deviceReads() {
+    return Optional.of(this);
+  }
+
+  /**
+   * {@inheritDoc} The range is registered as regions of at most {@link MemoryRegion#MAX_LENGTH}
+   * bytes (see {@link RegisteredRange}); a registration the verbs refuse (no nvidia-peermem for
+   * GPU memory) is a {@link DeviceRegistrationException} with the verbs' message.
+   */
+  @Override
+  public DeviceRegistration register(long address, long length) {
+    if (noDeviceMemory != null) {
+      // Such a provider would take the device pointer for host memory: never hand it one.
+      throw new DeviceRegistrationException(noDeviceMemory, null);
+    }
+    try {
+      return RegisteredRange.register(this, address, length);
+    } catch (RdmaConnectionException e) {
+      if (e.phase() != RdmaException.Phase.REGISTER) {
+        throw e;
+      }
+      throw new DeviceRegistrationException(e.getMessage(), e);
+    }
+  }
+
+  @Override
+  public CompletableFuture<Void> readInto(ReadRequest request, DeviceRegistration registration, long address) {
+    if (!(registration instanceof RegisteredRange range)) {
+      throw new IllegalArgumentException("not registered by an RDMA connection: " + registration);
+    }
+    return readInto(request, range.regionFor(address, request.length()), address);
+  }
+
   /**
    * Reads into memory its owner has registered and keeps registered ({@code region}, on this
    * connection's device), at {@code address}. No checksum is verified here: the CPU may not
@@ -243,9 +286,9 @@ public final class RdmaConnection implements Connection {
       return endpoint.register(address, length, remoteWrite
           ? EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE) : EnumSet.of(Access.LOCAL_WRITE));
     } catch (RdmaException e) {
-      throw e;
+      throw new RdmaConnectionException(e);
     } catch (RuntimeException e) {
-      throw new RdmaException(RdmaException.Phase.REGISTER, server, "cannot register "
+      throw new RdmaConnectionException(RdmaException.Phase.REGISTER, server, "cannot register "
           + length + " bytes at 0x" + Long.toHexString(address) + ": " + e.getMessage(), e);
     }
   }
@@ -255,9 +298,9 @@ public final class RdmaConnection implements Connection {
       // LOCAL_WRITE is required alongside REMOTE_WRITE by ibv_reg_mr.
       return endpoint.register(target, EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE));
     } catch (RdmaException e) {
-      throw e;
+      throw new RdmaConnectionException(e);
     } catch (RuntimeException e) {
-      throw new RdmaException(RdmaException.Phase.REGISTER, server, "cannot register a "
+      throw new RdmaConnectionException(RdmaException.Phase.REGISTER, server, "cannot register a "
           + target.capacity() + "-byte destination: " + e.getMessage(), e);
     }
   }
@@ -305,7 +348,7 @@ public final class RdmaConnection implements Connection {
     try {
       slots.postSend(endpoint, slot, SEND | slot, p.request);
     } catch (RuntimeException e) {
-      fail(e instanceof RdmaException r ? r : new RdmaException(RdmaException.Phase.POST, server,
+      fail(e instanceof RdmaException r ? new RdmaConnectionException(r) : new RdmaConnectionException(RdmaException.Phase.POST, server,
           "cannot post the RDMA_READ of request " + p.request.requestId() + ": " + e.getMessage(), e));
     }
     // A failure that raced with the put above may not have seen this read.
@@ -357,7 +400,7 @@ public final class RdmaConnection implements Connection {
     @Override
     public void onCompletion(WorkCompletion wc) {
       if (!wc.ok()) {
-        fail(new RdmaException(RdmaException.Phase.COMPLETION, server, wc.describe(), null));
+        fail(new RdmaConnectionException(RdmaException.Phase.COMPLETION, server, wc.describe(), null));
         return;
       }
       int slot = (int) (wc.wrId() & SLOT_MASK);
@@ -372,7 +415,7 @@ public final class RdmaConnection implements Connection {
         // The slot is decoded: post it again before the credit can bring the next answer.
         slots.postRecv(endpoint, slot, RECV | slot);
       } catch (RuntimeException e) {
-        fail(new RdmaException(RdmaException.Phase.COMPLETION, server, "bad answer on the queue pair: "
+        fail(new RdmaConnectionException(RdmaException.Phase.COMPLETION, server, "bad answer on the queue pair: "
             + e.getMessage(), e));
         return;
       }
@@ -382,7 +425,7 @@ public final class RdmaConnection implements Connection {
           return;
         }
         if (done.length() != p.request.length()) {
-          fail(new RdmaException(RdmaException.Phase.COMPLETION, server, "RDMA_READ_DONE for request "
+          fail(new RdmaConnectionException(RdmaException.Phase.COMPLETION, server, "RDMA_READ_DONE for request "
               + done.requestId() + " says " + done.length() + " bytes, the request asked for "
               + p.request.length(), null));
           finish(p, failure);
@@ -393,7 +436,7 @@ public final class RdmaConnection implements Connection {
           p.crcOut.set(OptionalInt.of(done.crc32c()));
         }
         if (p.verify != null && done.hasCrc()) {
-          VERIFY.execute(() -> verify(p, done.crc32c()));
+          threads.verify(() -> verify(p, done.crc32c()));
         } else {
           finish(p, null);
         }
@@ -404,7 +447,7 @@ public final class RdmaConnection implements Connection {
           finish(p, new ServerErrorException(e.code(), e.message()));
         }
       } else {
-        fail(new RdmaException(RdmaException.Phase.COMPLETION, server, "unexpected " + m.type()
+        fail(new RdmaConnectionException(RdmaException.Phase.COMPLETION, server, "unexpected " + m.type()
             + " on the queue pair", null));
       }
     }
@@ -418,7 +461,7 @@ public final class RdmaConnection implements Connection {
   private Pending take(long requestId, Message m) {
     Pending p = outstanding.remove(requestId);
     if (p == null && failure == null) {
-      fail(new RdmaException(RdmaException.Phase.COMPLETION, server, m.type()
+      fail(new RdmaConnectionException(RdmaException.Phase.COMPLETION, server, m.type()
           + " for unknown request " + requestId, new ProtocolException(m.type() + " for unknown request")));
     }
     return p;

@@ -1,6 +1,5 @@
 package io.gpudirect.transport.rdma;
 
-import io.gpudirect.verbs.RdmaEndpoint;
 import io.gpudirect.memory.BufferAllocator;
 import io.gpudirect.protocol.ErrorResponse;
 import io.gpudirect.protocol.Message;
@@ -9,10 +8,12 @@ import io.gpudirect.protocol.RdmaSetup;
 import io.gpudirect.protocol.RdmaSetupAck;
 import io.gpudirect.transport.Connection;
 import io.gpudirect.transport.ConnectionOptions;
+import io.gpudirect.transport.ConnectionThreads;
 import io.gpudirect.transport.ServerErrorException;
 import io.gpudirect.transport.Transport;
 import io.gpudirect.transport.TransportException;
 import io.gpudirect.transport.tcp.TcpTransport;
+import io.gpudirect.verbs.RdmaEndpoint;
 import io.gpudirect.verbs.RdmaUnavailableException;
 import io.gpudirect.verbs.Verbs;
 import java.net.InetSocketAddress;
@@ -34,24 +35,34 @@ public final class RdmaTransport implements Transport {
   private final Verbs verbs;
   private final int credits;
   private final BufferAllocator allocator;
-  private final TcpTransport tcp = new TcpTransport();
+  private final ConnectionThreads threads;
+  private final TcpTransport tcp;
 
-  public RdmaTransport(Verbs verbs) {
-    this(verbs, DEFAULT_CREDITS, BufferAllocator.root());
+  /** Its connections check checksums and handshake deadlines on {@code threads}, which the caller owns. */
+  public RdmaTransport(Verbs verbs, ConnectionThreads threads) {
+    this(verbs, DEFAULT_CREDITS, BufferAllocator.root(), threads);
   }
 
-  public RdmaTransport(Verbs verbs, int credits, BufferAllocator allocator) {
+  public RdmaTransport(Verbs verbs, int credits, BufferAllocator allocator, ConnectionThreads threads) {
     if (credits <= 0) {
       throw new IllegalArgumentException("RDMA credits must be positive: " + credits);
     }
     this.verbs = verbs;
     this.credits = credits;
     this.allocator = allocator;
+    this.threads = threads;
+    this.tcp = new TcpTransport(threads);
   }
 
   @Override
   public String name() {
     return verbs.carrier();
+  }
+
+  /** Its connections read into registered GPU memory: see {@link RdmaConnection#deviceReads}. */
+  @Override
+  public boolean readsIntoDevice() {
+    return true;
   }
 
   public Verbs verbs() {
@@ -75,14 +86,14 @@ public final class RdmaTransport implements Transport {
         throw new RdmaUnavailableException(name + " does not serve RDMA",
             "start it with --rdma on (needs UCX (libucx0) or libdisni on the server)", null);
       }
-      Message answer = control.call(1, new RdmaSetup(1, credits))
+      Message answer = control.call(new RdmaSetup(1, credits))
           .get(options.connectTimeout().toMillis(), TimeUnit.MILLISECONDS);
       if (answer instanceof ErrorResponse e) {
         throw new ServerErrorException(e.code(), name + " refused RDMA_SETUP: " + e.message());
       }
       RdmaSetupAck ack = (RdmaSetupAck) answer;
       boolean crc = (control.capabilities() & Protocol.CAP_CRC32C) != 0;
-      return RdmaConnection.open(control, ack, crc, verbs, options.connectTimeout(), allocator);
+      return RdmaConnection.open(control, ack, crc, verbs, options.connectTimeout(), allocator, threads);
     } catch (TimeoutException e) {
       control.close();
       throw new TransportException("RDMA_SETUP to " + name + ": no answer within "

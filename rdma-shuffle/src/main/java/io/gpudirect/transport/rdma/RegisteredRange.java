@@ -1,5 +1,6 @@
 package io.gpudirect.transport.rdma;
 
+import io.gpudirect.transport.DeviceRegistration;
 import io.gpudirect.verbs.MemoryRegion;
 import java.util.ArrayList;
 import java.util.List;
@@ -9,7 +10,7 @@ import java.util.List;
  * {@link MemoryRegion#MAX_LENGTH} bytes each ({@code ibv_mr.length} is an int), and the reads
  * that fill it cut so that none straddles two regions. Owns its regions.
  */
-public final class RegisteredRange implements AutoCloseable {
+public final class RegisteredRange implements DeviceRegistration {
   private final long address;
   private final long length;
   private final List<MemoryRegion> regions;
@@ -55,6 +56,7 @@ public final class RegisteredRange implements AutoCloseable {
     return regions;
   }
 
+  @Override
   public boolean covers(long a, long n) {
     return n >= 0 && a >= address && a - address <= length - n;
   }
@@ -71,8 +73,10 @@ public final class RegisteredRange implements AutoCloseable {
 
   /**
    * Cuts {@code [a, a + n)} (inside this range) into pieces of at most {@code maxPiece} bytes,
-   * none crossing a region boundary: {start, length} pairs in address order.
+   * none crossing a region boundary (one RDMA_READ writes into one region): {start, length}
+   * pairs in address order.
    */
+  @Override
   public List<long[]> pieces(long a, long n, int maxPiece) {
     if (!covers(a, n)) {
       throw new IllegalArgumentException(n + " bytes at 0x" + Long.toHexString(a)

@@ -1,58 +1,42 @@
 package io.gpudirect.transport.tcp;
 
 import io.gpudirect.GpuDirectException;
-import io.gpudirect.protocol.Auth;
-import io.gpudirect.protocol.AuthOk;
-import io.gpudirect.protocol.AuthResponse;
-import io.gpudirect.protocol.ErrorCode;
 import io.gpudirect.protocol.ErrorResponse;
 import io.gpudirect.protocol.Frames;
-import io.gpudirect.protocol.Hello;
 import io.gpudirect.protocol.HelloAck;
-import io.gpudirect.protocol.ListResponse;
 import io.gpudirect.protocol.Message;
 import io.gpudirect.protocol.Protocol;
 import io.gpudirect.protocol.ProtocolException;
-import io.gpudirect.protocol.RdmaSetupAck;
+import io.gpudirect.protocol.RdmaReadDone;
 import io.gpudirect.protocol.ReadData;
 import io.gpudirect.protocol.ReadRequest;
-import io.gpudirect.protocol.StatResponse;
-import io.gpudirect.protocol.StatusResponse;
-import io.gpudirect.tls.NotTlsException;
+import io.gpudirect.protocol.Request;
+import io.gpudirect.protocol.Response;
 import io.gpudirect.tls.TlsChannel;
-import io.gpudirect.transport.AuthenticationException;
+import io.gpudirect.transport.CallerReads;
 import io.gpudirect.transport.ChecksumMismatchException;
-import io.gpudirect.transport.ConnectFailedException;
 import io.gpudirect.transport.Connection;
 import io.gpudirect.transport.ConnectionLostException;
 import io.gpudirect.transport.ConnectionOptions;
+import io.gpudirect.transport.ConnectionThreads;
 import io.gpudirect.transport.ServerErrorException;
-import io.gpudirect.transport.TransportException;
 import java.io.EOFException;
 import java.io.IOException;
-import java.net.ConnectException;
 import java.net.InetSocketAddress;
-import java.net.SocketTimeoutException;
-import java.net.UnknownHostException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ByteChannel;
-import java.nio.channels.Channels;
-import java.nio.channels.ReadableByteChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.channels.WritableByteChannel;
 import java.util.Map;
+import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 import java.util.zip.CRC32C;
-import javax.net.ssl.SSLException;
-import javax.net.ssl.SSLHandshakeException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -73,7 +57,7 @@ import org.slf4j.LoggerFactory;
  * server that closes the connection or sends a connection error is noticed, as before, long
  * before the next request.
  */
-final class TcpConnection implements Connection {
+final class TcpConnection implements Connection, CallerReads {
   private static final Logger LOG = LoggerFactory.getLogger(TcpConnection.class);
   private static final int HEAP_READ_SLICE = 256 * 1024;
   /** Payloads up to this size are checked on the reader thread (see receivePayload). */
@@ -105,6 +89,8 @@ final class TcpConnection implements Connection {
   /** Of those, the small ones (see {@link #fill}). */
   private final AtomicInteger smallDue =
       new AtomicInteger();
+  /** Checks large payloads' checksums off this connection's reader thread. */
+  private final ConnectionThreads threads;
   private volatile long lastSendNanos = System.nanoTime();
   private volatile GpuDirectException failure;
   /** The read whose payload the reader thread is filling; it is no longer in {@link #pending}. */
@@ -123,7 +109,8 @@ final class TcpConnection implements Connection {
   }
 
   private TcpConnection(SocketChannel channel, ByteChannel wire, InetSocketAddress peer,
-      HelloAck ack, String threadName) {
+      HelloAck ack, String threadName, ConnectionThreads threads) {
+    this.threads = threads;
     this.channel = channel;
     this.wire = wire;
     this.peer = peer;
@@ -140,183 +127,18 @@ final class TcpConnection implements Connection {
     return host + ":" + a.getPort();
   }
 
-  static TcpConnection open(InetSocketAddress peer, ConnectionOptions options) {
-    String server = describe(peer);
-    SocketChannel ch = null;
-    int timeoutMs = (int) Math.max(1, options.connectTimeout().toMillis());
-    // SO_TIMEOUT bounds each read, not the handshake: a server that sends a byte now and then
-    // would hold it forever. At the deadline the socket is closed, which ends any read.
-    AtomicBoolean late = new AtomicBoolean();
-    ScheduledFuture<?> deadline = null;
+  /** Connects and shakes hands (see {@link TcpHandshake}), then starts the reader thread. */
+  static TcpConnection open(InetSocketAddress peer, ConnectionOptions options, ConnectionThreads threads) {
+    TcpHandshake.Done done = TcpHandshake.connect(peer, options, threads);
     try {
-      ch = SocketChannel.open();
-      SocketChannel opened = ch;
-      deadline = HandshakeDeadline.TIMER.schedule(() -> {
-        late.set(true);
-        closeQuietly(opened);
-      }, timeoutMs, TimeUnit.MILLISECONDS);
-      ch.socket().connect(peer, timeoutMs);
-      ch.socket().setTcpNoDelay(true);
-      // Handshake reads go through the socket adaptor, whose reads honour SO_TIMEOUT.
-      ch.socket().setSoTimeout(timeoutMs);
-      ByteChannel wire = ch;
-      ReadableByteChannel in = Channels.newChannel(ch.socket().getInputStream());
-      if (options.tls() != null) {
-        TlsChannel tls = startTls(ch, peer, server, options);
-        wire = tls;
-        in = tls;
-      }
-      HelloAck ack = handshake(in, wire, server, options);
-      ch.socket().setSoTimeout(0);
-      if (!deadline.cancel(false)) {
-        throw new IOException("closed at the deadline");
-      }
-      TcpConnection c = new TcpConnection(ch, wire, peer, ack, options.threadName());
+      TcpConnection c = new TcpConnection(done.channel(), done.wire(), peer, done.ack(),
+          options.threadName(), threads);
       c.reader.start();
       return c;
-    } catch (IOException e) {
-      closeQuietly(ch);
-      if (late.get()) {
-        throw new ConnectFailedException(server, "the connection and handshake did not complete"
-            + " within connectTimeout (" + options.connectTimeout() + "); the server is"
-            + " overloaded, or not answering as a gpudirect server does", e);
-      }
-      throw new ConnectFailedException(server, whyNot(e, peer, options), e);
     } catch (RuntimeException e) {
-      closeQuietly(ch);
+      closeQuietly(done.channel());
       throw e;
-    } finally {
-      if (deadline != null) {
-        deadline.cancel(false);
-      }
     }
-  }
-
-  /** Closes the sockets of handshakes that run past their deadline; one daemon thread. */
-  private static final class HandshakeDeadline {
-    static final ScheduledThreadPoolExecutor TIMER = timer();
-
-    private static ScheduledThreadPoolExecutor timer() {
-      ScheduledThreadPoolExecutor t = new ScheduledThreadPoolExecutor(1, r -> {
-        Thread th = new Thread(r, "gpudirect-handshake-deadline");
-        th.setDaemon(true);
-        return th;
-      });
-      t.setRemoveOnCancelPolicy(true);
-      return t;
-    }
-  }
-
-  /** Why a connect failed, with what to check: the user's first question is whether anything listens. */
-  private static String whyNot(IOException e, InetSocketAddress peer, ConnectionOptions options) {
-    if (e instanceof ConnectException) {
-      boolean remote = peer.getAddress() == null || !peer.getAddress().isLoopbackAddress();
-      return "connection refused. Is a gpudirect server running there? (bin/gpudirect server"
-          + " --root DIR --port " + peer.getPort() + ")"
-          + (remote ? "; a server started without --bind listens on 127.0.0.1 only" : "");
-    }
-    if (e instanceof SocketTimeoutException) {
-      return "no answer within " + options.connectTimeout().toMillis() + " ms (connectTimeout)."
-          + " Check the host and port, and that no firewall drops the connection";
-    }
-    if (e instanceof UnknownHostException) {
-      return "unknown host '" + peer.getHostString() + "'";
-    }
-    return e.toString();
-  }
-
-  /** TLS first, so that the gpudirect handshake and everything after it is encrypted. */
-  private static TlsChannel startTls(SocketChannel ch, InetSocketAddress peer, String server,
-      ConnectionOptions options) throws IOException {
-    TlsChannel tls = TlsChannel.client(ch, options.tls(), peer.getHostString(), peer.getPort());
-    try {
-      tls.handshake();
-      return tls;
-    } catch (NotTlsException e) {
-      throw new TransportException("Cannot connect to gpudirect server " + server
-          + " over TLS: it answered in plaintext (" + e.getMessage() + "). Either it was started"
-          + " without --tls-cert/--tls-key (then connect without tls=true), or it turned the"
-          + " connection away before TLS (too many connections)", e);
-    } catch (SSLHandshakeException e) {
-      throw new AuthenticationException("TLS handshake with gpudirect server " + server
-          + " failed: " + e.getMessage() + ". Check that tls.trustStore holds the certificate"
-          + " (or its CA) the server was started with, and that the certificate names '"
-          + peer.getHostString() + "'");
-    } catch (SSLException e) {
-      throw new TransportException("TLS with gpudirect server " + server + " failed: "
-          + e.getMessage(), e);
-    }
-  }
-
-  private static HelloAck handshake(ReadableByteChannel in, WritableByteChannel ch, String server,
-      ConnectionOptions options) throws IOException {
-    byte[] secret = options.secret();
-    boolean checksums = options.checksums();
-    boolean rdma = options.rdma();
-    String secretSetting = options.secretSetting();
-    byte[] clientNonce = Auth.newNonce();
-    writeFully(ch, ByteBuffer.wrap(Protocol.MAGIC));
-    writeFully(ch, Frames.encode(new Hello(Protocol.VERSION,
-        Protocol.CAP_TCP | (checksums ? Protocol.CAP_CRC32C : 0) | (rdma ? Protocol.CAP_RDMA | Protocol.CAP_RDMA_UCX : 0),
-        clientNonce)));
-    ByteBuffer magic = ByteBuffer.allocate(Protocol.MAGIC.length);
-    Frames.readFully(in, magic, true);
-    Protocol.checkMagic(magic.array(), magic.position(), "server " + server);
-    Message m = Frames.read(in);
-    if (m instanceof ErrorResponse e) {
-      throw handshakeError(server, e, secretSetting);
-    }
-    if (!(m instanceof HelloAck ack)) {
-      throw new ProtocolException("Server " + server + " answered HELLO with " + m.type());
-    }
-    if (ack.version() != Protocol.VERSION) {
-      throw new ProtocolException("Server " + server + " chose protocol version "
-          + ack.version() + "; this client speaks version " + Protocol.VERSION);
-    }
-    if (!ack.authRequired()) {
-      if (secret != null) {
-        throw new AuthenticationException("Gpudirect server " + server + " does not require a"
-            + " secret but this client has one (" + secretSetting + "); refusing to trust a"
-            + " server that cannot prove it knows the secret. Start the server with the secret"
-            + " (--secret-file), or remove it from the client");
-      }
-      return ack;
-    }
-    if (secret == null) {
-      throw new AuthenticationException("Gpudirect server " + server + " requires a secret:"
-          + " set " + secretSetting + " to the server's secret");
-    }
-    writeFully(ch, Frames.encode(new AuthResponse(
-        Auth.clientProof(secret, ack.serverNonce(), clientNonce))));
-    Message answer = Frames.read(in);
-    if (answer instanceof ErrorResponse e) {
-      throw handshakeError(server, e, secretSetting);
-    }
-    if (!(answer instanceof AuthOk ok)) {
-      throw new ProtocolException("Server " + server + " answered AUTH_RESPONSE with "
-          + answer.type());
-    }
-    if (!Auth.matches(Auth.serverProof(secret, ack.serverNonce(), clientNonce), ok.mac())) {
-      throw new AuthenticationException("Server " + server + " could not prove it knows the"
-          + " secret; it is not the server it claims to be, or its secret differs");
-    }
-    return ack;
-  }
-
-  private static GpuDirectException handshakeError(String server, ErrorResponse e,
-      String secretSetting) {
-    if (e.code() == ErrorCode.AUTH_FAILED) {
-      // Told here, not in the server's words: the server knows only its bind address (0.0.0.0
-      // for every interface) and not where this client's secret came from.
-      return new AuthenticationException("Secret rejected by gpudirect server " + server
-          + ": the secret in " + secretSetting + " is not the one the server was started with"
-          + " (its --secret-file)");
-    }
-    if (e.code() == ErrorCode.LIMIT_EXCEEDED || e.code() == ErrorCode.SHUTTING_DOWN) {
-      return new ConnectFailedException(server, e.message(), null);
-    }
-    return new ServerErrorException(e.code(), "Gpudirect server " + server
-        + " refused the connection: " + e.message());
   }
 
   @Override
@@ -341,8 +163,8 @@ final class TcpConnection implements Connection {
 
   @Override
   @SuppressWarnings("unchecked")
-  public CompletableFuture<Message> call(long requestId, Message request) {
-    CompletableFuture<Object> f = send(new Pending(requestId, null, null,
+  public CompletableFuture<Message> call(Request request) {
+    CompletableFuture<Object> f = send(new Pending(request.requestId(), null, null,
         new CompletableFuture<>(), false), request, false);
     return (CompletableFuture<Message>) (CompletableFuture<?>) f;
   }
@@ -350,6 +172,11 @@ final class TcpConnection implements Connection {
   @Override
   public CompletableFuture<Void> read(ReadRequest request, ByteBuffer dst) {
     return read(request, dst, false);
+  }
+
+  @Override
+  public Optional<CallerReads> callerReads() {
+    return Optional.of(this);
   }
 
   @Override
@@ -512,14 +339,9 @@ final class TcpConnection implements Connection {
       }
       take(e.requestId(), m).future.completeExceptionally(
           new ServerErrorException(e.code(), e.message()));
-    } else if (m instanceof StatResponse s) {
-      take(s.requestId(), m).future.complete(m);
-    } else if (m instanceof ListResponse l) {
-      take(l.requestId(), m).future.complete(m);
-    } else if (m instanceof StatusResponse st) {
-      take(st.requestId(), m).future.complete(m);
-    } else if (m instanceof RdmaSetupAck a) {
-      take(a.requestId(), m).future.complete(m);
+    } else if (m instanceof Response r && !(m instanceof RdmaReadDone)) {
+      // RDMA_READ_DONE belongs on the queue pair; on this connection it is a broken server.
+      take(r.requestId(), m).future.complete(m);
     } else {
       throw new ProtocolException("Unexpected " + m.type() + " from server " + server);
     }
@@ -588,7 +410,7 @@ final class TcpConnection implements Connection {
     } else if (p.read.length() <= INLINE_VERIFY_BYTES) {
       verify(p, expected);
     } else {
-      Verifier.POOL.execute(() -> verify(p, expected));
+      threads.verify(() -> verify(p, expected));
     }
   }
 
@@ -693,16 +515,6 @@ final class TcpConnection implements Connection {
     }
   }
 
-  /** The shared checkers of payload checksums: daemon threads, one per core. */
-  private static final class Verifier {
-    static final java.util.concurrent.ExecutorService POOL = java.util.concurrent.Executors.newFixedThreadPool(
-        Math.max(2, Runtime.getRuntime().availableProcessors()), r -> {
-          Thread t = new Thread(r, "gpudirect-crc-verify");
-          t.setDaemon(true);
-          return t;
-        });
-  }
-
   /**
    * The JDK reads a socket into a heap buffer through a temporary direct buffer as large as
    * the read, cached per thread; reading in slices keeps that copy buffer small.
@@ -783,13 +595,13 @@ final class TcpConnection implements Connection {
     }
   }
 
-  private static void writeFully(WritableByteChannel ch, ByteBuffer buf) throws IOException {
+  static void writeFully(WritableByteChannel ch, ByteBuffer buf) throws IOException {
     while (buf.hasRemaining()) {
       ch.write(buf);
     }
   }
 
-  private static void closeQuietly(SocketChannel ch) {
+  static void closeQuietly(SocketChannel ch) {
     if (ch != null) {
       try {
         ch.close();

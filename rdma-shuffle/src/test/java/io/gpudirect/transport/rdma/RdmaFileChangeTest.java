@@ -16,6 +16,7 @@ import io.gpudirect.server.rdma.RdmaService;
 import io.gpudirect.testing.FileChanges;
 import io.gpudirect.transport.Connection;
 import io.gpudirect.transport.ConnectionOptions;
+import io.gpudirect.transport.ConnectionThreads;
 import io.gpudirect.transport.ServerErrorException;
 import io.gpudirect.verbs.LoopbackVerbsDouble;
 import java.net.InetSocketAddress;
@@ -25,6 +26,7 @@ import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -37,6 +39,14 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @Timeout(value = 30, unit = TimeUnit.SECONDS)
 class RdmaFileChangeTest {
+  /** The connections' checksum and handshake threads, this class's own. */
+  private static final ConnectionThreads THREADS = new ConnectionThreads();
+
+  @AfterAll
+  static void closeConnectionThreads() {
+    THREADS.close();
+  }
+
   @TempDir Path root;
 
   @Test
@@ -48,9 +58,9 @@ class RdmaFileChangeTest {
     RdmaService.Settings settings = new RdmaService.Settings(16, 256 << 10, 2, 16 << 10, Duration.ofSeconds(10));
     try (BlockServer server = BlockServer.builder().root(root).port(0).rdma(RdmaMode.ON)
             .verbs(() -> verbs).rdmaSettings(settings).build().start();
-        Connection c = new RdmaTransport(verbs).connect(new InetSocketAddress("127.0.0.1", server.port()),
+        Connection c = new RdmaTransport(verbs, THREADS).connect(new InetSocketAddress("127.0.0.1", server.port()),
             new ConnectionOptions(null, Duration.ofSeconds(5), "gpudirect-client-rdma-change"))) {
-      FileVersion version = ((StatResponse) c.call(1, new StatRequest(1, "live.bin"))
+      FileVersion version = ((StatResponse) c.call(new StatRequest(1, "live.bin"))
           .get(5, TimeUnit.SECONDS)).entry().version();
       verbs.holdWrites();
       CompletableFuture<Void> read = c.read(new ReadRequest(2, "live.bin", version, 0, 4 << 20),

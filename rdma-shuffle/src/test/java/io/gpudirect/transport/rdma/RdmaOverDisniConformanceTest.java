@@ -6,12 +6,14 @@ import io.gpudirect.server.BlockServer;
 import io.gpudirect.server.RdmaMode;
 import io.gpudirect.transport.Connection;
 import io.gpudirect.transport.ConnectionOptions;
+import io.gpudirect.transport.ConnectionThreads;
 import io.gpudirect.transport.Transport;
 import io.gpudirect.transport.TransportConformanceTest;
 import io.gpudirect.verbs.disni.DisniVerbs;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Tag;
 
 /**
@@ -23,6 +25,14 @@ import org.junit.jupiter.api.Tag;
  */
 @Tag("rdma")
 class RdmaOverDisniConformanceTest extends TransportConformanceTest {
+  /** The connections' checksum and handshake threads, this class's own. */
+  private static final ConnectionThreads THREADS = new ConnectionThreads();
+
+  @AfterAll
+  static void closeConnectionThreads() {
+    THREADS.close();
+  }
+
   private static final String ADDRESS = System.getProperty("gpudirect.rdma.address");
 
   /** Called first thing in the suite's setup: the whole class skips without RDMA. */
@@ -34,7 +44,7 @@ class RdmaOverDisniConformanceTest extends TransportConformanceTest {
 
   @Override
   protected Transport transport() {
-    return new RdmaTransport(DisniVerbs.open());
+    return new RdmaTransport(DisniVerbs.open(), THREADS);
   }
 
   @Override

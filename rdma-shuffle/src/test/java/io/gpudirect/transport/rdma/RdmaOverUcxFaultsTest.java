@@ -12,6 +12,7 @@ import io.gpudirect.server.BlockServer;
 import io.gpudirect.server.RdmaMode;
 import io.gpudirect.testing.TestFiles;
 import io.gpudirect.transport.ConnectionOptions;
+import io.gpudirect.transport.ConnectionThreads;
 import io.gpudirect.transport.TransportException;
 import io.gpudirect.verbs.MemoryRegion;
 import io.gpudirect.verbs.provider.RdmaProvider;
@@ -47,6 +48,8 @@ import org.junit.jupiter.api.io.TempDir;
 class RdmaOverUcxFaultsTest {
   @TempDir static Path root;
   static BlockServer server;
+  /** The connections' checksum and handshake threads, this class's own. */
+  static final ConnectionThreads THREADS = new ConnectionThreads();
 
   @BeforeAll
   static void start() throws IOException {
@@ -59,13 +62,14 @@ class RdmaOverUcxFaultsTest {
 
   @AfterAll
   static void stop() {
+    THREADS.close();
     if (server != null) {
       server.close();
     }
   }
 
   private static RdmaConnection connect(int port) {
-    return new RdmaTransport(UcxVerbs.open()).connect(new InetSocketAddress("127.0.0.1", port),
+    return new RdmaTransport(UcxVerbs.open(), THREADS).connect(new InetSocketAddress("127.0.0.1", port),
         new ConnectionOptions(null, Duration.ofSeconds(10), "gpudirect-client-ucx-faults"));
   }
 

@@ -2,10 +2,12 @@ package io.gpudirect.transport.rdma;
 
 import io.gpudirect.server.BlockServer;
 import io.gpudirect.server.RdmaMode;
+import io.gpudirect.transport.ConnectionThreads;
 import io.gpudirect.transport.Transport;
 import io.gpudirect.transport.TransportConformanceTest;
 import io.gpudirect.verbs.LoopbackVerbsDouble;
 import java.net.InetSocketAddress;
+import org.junit.jupiter.api.AfterAll;
 
 /**
  * The transport conformance suite for RDMA, over {@link LoopbackVerbsDouble}: a TEST DOUBLE of
@@ -14,11 +16,19 @@ import java.net.InetSocketAddress;
  * DiSNI where there is a device.
  */
 class RdmaOverVerbsDoubleConformanceTest extends TransportConformanceTest {
+  /** The connections' checksum and handshake threads, this class's own. */
+  private static final ConnectionThreads THREADS = new ConnectionThreads();
+
+  @AfterAll
+  static void closeConnectionThreads() {
+    THREADS.close();
+  }
+
   private final LoopbackVerbsDouble verbs = new LoopbackVerbsDouble();
 
   @Override
   protected Transport transport() {
-    return new RdmaTransport(verbs);
+    return new RdmaTransport(verbs, THREADS);
   }
 
   @Override

@@ -13,6 +13,7 @@ import io.gpudirect.server.RdmaMode;
 import io.gpudirect.server.rdma.RdmaService;
 import io.gpudirect.testing.TestFiles;
 import io.gpudirect.transport.ConnectionOptions;
+import io.gpudirect.transport.ConnectionThreads;
 import io.gpudirect.verbs.Access;
 import io.gpudirect.verbs.LoopbackVerbsDouble;
 import io.gpudirect.verbs.MemoryRegion;
@@ -45,6 +46,14 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class RdmaTransportTest {
+  /** The connections' checksum and handshake threads, this class's own. */
+  private static final ConnectionThreads THREADS = new ConnectionThreads();
+
+  @AfterAll
+  static void closeConnectionThreads() {
+    THREADS.close();
+  }
+
   @TempDir static Path root;
   static final LoopbackVerbsDouble verbs = new LoopbackVerbsDouble();
   static BlockServer server;
@@ -66,7 +75,7 @@ class RdmaTransportTest {
   }
 
   private static RdmaConnection connect() {
-    return new RdmaTransport(verbs).connect(new InetSocketAddress("127.0.0.1", server.port()),
+    return new RdmaTransport(verbs, THREADS).connect(new InetSocketAddress("127.0.0.1", server.port()),
         new ConnectionOptions(null, Duration.ofSeconds(5), "gpudirect-client-rdma-test"));
   }
 
@@ -109,7 +118,7 @@ class RdmaTransportTest {
         verbs.releaseWrites();
         for (CompletableFuture<Void> f : List.of(bad, good)) {
           ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(10, TimeUnit.SECONDS));
-          RdmaException r = assertInstanceOf(RdmaException.class, e.getCause(), String.valueOf(e.getCause()));
+          RdmaConnectionException r = assertInstanceOf(RdmaConnectionException.class, e.getCause(), String.valueOf(e.getCause()));
           assertEquals(RdmaException.Phase.COMPLETION, r.phase());
           assertTrue(r.getMessage().contains("gpudirect server 127.0.0.1:" + server.port()), r.getMessage());
           assertTrue(r.getMessage().contains("flushed"), r.getMessage());
@@ -135,7 +144,7 @@ class RdmaTransportTest {
         CompletableFuture<Void> f = c.readInto(new ReadRequest(2, "d.bin", 0, 8192),
             vm.address() + (60 << 10), region.rkey(), true);
         ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(10, TimeUnit.SECONDS));
-        assertInstanceOf(RdmaException.class, e.getCause());
+        assertInstanceOf(RdmaConnectionException.class, e.getCause());
         assertTrue(vm.writes().isEmpty(), "no byte was written outside the region: " + vm.writes().keySet());
       }
     }
@@ -148,7 +157,7 @@ class RdmaTransportTest {
       try (MemoryRegion region = c.register(vm.address(), 1 << 20, false)) {
         CompletableFuture<Void> f = c.readInto(new ReadRequest(1, "d.bin", 0, 4096), region, vm.address());
         ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(10, TimeUnit.SECONDS));
-        assertInstanceOf(RdmaException.class, e.getCause());
+        assertInstanceOf(RdmaConnectionException.class, e.getCause());
         assertTrue(vm.writes().isEmpty());
       }
     }
@@ -166,7 +175,7 @@ class RdmaTransportTest {
       verbs.releaseWrites();
       for (CompletableFuture<Void> f : reads) {
         ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(10, TimeUnit.SECONDS));
-        assertInstanceOf(RdmaException.class, e.getCause(), String.valueOf(e.getCause()));
+        assertInstanceOf(RdmaConnectionException.class, e.getCause(), String.valueOf(e.getCause()));
       }
     } finally {
       verbs.releaseWrites();
@@ -176,7 +185,7 @@ class RdmaTransportTest {
   @Test
   void aServerWithoutRdmaIsAReasonNotAnError() throws Exception {
     try (BlockServer tcpOnly = BlockServer.builder().root(root).port(0).build().start()) {
-      RdmaUnavailableException e = assertThrows(RdmaUnavailableException.class, () -> new RdmaTransport(verbs)
+      RdmaUnavailableException e = assertThrows(RdmaUnavailableException.class, () -> new RdmaTransport(verbs, THREADS)
           .connect(new InetSocketAddress("127.0.0.1", tcpOnly.port()),
               new ConnectionOptions(null, Duration.ofSeconds(5), "gpudirect-client-rdma-test")));
       assertTrue(e.reason().contains("does not serve RDMA"), e.getMessage());
@@ -188,7 +197,7 @@ class RdmaTransportTest {
   void oneRegistrationCannotExceedTheIntLengthOfAnIbvMr() {
     try (RdmaConnection c = connect()) {
       LoopbackVerbsDouble.VirtualMemory vm = verbs.virtualMemory(3L << 30);
-      RdmaException e = assertThrows(RdmaException.class, () -> c.register(vm.address(), 3L << 30, true));
+      RdmaConnectionException e = assertThrows(RdmaConnectionException.class, () -> c.register(vm.address(), 3L << 30, true));
       assertEquals(RdmaException.Phase.REGISTER, e.phase());
       try (RegisteredRange range = RegisteredRange.register(c, vm.address(), 3L << 30)) {
         assertEquals(2, range.regions().size());
@@ -233,7 +242,7 @@ class RdmaTransportTest {
     BlockServer draining = BlockServer.builder().root(root).port(0).rdma(RdmaMode.ON).verbs(() -> own)
         .shutdownGracePeriod(Duration.ofSeconds(5)).build().start();
     Thread closer = new Thread(draining::close);
-    try (RdmaConnection c = new RdmaTransport(own).connect(new InetSocketAddress("127.0.0.1", draining.port()),
+    try (RdmaConnection c = new RdmaTransport(own, THREADS).connect(new InetSocketAddress("127.0.0.1", draining.port()),
         new ConnectionOptions(null, Duration.ofSeconds(5), "gpudirect-client-rdma-test"))) {
       own.holdWrites();
       ByteBuffer dst = ByteBuffer.allocateDirect(1 << 20);

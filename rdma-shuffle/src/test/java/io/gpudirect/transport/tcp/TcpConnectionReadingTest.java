@@ -9,6 +9,7 @@ import io.gpudirect.server.BlockServer;
 import io.gpudirect.testing.TestFiles;
 import io.gpudirect.transport.Connection;
 import io.gpudirect.transport.ConnectionOptions;
+import io.gpudirect.transport.ConnectionThreads;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -17,6 +18,7 @@ import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -24,6 +26,14 @@ import org.junit.jupiter.api.io.TempDir;
 /** Who reads a TCP connection's answers: a waiting caller itself, or the reader thread. */
 @Timeout(value = 30, unit = TimeUnit.SECONDS)
 class TcpConnectionReadingTest {
+  /** The connections' checksum and handshake threads, this class's own. */
+  private static final ConnectionThreads THREADS = new ConnectionThreads();
+
+  @AfterAll
+  static void closeConnectionThreads() {
+    THREADS.close();
+  }
+
   @TempDir Path root;
 
   @Test
@@ -36,10 +46,10 @@ class TcpConnectionReadingTest {
       for (int i = 0; i < reads; i++) {
         ByteBuffer dst = ByteBuffer.allocateDirect(4096);
         int offset = i * 10_007;
-        CompletableFuture<Void> f = c.readForCaller(new ReadRequest(i + 1, "f.bin", offset, 4096), dst);
+        CompletableFuture<Void> f = c.callerReads().orElseThrow().readForCaller(new ReadRequest(i + 1, "f.bin", offset, 4096), dst);
         AtomicReference<Thread> completedOn = new AtomicReference<>();
         f.thenRun(() -> completedOn.set(Thread.currentThread()));
-        c.readAnswersUntil(f);
+        c.callerReads().orElseThrow().readAnswersUntil(f);
         f.join();
         assertEquals(ByteBuffer.wrap(data, offset, 4096), dst.flip(), "read " + i);
         if (completedOn.get() == Thread.currentThread()) {
@@ -59,11 +69,11 @@ class TcpConnectionReadingTest {
         Connection c = connect(server)) {
       for (int i = 0; i < 5; i++) {
         ByteBuffer dst = ByteBuffer.allocateDirect(4096);
-        CompletableFuture<Void> f = c.readForCaller(new ReadRequest(i + 1, "f.bin", i * 4096L, 4096), dst);
+        CompletableFuture<Void> f = c.callerReads().orElseThrow().readForCaller(new ReadRequest(i + 1, "f.bin", i * 4096L, 4096), dst);
         // A blocked read on an interrupted thread would close the shared socket.
         Thread.currentThread().interrupt();
         try {
-          c.readAnswersUntil(f);
+          c.callerReads().orElseThrow().readAnswersUntil(f);
           f.join();
         } finally {
           assertTrue(Thread.interrupted(), "the interrupt is left for the caller");
@@ -79,9 +89,9 @@ class TcpConnectionReadingTest {
     TestFiles.write(root.resolve("f.bin"), 4096, 2);
     BlockServer server = BlockServer.builder().root(root).port(0).build().start();
     try (Connection c = connect(server)) {
-      CompletableFuture<Void> f = c.readForCaller(new ReadRequest(1, "f.bin", 0, 4096),
+      CompletableFuture<Void> f = c.callerReads().orElseThrow().readForCaller(new ReadRequest(1, "f.bin", 0, 4096),
           ByteBuffer.allocateDirect(4096));
-      c.readAnswersUntil(f);
+      c.callerReads().orElseThrow().readAnswersUntil(f);
       f.get(5, TimeUnit.SECONDS);
       assertTrue(c.isOpen());
       // Closing drains: the idle connection is closed by the server within 250 ms.
@@ -97,7 +107,7 @@ class TcpConnectionReadingTest {
   }
 
   private static Connection connect(BlockServer server) {
-    return new TcpTransport().connect(new InetSocketAddress("127.0.0.1", server.port()),
+    return new TcpTransport(THREADS).connect(new InetSocketAddress("127.0.0.1", server.port()),
         new ConnectionOptions(null, Duration.ofSeconds(5), "gpudirect-client-reading-test"));
   }
 }

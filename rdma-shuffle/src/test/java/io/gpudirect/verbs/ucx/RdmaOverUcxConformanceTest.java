@@ -4,10 +4,12 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.gpudirect.server.BlockServer;
 import io.gpudirect.server.RdmaMode;
+import io.gpudirect.transport.ConnectionThreads;
 import io.gpudirect.transport.Transport;
 import io.gpudirect.transport.TransportConformanceTest;
 import io.gpudirect.transport.rdma.RdmaTransport;
 import java.net.InetSocketAddress;
+import org.junit.jupiter.api.AfterAll;
 
 /**
  * The transport conformance suite over real UCX (libucp from the OS, jucx): on a machine
@@ -17,6 +19,14 @@ import java.net.InetSocketAddress;
  * {@link HeldWritesVerbs}, which wraps the real UCX verbs.
  */
 class RdmaOverUcxConformanceTest extends TransportConformanceTest {
+  /** The connections' checksum and handshake threads, this class's own. */
+  private static final ConnectionThreads THREADS = new ConnectionThreads();
+
+  @AfterAll
+  static void closeConnectionThreads() {
+    THREADS.close();
+  }
+
   private HeldWritesVerbs serverVerbs;
 
   static void needsUcx() {
@@ -26,7 +36,7 @@ class RdmaOverUcxConformanceTest extends TransportConformanceTest {
 
   @Override
   protected Transport transport() {
-    return new RdmaTransport(UcxVerbs.open());
+    return new RdmaTransport(UcxVerbs.open(), THREADS);
   }
 
   @Override

@@ -1,0 +1,305 @@
+package io.gpudirect.client;
+
+import io.gpudirect.GpuDirectException;
+import io.gpudirect.protocol.FileVersion;
+import io.gpudirect.protocol.ReadRequest;
+import io.gpudirect.transport.CallerReads;
+import io.gpudirect.transport.ChecksumMismatchException;
+import io.gpudirect.transport.Connection;
+import io.gpudirect.transport.ConnectionLostException;
+import io.gpudirect.transport.DeviceRegistration;
+import io.gpudirect.transport.RequestTimeoutException;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.OptionalInt;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Reads of a byte range, cut into chunks of at most {@link ClientConfig#chunkSize} bytes,
+ * spread round-robin over the connections and pipelined, while a window of
+ * {@link ClientConfig#maxBytesInFlight} bytes bounds what is requested but not yet received.
+ * Each chunk lands straight in its slice of the destination. A chunk whose connection drops or
+ * whose CRC32C does not match is retried (see {@link Retries}); a chunk that gets no answer
+ * within {@link ClientConfig#requestTimeout} has its connection aborted and fails its read.
+ */
+final class ChunkedReads {
+  private static final Logger LOG = LoggerFactory.getLogger(ChunkedReads.class);
+
+  private final String serverName;
+  private final ClientConfig config;
+  private final ConnectionSlots connections;
+  private final ClientThreads threads;
+  private final Retries retries;
+  private final Semaphore window;
+  private final AtomicLong bytesFetched = new AtomicLong();
+  private final AtomicLong reads = new AtomicLong();
+  private final AtomicLong fetchNanos = new AtomicLong();
+
+  ChunkedReads(String serverName, ClientConfig config, ConnectionSlots connections,
+      ClientThreads threads, Retries retries) {
+    this.serverName = serverName;
+    this.config = config;
+    this.connections = connections;
+    this.threads = threads;
+    this.retries = retries;
+    this.window = new Semaphore(config.maxBytesInFlight());
+  }
+
+  /** How much of a read one request asks for. */
+  int chunkLength() {
+    return Math.min(config.chunkSize(), connections.maxReadLength());
+  }
+
+  TransferStats stats() {
+    return new TransferStats(bytesFetched.get(), reads.get(), fetchNanos.get(), retries.count());
+  }
+
+  /**
+   * Reads {@code dst.remaining()} bytes into host memory. A caller that waits for a read of one
+   * chunk ({@code callerWaits}) reads its answer itself when it can (see
+   * {@link Connection#callerReads}): for a small read, that saves waking the connection's
+   * reader thread and then this one. With {@code unverifiedCrcs}, each chunk's CRC32C is kept
+   * there, unchecked, in chunk order.
+   */
+  CompletableFuture<Void> readIntoHost(String path, FileVersion version, long offset,
+      ByteBuffer dst, boolean callerWaits, int chunk, OptionalInt[] unverifiedCrcs) {
+    connections.checkOpen();
+    if (path == null || version == null) {
+      throw new IllegalArgumentException("path and version must not be null");
+    }
+    if (offset < 0) {
+      throw new IllegalArgumentException("Cannot read '" + path + "' from gpudirect server "
+          + serverName + ": negative offset " + offset);
+    }
+    if (dst.isReadOnly()) {
+      throw new IllegalArgumentException("Cannot read '" + path + "' into a read-only buffer");
+    }
+    long start = System.nanoTime();
+    int total = dst.remaining();
+    ByteBuffer target = dst.slice();
+    List<CompletableFuture<Void>> parts = new ArrayList<>();
+    AtomicBoolean failed = new AtomicBoolean();
+    int off = 0;
+    do {
+      int len = Math.min(chunk, total - off);
+      CompletableFuture<Void> part = admit(path, len, failed, parts);
+      if (part == null) {
+        break;
+      }
+      ByteBuffer slice = target.slice(off, len);
+      Target into = unverifiedCrcs == null ? new HostTarget(slice)
+          : new UnverifiedHostTarget(slice, unverifiedCrcs, off / chunk);
+      sendChunk(new Chunk(path, version, offset + off, len, into, part, failed), 0,
+          callerWaits && len == total);
+      off += len;
+    } while (off < total && !failed.get());
+
+    return CompletableFuture.allOf(parts.toArray(new CompletableFuture<?>[0]))
+        .handle((v, err) -> {
+          reads.incrementAndGet();
+          fetchNanos.addAndGet(System.nanoTime() - start);
+          if (err != null) {
+            // The first failed chunk in file order: deterministic, and usually the root cause.
+            Throwable first = err;
+            for (CompletableFuture<Void> part : parts) {
+              if (part.isCompletedExceptionally()) {
+                first = part.handle((x, e) -> e).join();
+                break;
+              }
+            }
+            throw new CompletionException(Failures.unwrap(first));
+          }
+          bytesFetched.addAndGet(total);
+          dst.position(dst.position() + total);
+          return null;
+        });
+  }
+
+  /** Reads {@code length} bytes into registered device memory at {@code address}, in the registration's pieces. */
+  CompletableFuture<Void> readIntoDevice(String path, FileVersion version, long offset,
+      DeviceRegistration range, long address, long length) {
+    long start = System.nanoTime();
+    List<CompletableFuture<Void>> parts = new ArrayList<>();
+    AtomicBoolean failed = new AtomicBoolean();
+    int chunk = chunkLength();
+    for (long[] piece : range.pieces(address, length, chunk)) {
+      if (failed.get()) {
+        break;
+      }
+      int len = (int) piece[1];
+      CompletableFuture<Void> part = admit(path, len, failed, parts);
+      if (part == null) {
+        break;
+      }
+      sendChunk(new Chunk(path, version, offset + (piece[0] - address), len,
+          new DeviceTarget(range, piece[0]), part, failed), 0, false);
+    }
+    return CompletableFuture.allOf(parts.toArray(new CompletableFuture<?>[0]))
+        .handle((v, err) -> {
+          reads.incrementAndGet();
+          fetchNanos.addAndGet(System.nanoTime() - start);
+          if (err != null) {
+            for (CompletableFuture<Void> part : parts) {
+              if (part.isCompletedExceptionally()) {
+                throw new CompletionException(Failures.unwrap(part.handle((x, e) -> e).join()));
+              }
+            }
+            throw new CompletionException(Failures.unwrap(err));
+          }
+          bytesFetched.addAndGet(length);
+          return null;
+        });
+  }
+
+  /** One request of a read; {@code readFailed} is set once any chunk of the same read failed. */
+  private record Chunk(String path, FileVersion version, long offset, int length, Target target,
+      CompletableFuture<Void> done, AtomicBoolean readFailed) {}
+
+  /** Where a chunk lands, and how a connection puts it there. */
+  private interface Target {
+    /** {@code callerReads}: the calling thread reads the answer itself (a hint). */
+    CompletableFuture<Void> read(Connection conn, ReadRequest request, boolean callerReads);
+  }
+
+  /** Host memory: any transport reads into it (again from the start on a retry). */
+  private record HostTarget(ByteBuffer dst) implements Target {
+    @Override
+    public CompletableFuture<Void> read(Connection conn, ReadRequest request, boolean callerReads) {
+      dst.clear();
+      Optional<CallerReads> caller = callerReads ? conn.callerReads() : Optional.empty();
+      return caller.isPresent() ? caller.get().readForCaller(request, dst) : conn.read(request, dst);
+    }
+  }
+
+  /** Host memory whose CRC32C is left to the caller: kept in {@code crcs[index]}. */
+  private record UnverifiedHostTarget(ByteBuffer dst, OptionalInt[] crcs, int index) implements Target {
+    @Override
+    public CompletableFuture<Void> read(Connection conn, ReadRequest request, boolean callerReads) {
+      dst.clear();
+      return conn.readUnverified(request, dst).thenAccept(crc -> crcs[index] = crc);
+    }
+  }
+
+  /** Registered device memory: the server writes at {@code address}. */
+  private record DeviceTarget(DeviceRegistration range, long address) implements Target {
+    @Override
+    public CompletableFuture<Void> read(Connection conn, ReadRequest request, boolean callerReads) {
+      return conn.deviceReads()
+          .orElseThrow(() -> new GpuDirectException("a device read needs an RDMA connection, got " + conn))
+          .readInto(request, range, address);
+    }
+  }
+
+  /**
+   * Sends one chunk. With {@code callerReads} the calling thread then reads answers on that
+   * connection until this chunk's has arrived, where the connection lets it ({@link
+   * Connection#callerReads}) and no one else is reading them (first try only;
+   * a retry goes out from a worker and the caller waits as for any read).
+   */
+  private void sendChunk(Chunk c, int attempt, boolean callerReads) {
+    if (connections.isClosed()) {
+      c.done.completeExceptionally(connections.closedError());
+      return;
+    }
+    Connection conn;
+    try {
+      conn = connections.connection();
+    } catch (RuntimeException e) {
+      retryOrFail(c, attempt, e);
+      return;
+    }
+    ReadRequest request = new ReadRequest(connections.nextRequestId(), c.path, c.version, c.offset,
+        c.length);
+    AtomicBoolean timedOut = new AtomicBoolean();
+    CompletableFuture<Void> f;
+    try {
+      f = c.target.read(conn, request, callerReads);
+    } catch (RuntimeException e) {
+      f = CompletableFuture.failedFuture(e);
+    }
+    CompletableFuture<Void> pendingRead = f;
+    ScheduledFuture<?> timeout = threads.schedule(() -> {
+      if (!pendingRead.isDone()) {
+        timedOut.set(true);
+        conn.abort(new ConnectionLostException("Connection to gpudirect server " + serverName
+            + " closed: request " + request.requestId() + " timed out", null));
+      }
+    }, config.requestTimeout().toNanos());
+    f.whenComplete((v, err) -> {
+      if (timeout != null) {
+        timeout.cancel(false);
+      }
+      if (err == null) {
+        c.done.complete(null);
+      } else if (timedOut.get()) {
+        c.done.completeExceptionally(new RequestTimeoutException("Reading '" + c.path
+            + "' at offset " + c.offset + " (" + request.length() + " bytes) from gpudirect"
+            + " server " + serverName + " timed out after " + config.requestTimeout()));
+      } else {
+        Throwable cause = Failures.unwrap(err);
+        if (cause instanceof ChecksumMismatchException) {
+          connections.retire(conn);
+        }
+        retryOrFail(c, attempt, cause);
+      }
+    });
+    if (callerReads) {
+      conn.callerReads().ifPresent(caller -> caller.readAnswersUntil(pendingRead));
+    }
+  }
+
+  private void retryOrFail(Chunk c, int attempt, Throwable err) {
+    // Once another chunk of the read has failed for good, the read fails: retrying this one
+    // would only make the caller wait longer for that failure (a stalled server would make it
+    // wait a request timeout per retry).
+    if (retries.allowAfter(attempt, err) && !connections.isClosed() && !c.readFailed().get()) {
+      long delay = retries.next(attempt);
+      LOG.debug("Retrying '{}' at offset {} from {} in {} ms: {}", c.path, c.offset, serverName,
+          TimeUnit.NANOSECONDS.toMillis(delay), err.getMessage());
+      ScheduledFuture<?> s = threads.schedule(
+          () -> threads.runWorker(() -> sendChunk(c, attempt + 1, false)), delay);
+      if (s == null) {
+        c.done.completeExceptionally(connections.closedError());
+      }
+      return;
+    }
+    c.done.completeExceptionally(Failures.finalError(serverName, err, c.path, c.version, "read '" + c.path
+        + "' at offset " + c.offset + " (" + c.length + " bytes)", attempt + 1));
+  }
+
+  /**
+   * The future of one chunk of a read, added to {@code parts}; it holds {@code len} bytes of the
+   * bytes-in-flight window until it completes, and a failure marks the whole read failed. Null
+   * when interrupted while waiting for the window (the failed future is in {@code parts}).
+   */
+  private CompletableFuture<Void> admit(String path, int len, AtomicBoolean failed,
+      List<CompletableFuture<Void>> parts) {
+    CompletableFuture<Void> part = new CompletableFuture<>();
+    parts.add(part);
+    try {
+      window.acquire(len);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      part.completeExceptionally(new GpuDirectException("Interrupted while reading '" + path
+          + "' from gpudirect server " + serverName, e));
+      return null;
+    }
+    part.whenComplete((v, err) -> {
+      window.release(len);
+      if (err != null) {
+        failed.set(true);
+      }
+    });
+    return part;
+  }
+}
