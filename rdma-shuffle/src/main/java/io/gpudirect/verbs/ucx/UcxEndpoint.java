@@ -521,8 +521,14 @@ final class UcxEndpoint implements RdmaEndpoint {
   private void onLoop(Runnable r) {
     if (loop.inLoop()) {
       r.run();
-    } else {
+      return;
+    }
+    try {
       loop.execute(r);
+    } catch (IllegalStateException stopped) {
+      // The loop stops only once this endpoint is closed, and on a closed endpoint every task
+      // only completes its work request as flushed, touching no UCX object: run it here.
+      r.run();
     }
   }
 
