@@ -23,6 +23,12 @@ import org.openucx.jucx.ucs.UcsConstants;
  * is built with CUDA and nvidia-peermem is loaded); elsewhere TCP, which runs the same calls
  * but is not RDMA and is never called that. Shared memory is left out (see {@link #open(Reach)}).
  *
+ * <p>Known fault of UCX 1.13 (Debian's) over TCP: puts are emulated in software there, and when
+ * the putting server dies mid-read, the client's UCX may abort the whole process while
+ * acknowledging a put that arrived ({@code ucp_put_handler} → {@code ucp_request_try_send:
+ * Fatal: unexpected error: Endpoint timeout}; about one run in three of
+ * {@code RdmaOverUcxFaultsTest}'s kill). So {@code transport=auto} never takes UCX over TCP.
+ *
  * <p>One UCX context per {@link Reach} per JVM, created on first use and kept. The client side
  * shares one worker and its progress thread; each listener has its own.
  */
@@ -87,10 +93,9 @@ public final class UcxVerbs implements Verbs {
       }
       params.setConfig("TLS", "rc,ud,dc");
     } else if (USER_TLS == null) {
-      // Not shared memory: UCX 1.13 aborts the process (ucp_request_try_send: "Fatal: unexpected
-      // error: Endpoint timeout") when a peer on the same host dies with sends queued to it over
-      // shared memory; over TCP the same death is an error on the endpoint (RdmaOverUcxFaultsTest).
-      // Client and server share a host only in tests and demos, so TCP loses little.
+      // Transports that can be named: jucx cannot ask which lane UCX chose for an endpoint, and
+      // the metrics must say what carried the bytes. Shared memory is left out (client and
+      // server share a host only in tests and demos), so without a device this is exactly TCP.
       params.setConfig("TLS", UcxLibrary.rdmaDevices().isEmpty() ? "tcp" : "rc,ud,dc,tcp");
     }
     UcpContext context;
