@@ -196,7 +196,12 @@ final class UcxEndpoint implements RdmaEndpoint {
     frame.putInt(RKEY).putInt(20 + packed.remaining()).putInt(id).putLong(address).putLong(length)
         .put(packed).flip();
     UcxRegion region = new UcxRegion(this, address, length, memory, id);
-    onLoop(() -> sendFrame(new Op(-1, Opcode.SEND, frame)));
+    // On the stream before this returns: a SEND naming the key may be posted next from any
+    // thread, the loop's own included, and must not overtake the RKEY frame.
+    loop.call(() -> {
+      sendFrame(new Op(-1, Opcode.SEND, frame));
+      return null;
+    }, CALL_TIMEOUT);
     return region;
   }
 
