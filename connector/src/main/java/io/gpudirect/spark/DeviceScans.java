@@ -23,6 +23,11 @@ public final class DeviceScans {
     return scan instanceof GpuDirectScan;
   }
 
+  /** Whether {@code scan} already hands device batches over ({@link #handingOff}). */
+  public static boolean isHandingOff(Scan scan) {
+    return scan instanceof DeviceScan;
+  }
+
   /** Whether the scan's options let its batches live on the GPU: output=auto or output=gpu. */
   public static boolean mayHandOff(Scan scan) {
     return ((GpuDirectScan) scan).output() != Output.HOST;

@@ -2,12 +2,15 @@ package io.gpudirect.spark;
 
 import ai.rapids.cudf.ColumnVector;
 import ai.rapids.cudf.ContiguousTable;
+import ai.rapids.cudf.DType;
 import ai.rapids.cudf.Table;
 import io.gpudirect.spark.cudf.DeviceColumn;
+import io.gpudirect.spark.cudf.SparkCudfTypes;
 import java.io.IOException;
 import java.util.ArrayDeque;
 import org.apache.spark.sql.connector.metric.CustomTaskMetric;
 import org.apache.spark.sql.connector.read.PartitionReader;
+import org.apache.spark.sql.types.DecimalType;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 
@@ -66,6 +69,46 @@ final class HandoffReader implements PartitionReader<ColumnarBatch> {
       columns[i] = ((DeviceColumn) batch.column(i)).cudfColumn();
       bytes += columns[i].getDeviceMemorySize();
     }
+    ColumnVector[] laidOut = engineLayout(columns);
+    try {
+      cut(laidOut, rows, bytes);
+    } finally {
+      for (int i = 0; i < laidOut.length; i++) {
+        if (laidOut[i] != columns[i]) {
+          laidOut[i].close();
+        }
+      }
+    }
+  }
+
+  /**
+   * The columns as the engine holds them: decimals in the narrowest width their precision fits
+   * (cuDF's Parquet reader keeps the width the file stored). Columns already so are returned
+   * as they are; the others are new columns, the caller's to close.
+   */
+  private ColumnVector[] engineLayout(ColumnVector[] columns) {
+    ColumnVector[] out = columns.clone();
+    try {
+      for (int i = 0; i < out.length; i++) {
+        if (schema.fields()[i].dataType() instanceof DecimalType d) {
+          DType want = SparkCudfTypes.decimalType(d);
+          if (!columns[i].getType().equals(want)) {
+            out[i] = columns[i].castTo(want);
+          }
+        }
+      }
+      return out;
+    } catch (RuntimeException e) {
+      for (int i = 0; i < out.length; i++) {
+        if (out[i] != null && out[i] != columns[i]) {
+          out[i].close();
+        }
+      }
+      throw e;
+    }
+  }
+
+  private void cut(ColumnVector[] columns, int rows, long bytes) {
     long pieces = Math.min(rows, (bytes + handoff.targetBatchBytes() - 1) / handoff.targetBatchBytes());
     if (pieces <= 1) {
       ready.add(handoff.fromDevice(columns, rows, schema));
