@@ -12,7 +12,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
-import org.apache.spark.network.util.JavaUtils;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -153,7 +152,7 @@ public final class ResolvedOptions {
   /** A size such as {@code 64m} or {@code 1g}, in Spark's notation. */
   private long bytes(GpuDirectOption o) {
     try {
-      return JavaUtils.byteStringAsBytes(get(o));
+      return SparkNotation.bytes(get(o));
     } catch (RuntimeException e) {
       throw invalid(o, "a size such as 64m or 1g", e);
     }
@@ -176,7 +175,7 @@ public final class ResolvedOptions {
     String v = get(o);
     long ms;
     try {
-      ms = JavaUtils.timeStringAsMs(v);
+      ms = SparkNotation.millis(v);
     } catch (RuntimeException e) {
       throw invalid(o, "a duration such as 30s, 500ms or 2min", e);
     }

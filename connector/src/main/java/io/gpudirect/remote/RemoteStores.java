@@ -1,23 +1,21 @@
 package io.gpudirect.remote;
 
 import io.gpudirect.client.BlockClient;
+import io.gpudirect.client.ClientContext;
 import io.gpudirect.client.GpuDirectUri;
 import io.gpudirect.client.RemoteStore;
 import io.gpudirect.options.ClientSettings;
 import io.gpudirect.options.ResolvedOptions;
 import io.gpudirect.options.Secret;
 import java.net.InetSocketAddress;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * The stores of this JVM, one per server and client settings. Every task of an executor that
- * reads from the same server shares its connections, so streams and the bytes-in-flight
- * window are per executor, not per task. Stores live until the JVM ends or {@link #closeAll()}.
+ * The stores of this JVM, one per server and client settings, kept in the JVM's
+ * {@link ClientContext#shared()}. Every task of an executor that reads from the same server
+ * shares its connections, so streams and the bytes-in-flight window are per executor, not per
+ * task. Stores live until the JVM ends or {@link #closeAll()}.
  */
 public final class RemoteStores {
-  private static final Map<Key, RemoteStore> STORES = new ConcurrentHashMap<>();
-
   static {
     Runtime.getRuntime().addShutdownHook(new Thread(RemoteStores::closeAll, "gpudirect-stores-shutdown"));
   }
@@ -51,18 +49,14 @@ public final class RemoteStores {
   private static RemoteStore get(String host, int port, ClientSettings settings, Secret secret) {
     // The secret only as a digest, so that the map never holds it.
     Key key = new Key(host, port, settings, secret.digest());
-    return STORES.computeIfAbsent(key,
-        k -> BlockClient.connect(new InetSocketAddress(host, port), settings.config(secret, SPARK_SECRET_SETTING)));
+    ClientContext context = ClientContext.shared();
+    return context.store(key, () -> BlockClient.connect(new InetSocketAddress(host, port),
+        settings.config(secret, SPARK_SECRET_SETTING), context));
   }
 
   /** Closes every store; later calls to {@link #get} connect again. */
   public static void closeAll() {
-    for (Key k : STORES.keySet().toArray(new Key[0])) {
-      RemoteStore s = STORES.remove(k);
-      if (s != null) {
-        s.close();
-      }
-    }
+    ClientContext.shared().closeStores();
   }
 
   private record Key(String host, int port, ClientSettings settings, String secretDigest) {}

@@ -5,11 +5,14 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import io.gpudirect.hadoop.FileSystemConf;
 import io.gpudirect.remote.RemoteStores;
 import io.gpudirect.server.BlockServer;
 import io.gpudirect.testing.TestData;
+import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.ObjectInputStream;
 import java.io.ObjectOutputStream;
 import java.lang.reflect.Field;
 import java.nio.charset.StandardCharsets;
@@ -17,17 +20,16 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.stream.Stream;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.spark.broadcast.Broadcast;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.connector.read.InputPartition;
 import org.apache.spark.sql.execution.ExplainMode;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.datasources.v2.BatchScanExec;
-import org.apache.spark.sql.connector.read.InputPartition;
 import org.apache.spark.util.SerializableConfiguration;
 import org.apache.spark.util.Utils;
 import org.junit.jupiter.api.AfterAll;
@@ -121,6 +123,9 @@ class SecretRedactionTest {
     });
     checks.add(() -> assertEquals(List.of(SECRET_KEY), holders,
         "the keys of the broadcast Hadoop conf that hold the secret"));
+    // A local executor shares the driver's broadcast object; one in another JVM gets it serialized.
+    checks.add(() -> assertEquals(SECRET, FileSystemConf.secret(roundTrip(broadcast)).reveal(),
+        "the secret an executor in another JVM finds in the broadcast conf"));
     Tuple2<String, String> redacted = Utils.redact(spark.sparkContext().conf(),
         JavaConverters.asScalaBuffer(List.of(new Tuple2<>(SECRET_KEY, SECRET))).toSeq()).head();
     checks.add(() -> assertHidden(redacted._2(), "the value Spark's UI shows for " + SECRET_KEY));
@@ -163,6 +168,16 @@ class SecretRedactionTest {
     Field f = GpuDirectReaderFactory.class.getDeclaredField("conf");
     f.setAccessible(true);
     return ((Broadcast<SerializableConfiguration>) f.get(scan.readerFactory())).value().value();
+  }
+
+  private static Configuration roundTrip(Configuration conf) throws IOException, ClassNotFoundException {
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+    try (ObjectOutputStream out = new ObjectOutputStream(bytes)) {
+      out.writeObject(new SerializableConfiguration(conf));
+    }
+    try (ObjectInputStream in = new ObjectInputStream(new ByteArrayInputStream(bytes.toByteArray()))) {
+      return ((SerializableConfiguration) in.readObject()).value();
+    }
   }
 
   private static String serialized(Object o) throws IOException {

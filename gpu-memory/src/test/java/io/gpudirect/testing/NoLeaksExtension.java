@@ -15,9 +15,9 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * connector's Arrow buffers are all charged to it), no chunk of the shared pinned pool still lent out,
  * and no per-client or per-server thread still alive ({@code gpudirect-client-*},
  * {@code gpudirect-server-accept-*}, {@code gpudirect-server-conn-*}: a client or server left
- * open, or one whose close did not stop its threads). The shared checksum pools
- * ({@code gpudirect-crc-verify}, {@code gpudirect-server-checksum}) live as long as the JVM and
- * are not counted. GPU tests also assert RMM's own count of device bytes, which sees what
+ * open, or one whose close did not stop its threads). The checksum pools
+ * ({@code gpudirect-crc-verify} of a client context, the JVM's shared one included, and
+ * {@code gpudirect-server-checksum} of a server) are not counted: their owners' tests check them. GPU tests also assert RMM's own count of device bytes, which sees what
  * cuDF allocates that no reader holds.
  *
  * <p>Every module's {@code junit-platform.properties} turns on extension auto-detection and

@@ -47,7 +47,7 @@ public final class BlockClient implements RemoteStore {
   private final DeviceReader device;
 
   private BlockClient(InetSocketAddress server, ClientConfig config,
-      TransportSelector.Selection selection) {
+      TransportSelector.Selection selection, TransportSelector selector) {
     this.server = server;
     this.serverName = (server.getAddress() != null ? server.getAddress().getHostAddress()
         : server.getHostString()) + ":" + server.getPort();
@@ -61,7 +61,7 @@ public final class BlockClient implements RemoteStore {
         selection.transport(), selection.fallback() != null);
     this.chunks = new ChunkedReads(serverName, config, connections, threads, retries);
     this.control = new ControlCalls(serverName, config, connections, retries);
-    this.device = new DeviceReader(serverName, connections, chunks);
+    this.device = new DeviceReader(serverName, connections, chunks, selector::logOnce);
   }
 
   /**
@@ -81,7 +81,7 @@ public final class BlockClient implements RemoteStore {
   public static BlockClient connect(InetSocketAddress server, ClientConfig config,
       TransportSelector selector) {
     TransportSelector.Selection selection = selector.choose(config.transport());
-    BlockClient client = new BlockClient(server, config, selection);
+    BlockClient client = new BlockClient(server, config, selection, selector);
     try {
       try {
         client.connections.open(0);
@@ -93,7 +93,7 @@ public final class BlockClient implements RemoteStore {
         client.connections.fallBackTo(selection.fallback());
         client.transportReason = "transport=auto chose TCP: " + (e instanceof RdmaUnavailableException u
             ? u.reason() : "RDMA to gpudirect server " + client.serverName + " failed: " + e.getMessage());
-        TransportSelector.logOnce(client.transportReason);
+        selector.logOnce(client.transportReason);
         client.connections.open(0);
       }
       for (int i = 1; i < client.connections.size(); i++) {

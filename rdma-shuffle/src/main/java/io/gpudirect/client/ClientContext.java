@@ -1,17 +1,25 @@
 package io.gpudirect.client;
 
 import io.gpudirect.transport.ConnectionThreads;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
 
 /**
  * What the clients of one embedding share, created and closed by that embedding: the threads
- * their connections check checksums and handshake deadlines on ({@link ConnectionThreads}).
- * An application that runs clients and a server in one JVM gives each side its own; Spark
- * executors, the CLI and clients made without one use {@link #shared()}, the JVM's.
+ * their connections check checksums and handshake deadlines on ({@link ConnectionThreads}),
+ * and the stores kept for reuse ({@link #store}). An application that runs clients and a
+ * server in one JVM gives each side its own; Spark executors, the CLI and clients made without
+ * one use {@link #shared()}, the JVM's.
  */
 public final class ClientContext implements AutoCloseable {
   private static ClientContext shared;
 
   private final ConnectionThreads threads = new ConnectionThreads();
+  private final Map<Object, RemoteStore> stores = new ConcurrentHashMap<>();
+  /** The steps of the transport fallback ladder logged so far: each reason once. */
+  private final Set<String> fallbacksSaid = ConcurrentHashMap.newKeySet();
   private volatile boolean closed;
 
   /**
@@ -29,10 +37,35 @@ public final class ClientContext implements AutoCloseable {
     return threads;
   }
 
-  /** Stops the threads; close the clients first, whose connections use them. */
+  /** True the first time {@code reason} is seen here: see {@link TransportSelector#logOnce}. */
+  boolean firstFallback(String reason) {
+    return fallbacksSaid.add(reason);
+  }
+
+  /**
+   * The store kept under {@code key}, made by {@code connect} the first time: every caller
+   * with an equal key shares its connections. A key names what makes a store differ (server,
+   * settings, a digest of the secret), never a secret itself.
+   */
+  public RemoteStore store(Object key, Supplier<RemoteStore> connect) {
+    return stores.computeIfAbsent(key, k -> connect.get());
+  }
+
+  /** Closes every store kept here; later calls to {@link #store} connect again. */
+  public void closeStores() {
+    for (Object k : stores.keySet().toArray()) {
+      RemoteStore s = stores.remove(k);
+      if (s != null) {
+        s.close();
+      }
+    }
+  }
+
+  /** Closes the stores kept here, then stops the threads; close other clients of it first. */
   @Override
   public void close() {
     closed = true;
+    closeStores();
     threads.close();
   }
 }

@@ -4,6 +4,7 @@ import io.gpudirect.protocol.FileVersion;
 import io.gpudirect.transport.DeviceRegistration;
 import io.gpudirect.transport.DeviceRegistrationException;
 import java.util.concurrent.CompletionException;
+import java.util.function.Consumer;
 
 /**
  * Reads straight into device memory where the transport can ({@link
@@ -16,13 +17,17 @@ final class DeviceReader implements AutoCloseable {
   private final String serverName;
   private final ConnectionSlots connections;
   private final ChunkedReads chunks;
+  /** Logs the first registration failure once (per client context). */
+  private final Consumer<String> logOnce;
   /** Registered device ranges, reused by later device reads. */
   private final DeviceRegistrations registrations = new DeviceRegistrations(64);
   /** Why device memory cannot take the server's writes (set once), or null while it can. */
   private volatile String unavailable;
 
-  DeviceReader(String serverName, ConnectionSlots connections, ChunkedReads chunks) {
+  DeviceReader(String serverName, ConnectionSlots connections, ChunkedReads chunks,
+      Consumer<String> logOnce) {
     this.serverName = serverName;
+    this.logOnce = logOnce;
     this.connections = connections;
     this.chunks = chunks;
   }
@@ -42,7 +47,7 @@ final class DeviceReader implements AutoCloseable {
       synchronized (this) {
         if (unavailable == null) {
           unavailable = e.getMessage();
-          TransportSelector.logOnce("Gpudirect server " + serverName + ": " + transportReason
+          logOnce.accept("Gpudirect server " + serverName + ": " + transportReason
               + note());
         }
       }

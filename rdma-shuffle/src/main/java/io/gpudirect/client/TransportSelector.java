@@ -10,8 +10,6 @@ import io.gpudirect.verbs.TcpFallbackNotice;
 import io.gpudirect.verbs.Verbs;
 import io.gpudirect.verbs.disni.DisniVerbs;
 import java.util.Locale;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -31,7 +29,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class TransportSelector {
   private static final Logger LOG = LoggerFactory.getLogger(TransportSelector.class);
-  private static final Set<String> LOGGED = ConcurrentHashMap.newKeySet();
 
   /** The default: DiSNI when libdisni and an RDMA device are there. */
   public static final TransportSelector DEFAULT = new TransportSelector(DisniVerbs::open);
@@ -70,7 +67,7 @@ public final class TransportSelector {
 
   public Selection choose(String requested) {
     String mode = requested == null ? "auto" : requested.trim().toLowerCase(Locale.ROOT);
-    ConnectionThreads threads = (context != null ? context : ClientContext.shared()).connectionThreads();
+    ConnectionThreads threads = context().connectionThreads();
     return switch (mode) {
       case "auto" -> {
         try {
@@ -100,10 +97,17 @@ public final class TransportSelector {
     };
   }
 
-  /** Logs a step of the fallback ladder the first time its reason is seen in this JVM. */
-  public static void logOnce(String message) {
-    if (LOGGED.add(message)) {
+  /**
+   * Logs a step of the fallback ladder the first time its reason is seen in this selector's
+   * context (the JVM's, for Spark executors and the CLI).
+   */
+  public void logOnce(String message) {
+    if (context().firstFallback(message)) {
       LOG.info("{}", message);
     }
+  }
+
+  private ClientContext context() {
+    return context != null ? context : ClientContext.shared();
   }
 }

@@ -2,9 +2,6 @@ package io.gpudirect.server;
 
 import io.gpudirect.GpuDirectException;
 import io.gpudirect.memory.BufferAllocator;
-import io.gpudirect.protocol.ErrorCode;
-import io.gpudirect.protocol.ErrorResponse;
-import io.gpudirect.protocol.Frames;
 import io.gpudirect.protocol.Protocol;
 import io.gpudirect.server.rdma.RdmaService;
 import io.gpudirect.verbs.RdmaException;
@@ -15,7 +12,6 @@ import io.gpudirect.verbs.disni.DisniVerbs;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
@@ -26,7 +22,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -51,8 +46,6 @@ public final class BlockServer implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(BlockServer.class);
   static final long DEFAULT_CHECKSUM_CACHE_BLOCKS = 4L << 20;
   static final long TCP_CAPABILITIES = Protocol.CAP_TCP | Protocol.CAP_CRC32C;
-  /** Connections turned away at the same time; beyond this they are just closed. */
-  private static final int MAX_REJECTING = 8;
   /**
    * While draining, a connection that has answered its last request this long ago and has
    * no new one is closed. A client in the middle of a read pipelines its chunk requests
@@ -87,20 +80,10 @@ public final class BlockServer implements AutoCloseable {
   private final ListingSlots listingSlots;
 
   private final Map<ServerConnection, Thread> connections = new ConcurrentHashMap<>();
-  private final AtomicInteger rejecting = new AtomicInteger();
-  private final AtomicLong bytesSent = new AtomicLong();
-  private final AtomicLong requests = new AtomicLong();
-  private final AtomicLong errors = new AtomicLong();
-  private final AtomicLong accepted = new AtomicLong();
-  private final AtomicLong rejected = new AtomicLong();
-  private final AtomicLong authFailures = new AtomicLong();
+  private final ServerCounters counters = new ServerCounters();
   private final AtomicInteger connectionIds = new AtomicInteger();
   /** Connections past their handshake: what {@code maxConnections} counts. */
   private final AtomicInteger served = new AtomicInteger();
-  private final AtomicInteger readsInFlight = new AtomicInteger();
-  /** What listing pages cost: directory entries read, and those looked at (fstatat). */
-  private final AtomicLong listingNamesRead = new AtomicLong();
-  private final AtomicLong listingEntriesLooked = new AtomicLong();
 
   private RootDirectory root;
   private ServerSocketChannel listener;
@@ -113,6 +96,7 @@ public final class BlockServer implements AutoCloseable {
   /** The CRC32Cs of large reads, computed beside their sendfile. */
   private Checksums checksums;
   private PendingHandshakes pending;
+  private LimitRefusals refusals;
   private LoginThrottle logins;
   private volatile boolean closed;
   private volatile String address;
@@ -180,6 +164,7 @@ public final class BlockServer implements AutoCloseable {
     pending = new PendingHandshakes(address, maxUnauthenticated, maxUnauthenticatedPerAddress,
         handshakeTimeout, timers);
     logins = new LoginThrottle(address);
+    refusals = new LimitRefusals(address, maxConnections, counters);
     long sweep = OPEN_FILES_IDLE_NANOS / 2;
     timers.scheduleWithFixedDelay(this::closeIdleFiles, sweep, sweep, TimeUnit.NANOSECONDS);
     long summary = LOG_SUMMARY_INTERVAL.toNanos();
@@ -258,8 +243,7 @@ public final class BlockServer implements AutoCloseable {
 
   public ServerStats stats() {
     long uptime = startedNanos == 0 ? 0 : TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startedNanos);
-    return new ServerStats(bytesSent.get(), requests.get(), errors.get(), accepted.get(),
-        connections.size(), rejected.get(), authFailures.get(), readsInFlight.get(), uptime);
+    return counters.stats(connections.size(), uptime);
   }
 
   /** The transports this server serves, comma-separated, as logged and shown in JMX. */
@@ -295,7 +279,7 @@ public final class BlockServer implements AutoCloseable {
     join(acceptThread, TimeUnit.SECONDS.toNanos(5));
     if (!connections.isEmpty()) {
       LOG.info("BlockServer on {} draining: {} connections, {} reads in flight, grace period {}",
-          address, connections.size(), readsInFlight.get(), gracePeriod);
+          address, connections.size(), counters.readsInFlight(), gracePeriod);
     }
     long deadline = System.nanoTime() + gracePeriod.toNanos();
     while (!connections.isEmpty() && System.nanoTime() < deadline) {
@@ -311,7 +295,7 @@ public final class BlockServer implements AutoCloseable {
     }
     if (!connections.isEmpty()) {
       LOG.warn("BlockServer on {}: grace period {} over; closing {} connections with {} reads in flight",
-          address, gracePeriod, connections.size(), readsInFlight.get());
+          address, gracePeriod, connections.size(), counters.readsInFlight());
     }
     connections.keySet().forEach(ServerConnection::closeNow);
     for (Thread t : connections.values()) {
@@ -381,10 +365,10 @@ public final class BlockServer implements AutoCloseable {
       try {
         ch.socket().setTcpNoDelay(true);
         if (served.get() >= maxConnections) {
-          reject(ch, peer);
+          refusals.refuse(ch, peer);
           continue;
         }
-        accepted.incrementAndGet();
+        counters.countAccepted();
         InetAddress from = ((InetSocketAddress) ch.getRemoteAddress()).getAddress();
         conn = new ServerConnection(this, ch, peer, from);
         Thread t = new Thread(conn, "gpudirect-server-conn-" + connectionIds.incrementAndGet());
@@ -408,48 +392,6 @@ public final class BlockServer implements AutoCloseable {
     }
   }
 
-  /** Over the connection limit: say so in protocol terms, then close. */
-  private void reject(SocketChannel ch, String peer) {
-    rejected.incrementAndGet();
-    LOG.warn("Rejecting {}: {} connections open (maxConnections)", peer, maxConnections);
-    if (rejecting.incrementAndGet() > MAX_REJECTING) {
-      rejecting.decrementAndGet();
-      closeQuietly(ch);
-      return;
-    }
-    Thread t = new Thread(() -> {
-      try {
-        ByteBuffer magic = ByteBuffer.wrap(Protocol.MAGIC);
-        ByteBuffer error = Frames.encode(new ErrorResponse(ErrorResponse.CONNECTION,
-            ErrorCode.LIMIT_EXCEEDED, "Server " + address + " has reached its limit of "
-                + maxConnections + " connections; retry later or raise maxConnections"));
-        while (magic.hasRemaining()) {
-          ch.write(magic);
-        }
-        while (error.hasRemaining()) {
-          ch.write(error);
-        }
-        ch.shutdownOutput();
-        // Drain what the client already sent so closing does not reset the connection
-        // before it has read the error.
-        ch.socket().setSoTimeout(1000);
-        byte[] sink = new byte[4096];
-        var in = ch.socket().getInputStream();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(1);
-        while (System.nanoTime() < deadline && in.read(sink) >= 0) {
-          // discard
-        }
-      } catch (IOException ignored) {
-        // the client is gone already
-      } finally {
-        closeQuietly(ch);
-        rejecting.decrementAndGet();
-      }
-    }, "gpudirect-server-reject");
-    t.setDaemon(true);
-    t.start();
-  }
-
   /**
    * The connection finished its handshake: it leaves the pending ones and counts against
    * {@code maxConnections}. False, with the connection closed or to be closed, when its
@@ -462,7 +404,7 @@ public final class BlockServer implements AutoCloseable {
     }
     if (served.incrementAndGet() > maxConnections) {
       served.decrementAndGet();
-      rejected.incrementAndGet();
+      counters.countRejected();
       limitReached.run();
       return false;
     }
@@ -530,44 +472,8 @@ public final class BlockServer implements AutoCloseable {
     return listingSlots;
   }
 
-  void listingWalked(DirectoryWalk walk) {
-    listingNamesRead.addAndGet(walk.namesRead());
-    listingEntriesLooked.addAndGet(walk.looked());
-  }
-
-  /** Directory entries read by listing pages so far (tests check what a page costs). */
-  long listingNamesRead() {
-    return listingNamesRead.get();
-  }
-
-  /** Directory entries looked at ({@code fstatat}) by listing pages so far. */
-  long listingEntriesLooked() {
-    return listingEntriesLooked.get();
-  }
-
-  void countBytesSent(long n) {
-    bytesSent.addAndGet(n);
-  }
-
-  void readStarted() {
-    readsInFlight.incrementAndGet();
-  }
-
-  void readEnded() {
-    readsInFlight.decrementAndGet();
-  }
-
-  void countRequest() {
-    requests.incrementAndGet();
-  }
-
-  void countError() {
-    errors.incrementAndGet();
-  }
-
-  void countAuthFailure() {
-    authFailures.incrementAndGet();
-    errors.incrementAndGet();
+  ServerCounters counters() {
+    return counters;
   }
 
   private void closeListener() {

@@ -25,15 +25,15 @@ final class RdmaServedFiles implements ServedFiles {
 
   @Override
   public FileRange open(String path, FileVersion version, long offset, int length) {
-    server.countRequest();
+    server.counters().countRequest();
     OpenFiles.OpenFile file;
     try {
       file = FileRanges.open(server, path, version, offset, length);
     } catch (RequestRefusedException e) {
-      server.countError();
+      server.counters().countError();
       throw new ReadRefusedException(e.code(), e.getMessage());
     }
-    server.readStarted();
+    server.counters().readStarted();
     inFlight.incrementAndGet();
     FileChannel fc = file.channel();
     return new FileRange() {
@@ -54,19 +54,19 @@ final class RdmaServedFiles implements ServedFiles {
         try {
           FileRanges.checkUnchanged(server, path, version, file, null);
         } catch (RequestRefusedException e) {
-          server.countError();
+          server.counters().countError();
           throw new ReadRefusedException(e.code(), e.getMessage());
         }
       }
 
       @Override
       public void sent(long n) {
-        server.countBytesSent(n);
+        server.counters().countBytesSent(n);
       }
 
       @Override
       public void close() {
-        server.readEnded();
+        server.counters().readEnded();
         lastEndNanos = System.nanoTime();
         inFlight.decrementAndGet();
         try {
@@ -88,6 +88,6 @@ final class RdmaServedFiles implements ServedFiles {
 
   @Override
   public void failed(String why) {
-    server.countError();
+    server.counters().countError();
   }
 }

@@ -58,11 +58,11 @@ final class ReadAnswers {
 
   /** Answers one READ: the range checked, then sent small or large; counted while in flight. */
   void answer(ReadRequest r) throws IOException {
-    server.readStarted();
+    server.counters().readStarted();
     try {
       readCounted(r);
     } finally {
-      server.readEnded();
+      server.counters().readEnded();
     }
   }
 
@@ -82,7 +82,7 @@ final class ReadAnswers {
       } else {
         sendLarge(r, open, version(open));
       }
-      server.countBytesSent(r.length());
+      server.counters().countBytesSent(r.length());
     } finally {
       openFiles.release();
     }

@@ -136,7 +136,7 @@ final class ServerConnection implements Runnable {
       LOG.debug("Client {} disconnected", peer);
     } catch (ProtocolException e) {
       LOG.warn("Closing connection from {}: {}", peer, e.getMessage());
-      server.countError();
+      server.counters().countError();
       sendQuietly(new ErrorResponse(ErrorResponse.CONNECTION, ErrorCode.BAD_REQUEST,
           e.getMessage()));
     } catch (IOException e) {
@@ -167,7 +167,7 @@ final class ServerConnection implements Runnable {
       throw new ProtocolException("expected HELLO from client " + peer + ", got " + first.type());
     }
     if (hello.version() != Protocol.VERSION) {
-      server.countError();
+      server.counters().countError();
       send(new ErrorResponse(ErrorResponse.CONNECTION, ErrorCode.UNSUPPORTED_VERSION,
           "Client " + peer + " speaks gpudirect protocol version " + hello.version()
               + "; server " + server.address() + " speaks version " + Protocol.VERSION));
@@ -185,7 +185,7 @@ final class ServerConnection implements Runnable {
     if (secret != null) {
       Message m = Frames.read(in);
       if (!(m instanceof AuthResponse auth)) {
-        server.countAuthFailure();
+        server.counters().countAuthFailure();
         send(new ErrorResponse(requestId(m), ErrorCode.AUTH_FAILED, "Server "
             + server.address() + " requires authentication before " + m.type()
             + "; set spark.gpudirect.auth.secret to the server's secret"));
@@ -196,13 +196,13 @@ final class ServerConnection implements Runnable {
       long now = System.nanoTime();
       switch (server.logins().decide(peerAddress, matches, peer, now)) {
         case REFUSED -> {
-          server.countAuthFailure();
+          server.counters().countAuthFailure();
           send(new ErrorResponse(ErrorResponse.CONNECTION, ErrorCode.AUTH_FAILED,
               server.logins().refusal(peerAddress, now)));
           return false;
         }
         case FAILED -> {
-          server.countAuthFailure();
+          server.counters().countAuthFailure();
           send(new ErrorResponse(ErrorResponse.CONNECTION, ErrorCode.AUTH_FAILED,
               "Secret rejected by server " + server.address()
                   + "; check that spark.gpudirect.auth.secret matches the server's secret"));
@@ -239,7 +239,7 @@ final class ServerConnection implements Runnable {
     try {
       t.handshake();
     } catch (NotTlsException e) {
-      server.countError();
+      server.counters().countError();
       LOG.warn("Client {} did not start TLS: {}", peer, e.getMessage());
       if (e.isPlaintextGpudirect()) {
         sendQuietly(ByteBuffer.wrap(Protocol.MAGIC));
@@ -250,7 +250,7 @@ final class ServerConnection implements Runnable {
       }
       return false;
     } catch (javax.net.ssl.SSLException e) {
-      server.countError();
+      server.counters().countError();
       LOG.warn("TLS handshake with {} failed: {}", peer, e.getMessage());
       return false;
     }
@@ -288,7 +288,7 @@ final class ServerConnection implements Runnable {
         return;
       }
       busy = true;
-      server.countRequest();
+      server.counters().countRequest();
       try {
         if (m instanceof ReadRequest r) {
           reads.answer(r);
@@ -305,7 +305,7 @@ final class ServerConnection implements Runnable {
               "Unexpected " + m.type() + " message from a client after the handshake");
         }
       } catch (RequestRefusedException e) {
-        server.countError();
+        server.counters().countError();
         LOG.debug("Refused {} from {}: {}", m.type(), peer, e.getMessage());
         send(new ErrorResponse(requestId(m), e.code(), e.getMessage()));
       } finally {
@@ -340,7 +340,7 @@ final class ServerConnection implements Runnable {
     try (ListingSlots.Slot slot = server.listingSlots().acquire(server.address(), l.path())) {
       DirectoryWalk walk = new DirectoryWalk(server.maxListPageEntries(), ListResponse.PAGE_BYTES);
       frame = Frames.encode(server.root().list(l.requestId(), l.path(), l.after(), walk));
-      server.listingWalked(walk);
+      server.counters().listingWalked(walk);
     }
     writeFully(frame);
   }

@@ -1,15 +1,20 @@
 package io.gpudirect.client;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.gpudirect.GpuDirectException;
 import io.gpudirect.server.BlockServer;
 import io.gpudirect.testing.TestFiles;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
@@ -17,7 +22,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The threads a client's connections share belong to its context, and end when it closes. */
+/** What a client context owns (its connections' threads, its kept stores) ends when it closes. */
 @Timeout(value = 30, unit = TimeUnit.SECONDS)
 class ClientContextTest {
   /** The pool that checks large payloads' CRC32C off the connections' reader threads. */
@@ -48,6 +53,26 @@ class ClientContextTest {
         t.join(5_000);
         assertFalse(t.isAlive(), t + " still runs after its context closed");
       }
+    }
+  }
+
+  @Test
+  void storesWithEqualKeysAreSharedAndCloseWithTheirContext() throws Exception {
+    TestFiles.write(root.resolve("f.bin"), 100, 1);
+    try (BlockServer server = BlockServer.builder().root(root).port(0).build().start()) {
+      InetSocketAddress address = new InetSocketAddress("127.0.0.1", server.port());
+      ClientConfig config = ClientConfig.builder().transport("tcp").build();
+      ClientContext context = new ClientContext();
+      RemoteStore first = context.store(List.of(address, "settings"),
+          () -> BlockClient.connect(address, config, context));
+      RemoteStore second = context.store(List.of(address, "settings"), () -> {
+        throw new AssertionError("an equal key connects no second store");
+      });
+      assertSame(first, second);
+      assertEquals(100, first.stat("f.bin").length());
+      context.close();
+      GpuDirectException e = assertThrows(GpuDirectException.class, () -> first.stat("f.bin"));
+      assertTrue(e.getMessage().contains("is closed"), e.getMessage());
     }
   }
 

@@ -52,11 +52,11 @@ class ListingPagesTest {
       List<long[]> costs = new ArrayList<>();
       String after = ListRequest.FIRST_PAGE;
       for (int id = 1; ; id++) {
-        long read = s.listingNamesRead();
-        long looked = s.listingEntriesLooked();
+        long read = s.counters().listingNamesRead();
+        long looked = s.counters().listingEntriesLooked();
         peer.send(new ListRequest(id, "/", after));
         ListResponse page = (ListResponse) peer.receive();
-        costs.add(new long[] {s.listingNamesRead() - read, s.listingEntriesLooked() - looked});
+        costs.add(new long[] {s.counters().listingNamesRead() - read, s.counters().listingEntriesLooked() - looked});
         page.entries().forEach(e -> all.add(e.path()));
         if (page.last()) {
           break;
@@ -140,7 +140,7 @@ class ListingPagesTest {
             ClientConfig.builder().streams(1).transport("tcp").build())) {
       assertEquals(List.of("d/zz"), c.list("/").stream().map(FileEntry::path).toList());
       // d's 302 names were read twice: the second batch came from a second read.
-      assertTrue(s.listingNamesRead() >= 2 * 302, "names read: " + s.listingNamesRead());
+      assertTrue(s.counters().listingNamesRead() >= 2 * 302, "names read: " + s.counters().listingNamesRead());
     }
   }
 
