@@ -1,6 +1,7 @@
 package io.gpudirect.options;
 
 import io.gpudirect.client.ClientConfig;
+import io.gpudirect.verbs.provider.RdmaProvider;
 import java.io.Serializable;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -14,7 +15,7 @@ import java.time.Duration;
  * @param tlsTrustStore a PEM file, or empty for the JDK's CAs (a String: {@link Path} is not
  *     serializable)
  */
-public record ClientSettings(String transport, int streams, int maxBytesInFlight, int chunkSize,
+public record ClientSettings(String transport, RdmaProvider rdmaProvider, int streams, int maxBytesInFlight, int chunkSize,
     Duration connectTimeout, Duration requestTimeout, int maxRetries, Duration retryBackoff,
     boolean checksums, boolean tls, String tlsTrustStore, int listingMaxEntries, long listingMaxBytes,
     Duration listingTimeout) implements Serializable {
@@ -36,6 +37,7 @@ public record ClientSettings(String transport, int streams, int maxBytesInFlight
         .maxRetries(maxRetries)
         .retryBackoff(retryBackoff)
         .transport(transport)
+        .rdmaProvider(rdmaProvider)
         .checksums(checksums)
         .tls(tls)
         .tlsTrustStore(tlsTrustStore.isEmpty() ? null : Path.of(tlsTrustStore))

@@ -16,6 +16,8 @@ public enum GpuDirectOption {
       "Reads only the files whose name matches this glob, as Spark's option of the same name: *.parquet."),
   TRANSPORT("transport", "auto",
       "auto, tcp or rdma. auto picks RDMA when it works and reports which transport ran and why."),
+  RDMA_PROVIDER("rdma.provider", "auto",
+      "auto, ucx or disni: what RDMA runs on. auto takes UCX when libucp loads, else DiSNI."),
   STREAMS("streams", "4", "TCP connections per server and executor."),
   MAX_BYTES_IN_FLIGHT("maxBytesInFlight", "64m",
       "Bytes requested but not yet received, per server and executor."),

@@ -47,6 +47,7 @@ public final class ResolvedOptions {
     this.secret = Secret.of(get(GpuDirectOption.AUTH_SECRET));
     this.client = new ClientSettings(
         get(GpuDirectOption.TRANSPORT),
+        io.gpudirect.verbs.provider.RdmaProvider.parse(get(GpuDirectOption.RDMA_PROVIDER)),
         integer(GpuDirectOption.STREAMS),
         intBytes(GpuDirectOption.MAX_BYTES_IN_FLIGHT),
         intBytes(GpuDirectOption.CHUNK_SIZE),

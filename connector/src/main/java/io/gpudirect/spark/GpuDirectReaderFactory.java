@@ -44,23 +44,39 @@ final class GpuDirectReaderFactory implements PartitionReaderFactory {
   private final StructType readSchema;
   /** Null for Arrow scans. */
   private final ParquetReadSettings parquet;
+  /** Set when batches go to a GPU engine in its own form ({@link DeviceScan}); else null. */
+  private final DeviceHandoff handoff;
 
   GpuDirectReaderFactory(Broadcast<SerializableConfiguration> conf, ReadSpec spec,
       StructType readSchema, ParquetReadSettings parquet) {
+    this(conf, spec, readSchema, parquet, null);
+  }
+
+  private GpuDirectReaderFactory(Broadcast<SerializableConfiguration> conf, ReadSpec spec,
+      StructType readSchema, ParquetReadSettings parquet, DeviceHandoff handoff) {
     this.conf = conf;
     this.spec = spec;
     this.readSchema = readSchema;
     this.parquet = parquet;
+    this.handoff = handoff;
+  }
+
+  /** This factory's reads decoded on the GPU where they can be, in the form {@code h} makes. */
+  GpuDirectReaderFactory handingOff(DeviceHandoff h) {
+    return new GpuDirectReaderFactory(conf, spec, readSchema, parquet, h);
   }
 
   @Override
   public boolean supportColumnarReads(InputPartition partition) {
-    return parquet == null || parquet.vectorized() || spec.output() == Output.GPU;
+    return parquet == null || parquet.vectorized() || spec.output() == Output.GPU || handoff != null;
   }
 
   @Override
   public PartitionReader<ColumnarBatch> createColumnarReader(InputPartition partition) {
     Configuration hadoop = conf.value().value();
+    if (handoff != null) {
+      return new HandoffReader(deviceReader(partition, hadoop), handoff, readSchema);
+    }
     Output output = spec.output();
     GpuDirectPartitionReader.Opener<ColumnarBatch> opener;
     if (parquet == null && output.gpuDecodes(DataFormat.ARROW_FILE, GpuEnvironment.get())
@@ -72,6 +88,23 @@ final class GpuDirectReaderFactory implements PartitionReaderFactory {
       opener = slice -> ParquetSliceReaders.columnar((ParquetSlice) slice, hadoop, parquet);
     } else if (output == Output.GPU) {
       opener = slice -> new GpuParquetSliceReader((ParquetSlice) slice, store(slice, hadoop), parquet, readSchema);
+    } else {
+      opener = slice -> gpuOrHost((ParquetSlice) slice, hadoop);
+    }
+    return new GpuDirectPartitionReader<>((GpuDirectPartition) partition, opener, transport(partition, hadoop));
+  }
+
+  /**
+   * Slices decoded on the GPU, whatever option output says (auto or gpu: the rule that made
+   * the handoff left output=host alone); Parquet slices the GPU refuses are read on the host,
+   * as under output=auto, and the handoff copies them over.
+   */
+  private PartitionReader<ColumnarBatch> deviceReader(InputPartition partition, Configuration hadoop) {
+    GpuDirectPartitionReader.Opener<ColumnarBatch> opener;
+    if (parquet == null) {
+      opener = slice -> readSchema.fields().length > 0
+          ? new GpuArrowSliceReader((ArrowSlice) slice, store(slice, hadoop), readSchema)
+          : new ArrowSliceReader((ArrowSlice) slice, store(slice, hadoop), readSchema);
     } else {
       opener = slice -> gpuOrHost((ParquetSlice) slice, hadoop);
     }

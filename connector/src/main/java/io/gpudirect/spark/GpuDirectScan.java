@@ -34,12 +34,35 @@ final class GpuDirectScan implements Scan, Batch, SupportsReportStatistics {
   private InputPartition[] partitions;
 
   private ScanStatistics statistics;
+  /** What explain() adds about the GPU engine's handling of this scan; empty when nothing. */
+  private volatile String note;
 
   GpuDirectScan(ScanContext context, StructType dataSchema, StructType readSchema, Filter[] pushed) {
     this.context = context;
     this.dataSchema = dataSchema;
     this.readSchema = readSchema;
     this.pushed = pushed;
+    this.note = rapidsWithoutPassThrough(context.session) ? " note: the RAPIDS Accelerator is on, but "
+        + DeviceScans.RAPIDS_EXTENSIONS + " is not in spark.sql.extensions: batches take the plugin's"
+        + " host-to-GPU copy" : "";
+  }
+
+  /**
+   * Whether the RAPIDS Accelerator is configured and our pass-through rule is not. The rule
+   * cannot be added from here: a session's columnar rules are fixed when it is made.
+   */
+  private static boolean rapidsWithoutPassThrough(org.apache.spark.sql.SparkSession session) {
+    org.apache.spark.SparkConf conf = session.sparkContext().getConf();
+    return conf.get("spark.plugins", "").contains("com.nvidia.spark.SQLPlugin")
+        && !conf.get("spark.sql.extensions", "").contains(DeviceScans.RAPIDS_EXTENSIONS);
+  }
+
+  Output output() {
+    return context.spec.output();
+  }
+
+  void note(String n) {
+    note = " note: " + n;
   }
 
   @Override
@@ -55,7 +78,7 @@ final class GpuDirectScan implements Scan, Batch, SupportsReportStatistics {
         + " files=" + context.files.size()
         + " PushedFilters: " + Arrays.toString(pushed)
         + " ReadSchema: " + readSchema.catalogString()
-        + " transport=" + context.transportDescription();
+        + " transport=" + context.transportDescription() + note;
   }
 
   @Override

@@ -21,6 +21,10 @@ final class ScanMetrics {
   /** Bit flags of the transports that ran; a scan over several servers may use more than one. */
   static final long TCP = 1;
   static final long RDMA = 2;
+  /** UCX, named by what carried the bytes: verbs is RDMA, TCP is not, and is never called that. */
+  static final long UCX_VERBS = 4;
+  static final long UCX_TCP = 8;
+  static final long UCX_OTHER = 16;
 
   private ScanMetrics() {}
 
@@ -45,7 +49,12 @@ final class ScanMetrics {
   }
 
   static long transportFlag(String transport) {
-    return "rdma".equals(transport) ? RDMA : TCP;
+    return switch (transport) {
+      case "rdma" -> RDMA;
+      case "ucx:verbs" -> UCX_VERBS;
+      case "ucx:tcp" -> UCX_TCP;
+      default -> transport.startsWith("ucx") ? UCX_OTHER : TCP;
+    };
   }
 
   public static final class BytesFetched implements CustomMetric {
@@ -128,6 +137,15 @@ final class ScanMetrics {
       }
       if ((flags & RDMA) != 0) {
         names.add("rdma");
+      }
+      if ((flags & UCX_VERBS) != 0) {
+        names.add("ucx:verbs");
+      }
+      if ((flags & UCX_TCP) != 0) {
+        names.add("ucx:tcp");
+      }
+      if ((flags & UCX_OTHER) != 0) {
+        names.add("ucx (verbs or tcp)");
       }
       return flags == 0 ? "none" : names.toString();
     }

@@ -6,7 +6,6 @@ import io.gpudirect.tls.TlsContexts;
 import io.gpudirect.transport.RequestTimeoutException;
 import io.gpudirect.transport.rdma.RdmaConnectionException;
 import io.gpudirect.verbs.RdmaUnavailableException;
-import io.gpudirect.verbs.disni.DisniVerbs;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.List;
@@ -69,12 +68,12 @@ public final class BlockClient implements RemoteStore {
    * it cannot be reached. Authentication errors are not retried.
    */
   public static BlockClient connect(InetSocketAddress server, ClientConfig config) {
-    return connect(server, config, TransportSelector.DEFAULT);
+    return connect(server, config, TransportSelector.of(config.rdmaProvider()));
   }
 
   /** As {@link #connect(InetSocketAddress, ClientConfig)}, its connections' threads those of {@code context}. */
   public static BlockClient connect(InetSocketAddress server, ClientConfig config, ClientContext context) {
-    return connect(server, config, new TransportSelector(DisniVerbs::open, context));
+    return connect(server, config, TransportSelector.of(config.rdmaProvider(), context));
   }
 
   /** As {@link #connect(InetSocketAddress, ClientConfig)}, choosing transports with {@code selector}. */

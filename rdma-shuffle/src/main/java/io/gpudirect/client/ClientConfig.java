@@ -1,6 +1,7 @@
 package io.gpudirect.client;
 
 import io.gpudirect.transport.ConnectionOptions;
+import io.gpudirect.verbs.provider.RdmaProvider;
 import java.nio.file.Path;
 import java.time.Duration;
 
@@ -15,6 +16,7 @@ public final class ClientConfig {
   private final int maxRetries;
   private final Duration retryBackoff;
   private final String transport;
+  private final RdmaProvider rdmaProvider;
   private final boolean checksums;
   private final boolean tls;
   private final Path tlsTrustStore;
@@ -33,6 +35,7 @@ public final class ClientConfig {
     this.maxRetries = b.maxRetries;
     this.retryBackoff = b.retryBackoff;
     this.transport = b.transport;
+    this.rdmaProvider = b.rdmaProvider;
     this.checksums = b.checksums;
     this.tls = b.tls;
     this.tlsTrustStore = b.tlsTrustStore;
@@ -92,6 +95,11 @@ public final class ClientConfig {
     return transport;
   }
 
+  /** The verbs provider RDMA runs on: auto (UCX when libucp loads, else DiSNI), ucx or disni. */
+  public RdmaProvider rdmaProvider() {
+    return rdmaProvider;
+  }
+
   /** Whether payloads carry a CRC32C that the client checks (negotiated in the handshake). */
   public boolean checksums() {
     return checksums;
@@ -131,6 +139,7 @@ public final class ClientConfig {
     return new Builder().secret(secret).streams(streams).maxBytesInFlight(maxBytesInFlight)
         .chunkSize(chunkSize).connectTimeout(connectTimeout).requestTimeout(requestTimeout)
         .maxRetries(maxRetries).retryBackoff(retryBackoff).transport(transport)
+        .rdmaProvider(rdmaProvider)
         .checksums(checksums).tls(tls).tlsTrustStore(tlsTrustStore)
         .maxListEntries(maxListEntries).maxListBytes(maxListBytes).listTimeout(listTimeout)
         .secretSetting(secretSetting);
@@ -142,7 +151,7 @@ public final class ClientConfig {
         + ", maxBytesInFlight=" + maxBytesInFlight + ", chunkSize=" + chunkSize
         + ", connectTimeout=" + connectTimeout + ", requestTimeout=" + requestTimeout
         + ", maxRetries=" + maxRetries + ", retryBackoff=" + retryBackoff + ", transport="
-        + transport + ", checksums=" + checksums + ", tls=" + tls
+        + transport + ", rdmaProvider=" + rdmaProvider + ", checksums=" + checksums + ", tls=" + tls
         + (tlsTrustStore == null ? "" : ", tlsTrustStore=" + tlsTrustStore)
         + ", maxListEntries=" + maxListEntries + ", maxListBytes=" + maxListBytes
         + ", listTimeout=" + listTimeout + "]";
@@ -161,6 +170,7 @@ public final class ClientConfig {
     private int maxRetries = 3;
     private Duration retryBackoff = Duration.ofMillis(100);
     private String transport = "auto";
+    private RdmaProvider rdmaProvider = RdmaProvider.AUTO;
     private boolean checksums = true;
     private boolean tls;
     private Path tlsTrustStore;
@@ -258,6 +268,11 @@ public final class ClientConfig {
       return this;
     }
 
+    public Builder rdmaProvider(RdmaProvider provider) {
+      this.rdmaProvider = provider;
+      return this;
+    }
+
     /**
      * CRC32C on every payload, checked here. On by default; turning it off saves a pass
      * over every byte on both ends, and leaves corruption to TCP's weaker checksum.
@@ -279,6 +294,7 @@ public final class ClientConfig {
       check(retryBackoff != null && !retryBackoff.isNegative(),
           "retryBackoff must not be negative");
       check(transport != null, "transport must be auto, tcp or rdma");
+      check(rdmaProvider != null, "rdma.provider must be auto, ucx or disni");
       check(tls || tlsTrustStore == null, "tlsTrustStore is set but tls is off");
       check(maxListEntries > 0, "maxListEntries must be positive: " + maxListEntries);
       check(maxListBytes > 0, "maxListBytes must be positive: " + maxListBytes);

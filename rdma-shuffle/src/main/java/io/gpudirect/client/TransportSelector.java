@@ -8,8 +8,9 @@ import io.gpudirect.transport.tcp.TcpTransport;
 import io.gpudirect.verbs.RdmaUnavailableException;
 import io.gpudirect.verbs.TcpFallbackNotice;
 import io.gpudirect.verbs.Verbs;
-import io.gpudirect.verbs.disni.DisniVerbs;
+import io.gpudirect.verbs.provider.RdmaProvider;
 import java.util.Locale;
+import java.util.function.Function;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -18,8 +19,9 @@ import org.slf4j.LoggerFactory;
  * Picks the transport for a {@code transport} option value, and says why. The fallback
  * ladder of {@code transport=auto}, each step logged once per reason:
  * <ol>
- *   <li>no libdisni, or no RDMA device here: TCP (decided here; {@link TcpFallbackNotice} says
- *       so in one line per JVM);</li>
+ *   <li>neither UCX with an RDMA transport (verbs) nor DiSNI here (no libucp, no libdisni, no
+ *       RDMA device): TCP (decided here; {@link TcpFallbackNotice} says so in one line per
+ *       JVM). UCX over TCP is never taken: gpudirect's TCP path is faster;</li>
  *   <li>the server does not serve RDMA, or no RDMA route to it: TCP (decided by the client
  *       on its first connection, with {@link Selection#fallback()});</li>
  *   <li>GPU memory cannot be registered (no nvidia-peermem): RDMA into registered pinned
@@ -30,8 +32,8 @@ import org.slf4j.LoggerFactory;
 public final class TransportSelector {
   private static final Logger LOG = LoggerFactory.getLogger(TransportSelector.class);
 
-  /** The default: DiSNI when libdisni and an RDMA device are there. */
-  public static final TransportSelector DEFAULT = new TransportSelector(DisniVerbs::open);
+  /** The default: {@code rdma.provider=auto}, UCX when libucp loads, else DiSNI. */
+  public static final TransportSelector DEFAULT = of(RdmaProvider.AUTO);
 
   /**
    * The transport chosen and the reason, in words, for logs and scan metrics; {@code fallback}
@@ -43,7 +45,8 @@ public final class TransportSelector {
     }
   }
 
-  private final Supplier<Verbs> verbs;
+  /** Opens verbs: {@code true} asks for RDMA transports only (transport=auto). */
+  private final Function<Boolean, RdmaProvider.Opened> verbs;
   /** Null: {@link ClientContext#shared()}, as it is when a transport is chosen. */
   private final ClientContext context;
 
@@ -57,8 +60,25 @@ public final class TransportSelector {
 
   /** As {@link #TransportSelector(Supplier)}, the transports chosen using {@code context}. */
   public TransportSelector(Supplier<Verbs> verbs, ClientContext context) {
+    this(rdmaOnly -> {
+      Verbs v = verbs.get();
+      return new RdmaProvider.Opened(v, v.describe());
+    }, context);
+  }
+
+  private TransportSelector(Function<Boolean, RdmaProvider.Opened> verbs, ClientContext context) {
     this.verbs = verbs;
     this.context = context;
+  }
+
+  /** Chooses with {@code provider} ({@code rdma.provider}), in the JVM's shared context. */
+  public static TransportSelector of(RdmaProvider provider) {
+    return of(provider, null);
+  }
+
+  /** Chooses with {@code provider}, the transports chosen using {@code context} (null: the shared one). */
+  public static TransportSelector of(RdmaProvider provider, ClientContext context) {
+    return new TransportSelector(provider::open, context);
   }
 
   public static Selection select(String requested) {
@@ -71,9 +91,11 @@ public final class TransportSelector {
     return switch (mode) {
       case "auto" -> {
         try {
-          Verbs v = verbs.get();
-          yield new Selection(new RdmaTransport(v, threads), "transport=auto chose RDMA (" + v.describe() + ")",
-              new TcpTransport(threads));
+          // RDMA transports only: UCX over TCP is slower than our TCP path, and is not RDMA.
+          RdmaProvider.Opened o = verbs.apply(true);
+          String reason = "transport=auto chose RDMA (" + o.reason() + ")";
+          logOnce(reason);
+          yield new Selection(new RdmaTransport(o.verbs(), threads), reason, new TcpTransport(threads));
         } catch (RdmaUnavailableException e) {
           TcpFallbackNotice.say(e);
           yield new Selection(new TcpTransport(threads), "transport=auto chose TCP: " + e.summary()
@@ -83,8 +105,12 @@ public final class TransportSelector {
       case "tcp" -> new Selection(new TcpTransport(threads), "transport=tcp requested");
       case "rdma" -> {
         try {
-          Verbs v = verbs.get();
-          yield new Selection(new RdmaTransport(v, threads), "transport=rdma requested (" + v.describe() + ")");
+          // A forced choice runs over whatever UCX has, and the transport's name says which.
+          RdmaProvider.Opened o = verbs.apply(false);
+          RdmaTransport rdma = new RdmaTransport(o.verbs(), threads);
+          String reason = "transport=rdma requested (" + o.reason() + "), carried by " + rdma.name();
+          logOnce(reason);
+          yield new Selection(rdma, reason);
         } catch (RdmaUnavailableException e) {
           throw new GpuDirectException("transport=rdma requested but RDMA is not available: "
               + e.reason() + ". To use RDMA: " + e.remedy() + "; GPU destinations also need the"

@@ -17,6 +17,7 @@ import java.util.Map;
 import java.util.OptionalInt;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -45,6 +46,13 @@ public final class RemoteFileDataSource extends ai.rapids.cudf.DataSource {
   private final long size;
   private final PinnedChunkPool pool;
   private final CopyEngine engine;
+  /**
+   * What this source's reads fetched and how long their callers waited, host and device reads
+   * alike. Counted here rather than per thread, since cuDF may call back on threads of its own;
+   * whoever owns the source adds them to its task's counters when the read is done.
+   */
+  private final AtomicLong fetchedBytes = new AtomicLong();
+  private final AtomicLong fetchNanos = new AtomicLong();
 
   public RemoteFileDataSource(RemoteStore store, String path, FileVersion version, long size,
       PinnedChunkPool pool, CopyEngine engine) {
@@ -59,6 +67,21 @@ public final class RemoteFileDataSource extends ai.rapids.cudf.DataSource {
   @Override
   public long size() {
     return size;
+  }
+
+  /** Bytes this source's reads have fetched so far. */
+  public long fetchedBytes() {
+    return fetchedBytes.get();
+  }
+
+  /** Nanoseconds callers of this source have waited for its reads so far. */
+  public long fetchNanos() {
+    return fetchNanos.get();
+  }
+
+  private void fetched(long bytes, long startNanos) {
+    fetchedBytes.addAndGet(bytes);
+    fetchNanos.addAndGet(System.nanoTime() - startNanos);
   }
 
   @Override
@@ -92,11 +115,18 @@ public final class RemoteFileDataSource extends ai.rapids.cudf.DataSource {
    */
   @Override
   public long deviceRead(long offset, DeviceMemoryBuffer dest, Cuda.Stream stream) {
+    long start = System.nanoTime();
     long n = clamp(offset, dest.getLength());
+    deviceFill(offset, dest, n);
+    fetched(n, start);
+    return n;
+  }
+
+  private void deviceFill(long offset, DeviceMemoryBuffer dest, long n) {
     // GPUDirect RDMA: the NIC writes into dest, no host copy. False when the store cannot
     // (TCP, or GPU memory not registrable); then socket -> pinned chunk -> GPU below.
     if (n > 0 && store.readIntoDevice(path, version, offset, dest.getAddress(), n)) {
-      return n;
+      return;
     }
     boolean checkOnDevice = engine.checksumsOnDevice();
     Map<Piece, CompletableFuture<Boolean>> pieces = new LinkedHashMap<>();
@@ -143,7 +173,6 @@ public final class RemoteFileDataSource extends ai.rapids.cudf.DataSource {
     }
     // Each copy's future completes only once its event has fired, so every byte has landed.
     // No engine-wide synchronize here: it would make concurrent tasks wait for each other's copies.
-    return n;
   }
 
   /** A chunk-sized piece of a device read: where it is in the file and where it goes. */
@@ -190,12 +219,14 @@ public final class RemoteFileDataSource extends ai.rapids.cudf.DataSource {
   }
 
   private void fill(HostMemoryBuffer buffer, long offset, long n) {
+    long start = System.nanoTime();
     long done = 0;
     while (done < n) {
       int len = (int) Math.min(Integer.MAX_VALUE - 8, n - done);
       store.read(path, version, offset + done, buffer.asByteBuffer(done, len));
       done += len;
     }
+    fetched(n, start);
   }
 
   private long clamp(long offset, long amount) {

@@ -29,6 +29,12 @@ public final class Protocol {
   public static final long CAP_TCP = 1L;
   public static final long CAP_RDMA = 1L << 1;
   public static final long CAP_CRC32C = 1L << 2;
+  /**
+   * The server's RDMA listener is a UCX one (socket-address wire-up), not RDMA CM. A server sets
+   * one of CAP_RDMA and CAP_RDMA_UCX, the one its verbs provider listens with; a client that
+   * wants RDMA offers both, so the intersection tells it which the server has.
+   */
+  public static final long CAP_RDMA_UCX = 1L << 3;
 
   /** Upper bound of any control frame; checked before the frame's buffer is allocated. */
   public static final int MAX_FRAME_BYTES = 1 << 20;

@@ -8,7 +8,7 @@ import io.gpudirect.verbs.RdmaException;
 import io.gpudirect.verbs.RdmaUnavailableException;
 import io.gpudirect.verbs.TcpFallbackNotice;
 import io.gpudirect.verbs.Verbs;
-import io.gpudirect.verbs.disni.DisniVerbs;
+import io.gpudirect.verbs.provider.RdmaProvider;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -74,6 +74,7 @@ public final class BlockServer implements AutoCloseable {
   private final Duration handshakeTimeout;
   private final RdmaMode rdmaMode;
   private final Supplier<Verbs> verbs;
+  private final RdmaProvider rdmaProvider;
   private final RdmaService.Settings rdmaSettings;
   private final javax.net.ssl.SSLContext tls;
   private final int maxListPageEntries;
@@ -119,6 +120,7 @@ public final class BlockServer implements AutoCloseable {
     this.handshakeTimeout = b.handshakeTimeout;
     this.rdmaMode = b.rdmaMode;
     this.verbs = b.verbs;
+    this.rdmaProvider = b.rdmaProvider;
     this.rdmaSettings = b.rdmaSettings;
     this.tls = b.tls;
     this.maxListPageEntries = b.maxListPageEntries;
@@ -194,7 +196,15 @@ public final class BlockServer implements AutoCloseable {
       return;
     }
     try {
-      rdma = new RdmaService(verbs.get(), new InetSocketAddress(bindAddress, 0), rdmaSettings,
+      Verbs v;
+      if (verbs != null) {
+        v = verbs.get();
+      } else {
+        RdmaProvider.Opened o = rdmaProvider.open(rdmaMode == RdmaMode.AUTO);
+        LOG.info("BlockServer on {}: RDMA through {}", address, o.reason());
+        v = o.verbs();
+      }
+      rdma = new RdmaService(v, new InetSocketAddress(bindAddress, 0), rdmaSettings,
           BufferAllocator.root());
       rdmaStatus = rdma.describe();
     } catch (RdmaUnavailableException | RdmaException e) {
@@ -225,7 +235,12 @@ public final class BlockServer implements AutoCloseable {
   }
 
   long capabilities() {
-    return rdma == null ? TCP_CAPABILITIES : TCP_CAPABILITIES | Protocol.CAP_RDMA;
+    return rdma == null ? TCP_CAPABILITIES : TCP_CAPABILITIES | rdmaCapability();
+  }
+
+  /** The RDMA bit this server sets: which kind of listener its verbs provider runs. */
+  long rdmaCapability() {
+    return rdma != null && rdma.wire() == Verbs.Wire.UCX ? Protocol.CAP_RDMA_UCX : Protocol.CAP_RDMA;
   }
 
   /** The bound port (the real one when built with port 0). */
@@ -248,7 +263,7 @@ public final class BlockServer implements AutoCloseable {
 
   /** The transports this server serves, comma-separated, as logged and shown in JMX. */
   public String transports() {
-    return rdma == null ? "tcp" : "tcp,rdma";
+    return rdma == null ? "tcp" : "tcp," + rdma.carrier();
   }
 
   /** The JMX name of this server's counters, or null when not registered (not started, or refused). */
@@ -515,7 +530,8 @@ public final class BlockServer implements AutoCloseable {
     private Duration gracePeriod = Duration.ofSeconds(5);
     private Duration handshakeTimeout = Duration.ofSeconds(10);
     private RdmaMode rdmaMode = RdmaMode.OFF;
-    private Supplier<Verbs> verbs = DisniVerbs::open;
+    private Supplier<Verbs> verbs;
+    private RdmaProvider rdmaProvider = RdmaProvider.AUTO;
     private RdmaService.Settings rdmaSettings = RdmaService.Settings.defaults();
     private javax.net.ssl.SSLContext tls;
     private int maxListPageEntries = DEFAULT_LIST_PAGE_ENTRIES;
@@ -559,7 +575,17 @@ public final class BlockServer implements AutoCloseable {
       return this;
     }
 
-    /** The verbs RDMA runs on; default DiSNI (libdisni, rdma-core). Tests pass a double. */
+    /**
+     * The verbs provider RDMA runs on; default {@link RdmaProvider#AUTO}: UCX when libucp loads,
+     * else DiSNI. With {@link RdmaMode#AUTO} UCX serves only over its RDMA transports (verbs);
+     * with {@link RdmaMode#ON} over whatever it has, TCP and shared memory included.
+     */
+    public Builder rdmaProvider(RdmaProvider provider) {
+      this.rdmaProvider = provider;
+      return this;
+    }
+
+    /** These verbs instead of a provider's (tests: a double, or real verbs wrapped). */
     public Builder verbs(Supplier<Verbs> verbs) {
       this.verbs = verbs;
       return this;

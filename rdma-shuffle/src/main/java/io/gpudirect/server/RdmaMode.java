@@ -5,9 +5,12 @@ import java.util.Locale;
 
 /** Whether a server also serves RDMA ({@code gpudirect server --rdma auto|on|off}). */
 public enum RdmaMode {
-  /** Serve RDMA when libdisni and an RDMA device are there; otherwise log why not and serve TCP. */
+  /**
+   * Serve RDMA when it is RDMA: UCX with a verbs transport, or libdisni and an RDMA device;
+   * otherwise log why not and serve TCP.
+   */
   AUTO,
-  /** Serve RDMA or fail to start, saying what is missing. */
+  /** Serve RDMA over whatever the provider has (UCX over TCP included), or fail to start saying what is missing. */
   ON,
   OFF;
 

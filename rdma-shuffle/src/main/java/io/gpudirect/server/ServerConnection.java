@@ -318,7 +318,7 @@ final class ServerConnection implements Runnable {
   /** Offers a queue pair to this (authenticated) connection; it lives as long as the connection. */
   private void setupRdma(RdmaSetup setup) throws IOException {
     RdmaService rdma = server.rdma();
-    if (rdma == null || (caps & Protocol.CAP_RDMA) == 0) {
+    if (rdma == null || (caps & server.rdmaCapability()) == 0) {
       throw new RequestRefusedException(ErrorCode.BAD_REQUEST, "Server " + server.address()
           + " does not serve RDMA" + (rdma == null ? ": " + server.rdmaStatus() : " to a client"
           + " that did not offer it in HELLO"));

@@ -15,6 +15,36 @@ public interface Verbs {
   String describe();
 
   /**
+   * How a client reaches a server's listener: RDMA CM (DiSNI, and the double that stands in
+   * for it) or UCX's socket-address wire-up. The two do not talk to each other, so the server
+   * says in its handshake which one it listens with ({@code Protocol.CAP_RDMA} or
+   * {@code CAP_RDMA_UCX}).
+   */
+  enum Wire { RDMA_CM, UCX }
+
+  default Wire wire() {
+    return Wire.RDMA_CM;
+  }
+
+  /**
+   * What carries the bytes, for the transport's name in logs and metrics: "rdma" where they
+   * travel by RDMA. A provider that may run over something else names it instead (UCX over TCP
+   * or shared memory is not RDMA, and is never called that).
+   */
+  default String carrier() {
+    return "rdma";
+  }
+
+  /**
+   * Whether {@code register} may be given GPU memory. DiSNI tries (and fails without
+   * nvidia-peermem); UCX built without CUDA would take a device pointer for host memory, so it
+   * says no and the client reads through pinned host memory instead.
+   */
+  default boolean registersDeviceMemory() {
+    return true;
+  }
+
+  /**
    * Connects a queue pair to {@code server}. {@code setup} runs after the queue pair exists and
    * before the connection is established: it posts the receives the peer's first SENDs need and
    * returns the handler of this endpoint's completions.

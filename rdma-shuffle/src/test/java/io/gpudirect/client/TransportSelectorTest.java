@@ -13,6 +13,7 @@ import io.gpudirect.server.RdmaMode;
 import io.gpudirect.testing.TestFiles;
 import io.gpudirect.verbs.LoopbackVerbsDouble;
 import io.gpudirect.verbs.disni.DisniVerbs;
+import io.gpudirect.verbs.provider.RdmaProvider;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -42,7 +43,8 @@ class TransportSelectorTest {
   static void start() throws IOException {
     data = TestFiles.write(root.resolve("d.bin"), 1 << 20, 3);
     rdmaServer = BlockServer.builder().root(root).port(0).rdma(RdmaMode.ON).verbs(() -> verbs).build().start();
-    tcpServer = BlockServer.builder().root(root).port(0).rdma(RdmaMode.AUTO).build().start();
+    tcpServer = BlockServer.builder().root(root).port(0).rdma(RdmaMode.AUTO).rdmaProvider(RdmaProvider.DISNI)
+        .build().start();
   }
 
   @AfterAll
@@ -55,7 +57,7 @@ class TransportSelectorTest {
   void withoutLibdisniAutoChoosesTcpAndSaysWhy() {
     String missing = DisniVerbs.unavailableReason();
     assumeTrue(missing != null, "this host has libdisni and an RDMA device");
-    TransportSelector.Selection s = TransportSelector.select("auto");
+    TransportSelector.Selection s = TransportSelector.of(RdmaProvider.DISNI).choose("auto");
     assertEquals("tcp", s.transport().name());
     assertTrue(s.reason().startsWith("transport=auto chose TCP: "), s.reason());
     assertTrue(s.reason().contains("libdisni not found") || s.reason().contains("no RDMA device"), s.reason());
@@ -64,7 +66,8 @@ class TransportSelectorTest {
   @Test
   void withoutLibdisniTransportRdmaFailsSayingWhatToInstall() {
     assumeTrue(DisniVerbs.unavailableReason() != null, "this host has libdisni and an RDMA device");
-    GpuDirectException e = assertThrows(GpuDirectException.class, () -> TransportSelector.select("rdma"));
+    GpuDirectException e = assertThrows(GpuDirectException.class,
+        () -> TransportSelector.of(RdmaProvider.DISNI).choose("rdma"));
     assertTrue(e.getMessage().startsWith("transport=rdma requested but RDMA is not available: "), e.getMessage());
     for (String needed : new String[] {"rdma-core", "libdisni", "nvidia-peermem", "transport=auto"}) {
       assertTrue(e.getMessage().contains(needed), "names " + needed + ": " + e.getMessage());
@@ -78,7 +81,7 @@ class TransportSelectorTest {
     assertTrue(tcpServer.rdmaStatus().contains("libdisni") || tcpServer.rdmaStatus().contains("RDMA device"),
         tcpServer.rdmaStatus());
     GpuDirectException e = assertThrows(GpuDirectException.class, () -> BlockServer.builder().root(root)
-        .port(0).rdma(RdmaMode.ON).build().start());
+        .port(0).rdma(RdmaMode.ON).rdmaProvider(RdmaProvider.DISNI).build().start());
     assertTrue(e.getMessage().contains("--rdma on") && e.getMessage().contains("rdma-core"), e.getMessage());
   }
 

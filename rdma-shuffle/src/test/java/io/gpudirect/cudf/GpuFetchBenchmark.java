@@ -52,6 +52,9 @@ public final class GpuFetchBenchmark {
     // A second server without block checksums: what a file read for the first time costs.
     try (BlockServer server = BlockServer.builder().root(dir).port(0).build().start();
          BlockServer uncached = BlockServer.builder().root(dir).port(0).checksumCacheBlocks(0).build().start();
+         // -Dgpudirect.bench.ucx=true: a UCX column too (transport=rdma over whatever UCX has).
+         BlockServer ucxServer = UCX ? BlockServer.builder().root(dir).port(0).rdma(io.gpudirect.server.RdmaMode.ON)
+             .rdmaProvider(io.gpudirect.verbs.provider.RdmaProvider.UCX).build().start() : null;
          DeviceMemoryBuffer device = DeviceMemoryBuffer.allocate(bytes)) {
       for (String c : chunkSizes) {
         int chunk = Integer.parseInt(c.trim()) << 20;
@@ -71,10 +74,14 @@ public final class GpuFetchBenchmark {
             // Each round measures every column once, so that the machine's drift (large on a
             // shared host) hits them all alike; a ratio is the median of the rounds' ratios.
             double[][] gbs = new double[6][ROUNDS];
+            double[] ucxGbs = new double[ROUNDS];
+            String ucxTransport;
             try (DeviceFetch on = new DeviceFetch(server, pool, engine, device, bytes, streams, chunk, true, "on");
                  DeviceFetch first = new DeviceFetch(uncached, pool, engine, device, bytes, streams, chunk, true, "on, first read");
                  DeviceFetch cpu = new DeviceFetch(server, pool, cpuChecks, device, bytes, streams, chunk, true, "by the CPU");
-                 DeviceFetch off = new DeviceFetch(server, pool, engine, device, bytes, streams, chunk, false, "off")) {
+                 DeviceFetch off = new DeviceFetch(server, pool, engine, device, bytes, streams, chunk, false, "off");
+                 DeviceFetch ucx = UCX ? new DeviceFetch(ucxServer, pool, engine, device, bytes, streams, chunk, true,
+                     "on, over UCX", "rdma") : null) {
               for (int r = 0; r < ROUNDS; r++) {
                 gbs[0][r] = rawSocket(file, bytes, streams, BLOCK, 1);
                 // The bytes a reader keeps until the GPU has copied them cannot all sit in one
@@ -84,7 +91,9 @@ public final class GpuFetchBenchmark {
                 gbs[3][r] = first.gbPerSecond();
                 gbs[4][r] = cpu.gbPerSecond();
                 gbs[5][r] = off.gbPerSecond();
+                ucxGbs[r] = ucx == null ? 0 : ucx.gbPerSecond();
               }
+              ucxTransport = ucx == null ? "" : ucx.client.transport();
               for (DeviceFetch f : List.of(on, first, cpu, off)) {
                 f.printProfile();
               }
@@ -101,6 +110,13 @@ public final class GpuFetchBenchmark {
               }
               line.append(reference == 0 ? " |" : "");
             }
+            if (UCX) {
+              double[] ratios = new double[ROUNDS];
+              for (int r = 0; r < ROUNDS; r++) {
+                ratios[r] = ucxGbs[r] / gbs[2][r];
+              }
+              line.append(String.format(" | %s %.2f GB/s, to TCP on %.2f", ucxTransport, median(ucxGbs), median(ratios)));
+            }
             System.out.println(line);
           }
         }
@@ -112,6 +128,7 @@ public final class GpuFetchBenchmark {
   }
 
   private static final int ROUNDS = Integer.getInteger("gpudirect.bench.rounds", 5);
+  private static final boolean UCX = Boolean.getBoolean("gpudirect.bench.ucx");
 
   private static double median(double[] values) {
     double[] v = values.clone();
@@ -137,9 +154,15 @@ public final class GpuFetchBenchmark {
 
     DeviceFetch(BlockServer server, PinnedChunkPool pool, CopyEngine engine, DeviceMemoryBuffer device,
         long bytes, int streams, int chunk, boolean checksums, String label) {
+      this(server, pool, engine, device, bytes, streams, chunk, checksums, label, "tcp");
+    }
+
+    DeviceFetch(BlockServer server, PinnedChunkPool pool, CopyEngine engine, DeviceMemoryBuffer device,
+        long bytes, int streams, int chunk, boolean checksums, String label, String transport) {
       int window = chunksPerStream(streams) * streams * chunk;
       ClientConfig config = ClientConfig.builder().streams(streams).chunkSize(chunk).maxBytesInFlight(window)
-          .checksums(checksums).build();
+          .checksums(checksums).transport(transport)
+          .rdmaProvider(io.gpudirect.verbs.provider.RdmaProvider.UCX).build();
       this.client = BlockClient.connect(new InetSocketAddress("127.0.0.1", server.port()), config);
       this.source = new RemoteFileDataSource(client, "data.bin", client.stat("data.bin").version(), bytes, pool, engine);
       this.device = device;

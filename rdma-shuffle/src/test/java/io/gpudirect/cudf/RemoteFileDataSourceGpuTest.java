@@ -222,10 +222,37 @@ class RemoteFileDataSourceGpuTest {
     }
   }
 
+  /**
+   * What cuDF's reads fetch is counted on the source, for the scan's task metrics: bytes as
+   * fetched (clamped at the end of the file) and a wait for each read, host and device alike.
+   */
+  @Test
+  void readsAreCountedAsFetched() throws Exception {
+    String path = "parquet/alltypes_plain.parquet";
+    byte[] file = Files.readAllBytes(testdata.resolve(path));
+    try (RemoteFileDataSource source = source(path)) {
+      assertEquals(0, source.fetchedBytes());
+      try (ai.rapids.cudf.HostMemoryBuffer footer = source.hostRead(file.length - 8, 8)) {
+        assertEquals(8, footer.getLength());
+      }
+      try (ai.rapids.cudf.HostMemoryBuffer dest = ai.rapids.cudf.HostMemoryBuffer.allocate(100)) {
+        // 100 bytes asked for 40 before the end: 40 are fetched.
+        assertEquals(40, source.hostRead(file.length - 40, dest));
+      }
+      assertEquals(48, source.fetchedBytes());
+      deviceRead(source, 0, file.length);
+      assertEquals(48 + file.length, source.fetchedBytes());
+      assertTrue(source.fetchNanos() > 0);
+    }
+  }
+
   private static byte[] deviceRead(RemoteFileDataSource source, long offset, int length) {
     try (ai.rapids.cudf.DeviceMemoryBuffer d = device.allocate(length, "device read of " + length + " bytes");
          ai.rapids.cudf.HostMemoryBuffer h = ai.rapids.cudf.HostMemoryBuffer.allocate(length)) {
+      long counted = source.fetchedBytes();
       assertEquals(length, source.deviceRead(offset, d, ai.rapids.cudf.Cuda.DEFAULT_STREAM));
+      // The scan's "bytes fetched" metric comes from here on the GPU path.
+      assertEquals(counted + length, source.fetchedBytes(), "a device read is counted as fetched");
       h.copyFromDeviceBuffer(d);
       byte[] out = new byte[length];
       h.getBytes(out, 0, 0, length);

@@ -37,7 +37,7 @@ final class DoctorCommand implements Callable<Integer> {
     }
     Host real = Host.real();
     Host host = hostRoot == null ? real
-        : new Host(hostRoot, real.commands(), real.loadLibrary(), real.gpu(), real.cudf());
+        : new Host(hostRoot, real.commands(), real.loadLibrary(), real.gpu(), real.cudf(), real.ucx());
     DoctorReport report = new DoctorReport(hostName(), required, new HostChecks(host, required).run());
     if (json) {
       report.printJson(System.out);

@@ -44,9 +44,16 @@ final class ServerCommand implements Callable<Integer> {
   Path tlsKey;
 
   @Option(names = "--rdma", defaultValue = "auto",
-      description = "auto, on or off (default ${DEFAULT-VALUE}). auto serves RDMA too when libdisni and an RDMA"
-          + " device are there, and says why not otherwise; on fails to start without them; off serves TCP only.")
+      description = "auto, on or off (default ${DEFAULT-VALUE}). auto serves RDMA too when UCX has an RDMA"
+          + " transport (verbs) or libdisni and an RDMA device are there, and says why not otherwise; on serves"
+          + " it over whatever UCX has (TCP included, named so) or fails to start saying what is missing;"
+          + " off serves TCP only.")
   String rdma;
+
+  @Option(names = "--rdma-provider", defaultValue = "auto", paramLabel = "auto|ucx|disni",
+      description = "What RDMA runs on (default ${DEFAULT-VALUE}): auto takes UCX when libucp loads, else"
+          + " DiSNI. Clients must use the same (rdma.provider).")
+  String rdmaProvider;
 
   @Option(names = "--shutdown-grace-seconds", defaultValue = "30",
       description = "On SIGTERM, how long reads in flight may take to finish (default ${DEFAULT-VALUE}).")
@@ -143,6 +150,7 @@ final class ServerCommand implements Callable<Integer> {
         .maxListPageEntries(maxListPageEntries)
         .listingQueueTimeout(Duration.ofSeconds(listingQueueSeconds))
         .rdma(rdmaMode)
+        .rdmaProvider(io.gpudirect.verbs.provider.RdmaProvider.parse(rdmaProvider))
         .tls(tlsCert == null ? null : TlsContexts.server(tlsCert, tlsKey))
         .build();
     server.start();

@@ -1,6 +1,7 @@
 package io.gpudirect.doctor;
 
 import io.gpudirect.gpu.GpuEnvironment;
+import io.gpudirect.verbs.ucx.UcxReport;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -22,14 +23,16 @@ import java.util.function.Supplier;
  * @param loadLibrary loads a native library by name; null on success, else why not
  * @param gpu the GPU as gpudirect sees it
  * @param cudf null when cuDF's classes and native library load, else why not
+ * @param ucx UCX (libucp) as gpudirect's UCX provider sees it
  */
 public record Host(Path root, Function<List<String>, Optional<String>> commands,
-    Function<String, String> loadLibrary, Supplier<GpuEnvironment> gpu, Supplier<String> cudf) {
+    Function<String, String> loadLibrary, Supplier<GpuEnvironment> gpu, Supplier<String> cudf,
+    Supplier<UcxReport> ucx) {
 
   /** This machine, as it is. */
   public static Host real() {
     Supplier<GpuEnvironment> gpu = cudaBindingPresent() ? GpuEnvironment::get : () -> WITHOUT_CUDA_BINDING;
-    return new Host(Path.of("/"), Host::run, Host::load, gpu, () -> cudfProbe(gpu.get()));
+    return new Host(Path.of("/"), Host::run, Host::load, gpu, () -> cudfProbe(gpu.get()), UcxReport::probe);
   }
 
   /**

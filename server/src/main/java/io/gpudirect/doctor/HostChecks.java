@@ -1,6 +1,7 @@
 package io.gpudirect.doctor;
 
 import io.gpudirect.gpu.GpuEnvironment;
+import io.gpudirect.verbs.ucx.UcxReport;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
@@ -66,8 +67,12 @@ public final class HostChecks {
     out.add(gpu(gpu));
     out.add(cudf());
     out.add(rdmaDevices(rdma));
-    out.add(disni(rdma));
+    UcxReport ucx = host.ucx().get();
+    out.add(ucx(ucx, rdma));
+    out.add(ucxCuda(ucx, gpu));
+    out.add(disni(rdma, ucx.rdma() == null));
     out.add(peermem(gpu, rdma));
+    out.add(gpudirectRdma(gpu, rdma, ucx));
     out.add(memlock(rdma));
     out.addAll(socketBuffers());
     out.addAll(tcpSettings());
@@ -125,13 +130,78 @@ public final class HostChecks {
     return Finding.ok("rdma-devices", "active: " + String.join(", ", active) + " (" + String.join(", ", seen) + ")");
   }
 
-  Finding disni(List<String> rdma) {
+  /**
+   * UCX, the first RDMA provider: its version and transports, and whether it has an RDMA one
+   * here. Over TCP it runs only when forced (transport=rdma), never under transport=auto.
+   */
+  Finding ucx(UcxReport ucx, List<String> rdma) {
+    String install = "sudo apt-get install libucx0   # or dnf install ucx ucx-ib; with CUDA see docs/deployment.md";
+    if (ucx.missing() != null) {
+      return Finding.missing(false, rdma.isEmpty() ? Finding.Status.SKIP : Finding.Status.WARN, "ucx",
+          "UCX is not usable: " + ucx.missing(), install);
+    }
+    String what = "UCX " + ucx.version() + " loads; transports: " + String.join(", ", ucx.transports());
+    if (ucx.rdma() == null) {
+      return Finding.ok("ucx", what + "; RDMA over verbs: yes (transport=auto takes it)");
+    }
+    return Finding.missing(false, rdma.isEmpty() ? Finding.Status.SKIP : Finding.Status.WARN, "ucx",
+        what + "; no RDMA transport: " + ucx.rdma() + ". transport=auto reads over gpudirect's TCP;"
+            + " transport=rdma runs UCX over TCP (named ucx:tcp, not RDMA)",
+        rdma.isEmpty() ? "" : "sudo apt-get install libucx0 rdma-core ibverbs-providers   # UCX's ib transports");
+  }
+
+  /** Whether UCX maps GPU memory: it must be built with CUDA for RDMA straight into the GPU. */
+  Finding ucxCuda(UcxReport ucx, GpuEnvironment gpu) {
+    if (ucx.missing() != null) {
+      return Finding.skip("ucx-cuda", "no UCX");
+    }
+    if (ucx.cudaMemory()) {
+      return Finding.ok("ucx-cuda", "this UCX maps CUDA memory");
+    }
+    return Finding.missing(false, gpu.gpu() ? Finding.Status.WARN : Finding.Status.SKIP, "ucx-cuda",
+        "this UCX has no CUDA memory support (built without CUDA)" + (gpu.gpu()
+            ? ": device reads over UCX land in pinned host chunks and are copied to the GPU" : ""),
+        "install a UCX built with CUDA (NVIDIA's ucx + ucx-cuda, or ./contrib/configure-release"
+            + " --with-cuda=/usr/local/cuda --with-verbs --with-rdmacm); see docs/deployment.md");
+  }
+
+  /** What RDMA straight into GPU memory (GPUDirect RDMA) still needs on this host, all in one line. */
+  Finding gpudirectRdma(GpuEnvironment gpu, List<String> rdma, UcxReport ucx) {
+    List<String> needs = new ArrayList<>();
+    if (!gpu.gpu()) {
+      needs.add("a GPU");
+    }
+    if (rdma.isEmpty()) {
+      needs.add("an RDMA NIC (none in /sys/class/infiniband)");
+    } else if (ucx.missing() == null && ucx.rdma() != null) {
+      needs.add("UCX with its verbs transports (" + ucx.rdma() + ")");
+    }
+    if (ucx.missing() != null) {
+      needs.add("UCX (libucp)");
+    } else if (!ucx.cudaMemory()) {
+      needs.add("UCX built with CUDA");
+    }
+    boolean peermem = host.exists("/sys/module/nvidia_peermem")
+        || host.read("/proc/modules").map(m -> m.contains("nvidia_peermem ") || m.contains("nv_peer_mem ")).orElse(false);
+    if (!peermem) {
+      needs.add("the nvidia-peermem module");
+    }
+    if (needs.isEmpty()) {
+      return Finding.ok("gpudirect-rdma", "GPU, RDMA NIC, UCX with verbs and CUDA, nvidia-peermem: all there");
+    }
+    return Finding.missing(peermemRequired, gpu.gpu() && !rdma.isEmpty() ? Finding.Status.WARN : Finding.Status.SKIP,
+        "gpudirect-rdma", "GPUDirect RDMA would still need: " + String.join("; ", needs),
+        "see docs/deployment.md (UCX on a real cluster, with CUDA; nvidia-peermem)");
+  }
+
+  Finding disni(List<String> rdma, boolean ucxRdma) {
     String path = System.getProperty("java.library.path", "");
     String why = host.loadLibrary().apply("disni");
     if (why == null) {
       return Finding.ok("libdisni", "libdisni loads (java.library.path=" + path + ")");
     }
-    return Finding.missing(rdmaRequired, rdma.isEmpty() ? Finding.Status.SKIP : Finding.Status.WARN, "libdisni",
+    // UCX with verbs serves RDMA without DiSNI: then DiSNI's absence fails nothing.
+    return Finding.missing(rdmaRequired && !ucxRdma, rdma.isEmpty() ? Finding.Status.SKIP : Finding.Status.WARN, "libdisni",
         "libdisni does not load (" + why + ")" + (why.contains(path) ? "" : "; java.library.path=" + path)
             + (rdma.isEmpty() ? "" : "; transport=auto will use TCP"),
         "git clone -b v2.1 https://github.com/zrlio/disni && cd disni/libdisni && ./autoprepare.sh"

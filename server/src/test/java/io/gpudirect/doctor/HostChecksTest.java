@@ -9,6 +9,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.gpudirect.doctor.Finding.Status;
 import io.gpudirect.doctor.HostChecks.Requirement;
 import io.gpudirect.gpu.GpuEnvironment;
+import io.gpudirect.verbs.ucx.UcxReport;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -34,6 +35,13 @@ class HostChecksTest {
   static final GpuEnvironment NO_GPU = new GpuEnvironment(false, 0, "", false, "CUDA driver not found");
   static final GpuEnvironment H200 = new GpuEnvironment(true, 1, "NVIDIA H200", true, "1 device(s), device 0 is NVIDIA H200");
   static final Function<String, String> NO_LIBRARY = name -> "no " + name + " in java.library.path";
+  /** Debian's UCX on a host without an RDMA device: TCP only, no CUDA. */
+  static final UcxReport UCX_OVER_TCP = new UcxReport(null, "1.13.1", List.of("tcp", "ib (verbs: rc, ud, dc)"),
+      "UCX has no RDMA transport here: no RDMA device", false);
+  static final UcxReport UCX_WITH_VERBS_AND_CUDA = new UcxReport(null, "1.16.0",
+      List.of("tcp", "ib (verbs: rc, ud, dc)", "cuda (cuda_copy, cuda_ipc)"), null, true);
+  /** What the host's UCX probe answers; each test's host sets it. */
+  private UcxReport ucx = UcxReport.absent("libucp (UCX) could not be loaded");
   static final String TOPO_NEAR = "\t\u001B[4mGPU0\tGPU1\tNIC0\tNIC1\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\u001B[0m\n"
       + "GPU0\t X \tNV18\tPXB\tSYS\t0-7\t0\t\tN/A\n"
       + "GPU1\tNV18\t X \tSYS\tPXB\t8-15\t1\t\tN/A\n"
@@ -75,6 +83,7 @@ class HostChecksTest {
 
   /** An H200 host with a ConnectX NIC under the GPU's switch, tuned. */
   private void gpudirectHost() throws IOException {
+    ucx = UCX_WITH_VERBS_AND_CUDA;
     file("/proc/self/limits", limits("unlimited"));
     dir("/sys/module/nvidia_peermem");
     file("/proc/sys/net/core/rmem_max", "268435456\n");
@@ -93,7 +102,8 @@ class HostChecksTest {
   }
 
   private Host host(GpuEnvironment gpu, String cudf, Function<String, String> library, String topo) {
-    return new Host(root, cmd -> Optional.ofNullable(topo), library, () -> gpu, () -> cudf);
+    return new Host(root, cmd -> Optional.ofNullable(topo), library, () -> gpu, () -> cudf,
+        () -> ucx);
   }
 
   private static Map<String, Finding> byCheck(List<Finding> findings) {
@@ -200,6 +210,33 @@ class HostChecksTest {
     irq = byCheck(new HostChecks(host(H200, null, name -> null, TOPO_NEAR), Set.of()).run()).get("irq-affinity ib0");
     assertEquals(Status.WARN, irq.status());
     assertTrue(irq.summary().contains("all 4 IRQs of ib0 run on CPU 3"), irq.summary());
+  }
+
+  @Test
+  void ucxIsReportedWithItsVersionTransportsCudaAndWhatGpudirectRdmaStillNeeds() throws IOException {
+    cpuOnlyHost();
+    ucx = UCX_OVER_TCP;
+    Map<String, Finding> f = byCheck(new HostChecks(host(NO_GPU, "no cuDF", NO_LIBRARY, null), Set.of()).run());
+    Finding u = f.get("ucx");
+    assertEquals(Status.SKIP, u.status(), u.toString());
+    assertTrue(u.summary().startsWith("UCX 1.13.1 loads; transports: tcp, ib (verbs: rc, ud, dc); no RDMA transport"),
+        u.summary());
+    assertTrue(u.summary().contains("transport=rdma runs UCX over TCP (named ucx:tcp, not RDMA)"), u.summary());
+    assertEquals(Status.SKIP, f.get("ucx-cuda").status());
+    Finding g = f.get("gpudirect-rdma");
+    assertEquals("GPUDirect RDMA would still need: a GPU; an RDMA NIC (none in /sys/class/infiniband);"
+        + " UCX built with CUDA; the nvidia-peermem module", g.summary());
+    // On the H200: a GPU, UCX 1.16 without CUDA transports: device reads go through pinned memory.
+    Map<String, Finding> h200 = byCheck(new HostChecks(host(H200, null, NO_LIBRARY, null), Set.of()).run());
+    assertEquals(Status.WARN, h200.get("ucx-cuda").status());
+    assertTrue(h200.get("ucx-cuda").summary().contains("pinned host chunks"), h200.get("ucx-cuda").summary());
+    assertTrue(h200.get("ucx-cuda").fix().contains("--with-cuda"), h200.get("ucx-cuda").fix());
+    // Requiring RDMA: UCX over verbs serves it, so a missing libdisni fails nothing then.
+    gpudirectHost();
+    Map<String, Finding> withUcx = byCheck(new HostChecks(host(H200, null, NO_LIBRARY, TOPO_NEAR),
+        Set.of(Requirement.RDMA)).run());
+    assertEquals(Status.OK, withUcx.get("ucx").status(), withUcx.get("ucx").toString());
+    assertEquals(Status.WARN, withUcx.get("libdisni").status(), withUcx.get("libdisni").toString());
   }
 
   @Test

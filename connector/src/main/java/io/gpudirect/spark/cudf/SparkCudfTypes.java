@@ -126,12 +126,20 @@ public final class SparkCudfTypes {
     return null;
   }
 
+  /**
+   * The cuDF type Spark-on-GPU engines (the RAPIDS Accelerator) hold a decimal of {@code d} in:
+   * the narrowest that its precision fits, whatever width a file stored it in.
+   */
+  public static DType decimalType(DecimalType d) {
+    DType.DTypeEnum id = d.precision() <= 9 ? DType.DTypeEnum.DECIMAL32
+        : d.precision() <= 18 ? DType.DTypeEnum.DECIMAL64 : DType.DTypeEnum.DECIMAL128;
+    return DType.create(id, -d.scale());
+  }
+
   /** The cuDF type of a column of {@code type} that holds only nulls, or null when nested. */
   public static DType nullColumnType(DataType type) {
     if (type instanceof DecimalType d) {
-      DType.DTypeEnum id = d.precision() <= 9 ? DType.DTypeEnum.DECIMAL32
-          : d.precision() <= 18 ? DType.DTypeEnum.DECIMAL64 : DType.DTypeEnum.DECIMAL128;
-      return DType.create(id, -d.scale());
+      return decimalType(d);
     }
     return type instanceof BinaryType ? DType.STRING : flatType(type);
   }

@@ -10,6 +10,7 @@ import io.gpudirect.dataset.DataFile;
 import io.gpudirect.dataset.DataFormat;
 import io.gpudirect.gpu.GpuResources;
 import io.gpudirect.remote.RemoteFileChannel;
+import io.gpudirect.remote.TaskFetchCounters;
 import io.gpudirect.spark.cudf.DeviceBatch;
 import io.gpudirect.spark.cudf.SparkCudfTypes;
 import io.gpudirect.spark.plan.ArrowSlice;
@@ -29,11 +30,15 @@ public final class GpuArrowSliceReader extends OneBatchReader {
     String[] names = readSchema.fieldNames();
     int count = slice.batchCount() < 0 ? Integer.MAX_VALUE : slice.batchCount();
     Table read;
-    try (RemoteFileDataSource source = new RemoteFileDataSource(store, f.uri().path(), f.version(), f.length(), gpu.pool(), gpu.engine())) {
+    RemoteFileDataSource source = new RemoteFileDataSource(store, f.uri().path(), f.version(), f.length(), gpu.pool(), gpu.engine());
+    try (source) {
       read = new CudfArrowIpcReader(new RemoteFileChannel(store, f.uri().path(), f.version(), f.length()), f.length(),
           f.uri().toString(), f.format() == DataFormat.ARROW_STREAM,
           (offset, dst) -> source.deviceRead(offset, dst, Cuda.DEFAULT_STREAM), gpu.device())
           .read(slice.firstBatch(), count, names);
+    } finally {
+      // The channel counts the metadata it reads itself; the bodies came through the source.
+      TaskFetchCounters.record(source.fetchedBytes(), source.fetchNanos());
     }
     ColumnVector[] columns = new ColumnVector[names.length];
     try (Table decoded = read) {

@@ -8,6 +8,7 @@ import ai.rapids.cudf.Table;
 import io.gpudirect.client.RemoteStore;
 import io.gpudirect.cudf.RemoteFileDataSource;
 import io.gpudirect.gpu.GpuResources;
+import io.gpudirect.remote.TaskFetchCounters;
 import io.gpudirect.spark.cudf.DeviceBatch;
 import io.gpudirect.spark.cudf.NotOnGpuException;
 import io.gpudirect.spark.cudf.RowGroupView;
@@ -43,6 +44,16 @@ public final class GpuParquetSliceReader extends OneBatchReader {
     GpuResources gpu = GpuResources.shared();
     RemoteFileDataSource file = new RemoteFileDataSource(store,
         slice.file().uri().path(), slice.file().version(), slice.file().length(), gpu.pool(), gpu.engine());
+    try {
+      read(file, slice, settings, readSchema, gpu);
+    } finally {
+      // cuDF's reads went through the source, not through the channels that count themselves.
+      TaskFetchCounters.record(file.fetchedBytes(), file.fetchNanos());
+    }
+  }
+
+  private void read(RemoteFileDataSource file, ParquetSlice slice, ParquetReadSettings settings,
+      StructType readSchema, GpuResources gpu) throws IOException {
     SliceFooter footer;
     try {
       footer = SliceFooter.of(file, slice);

@@ -82,7 +82,17 @@ public final class RdmaService implements AutoCloseable {
   }
 
   public String describe() {
-    return "rdma on " + verbs.describe() + " port " + port();
+    return verbs.carrier() + " on " + verbs.describe() + " port " + port();
+  }
+
+  /** Which kind of listener this is, for the handshake's capability bit. */
+  public Verbs.Wire wire() {
+    return verbs.wire();
+  }
+
+  /** What carries the bytes ("rdma", or e.g. "ucx:tcp"), for the server's status. */
+  public String carrier() {
+    return verbs.carrier();
   }
 
   Settings settings() {

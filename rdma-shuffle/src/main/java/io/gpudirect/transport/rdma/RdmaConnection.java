@@ -36,8 +36,10 @@ import java.util.ArrayDeque;
 import java.util.EnumSet;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.zip.CRC32C;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -76,6 +78,8 @@ public final class RdmaConnection implements Connection, DeviceReads {
   private final Map<Long, Pending> outstanding = new ConcurrentHashMap<>();
   private final ArrayDeque<Pending> waiting = new ArrayDeque<>();
   private RdmaEndpoint endpoint;
+  /** Why these verbs cannot take GPU memory at all (a UCX built without CUDA), or null. */
+  private String noDeviceMemory;
   private ControlSlots slots;
   /** Guarded by {@code this}. */
   private int freeCredits;
@@ -87,7 +91,7 @@ public final class RdmaConnection implements Connection, DeviceReads {
    * the CRC32C is checked on, null where the CPU cannot read the memory (a GPU).
    */
   private record Pending(RdmaRead request, CompletableFuture<Void> future, MemoryRegion region,
-      HostBuffer bounce, ByteBuffer dst, ByteBuffer verify) {}
+      HostBuffer bounce, ByteBuffer dst, ByteBuffer verify, AtomicReference<OptionalInt> crcOut) {}
 
   private RdmaConnection(Connection control, RdmaSetupAck ack, boolean crc, BufferAllocator allocator,
       ConnectionThreads threads) {
@@ -108,6 +112,8 @@ public final class RdmaConnection implements Connection, DeviceReads {
   static RdmaConnection open(Connection control, RdmaSetupAck ack, boolean crc, Verbs verbs,
       Duration timeout, BufferAllocator allocator, ConnectionThreads threads) {
     RdmaConnection c = new RdmaConnection(control, ack, crc, allocator, threads);
+    c.noDeviceMemory = verbs.registersDeviceMemory() ? null : verbs.describe()
+        + " cannot map GPU memory (UCX built without CUDA; see docs/deployment.md)";
     InetSocketAddress rdmaAddress = new InetSocketAddress(control.peer().getAddress(), ack.rdmaPort());
     try {
       // One send slot per credit plus the BIND; one receive per credit.
@@ -166,6 +172,20 @@ public final class RdmaConnection implements Connection, DeviceReads {
 
   @Override
   public CompletableFuture<Void> read(ReadRequest request, ByteBuffer dst) {
+    return read(request, dst, null);
+  }
+
+  /**
+   * As {@link #read}, leaving the CRC32C to the caller, who checks the bytes where they go next
+   * (the GPU, in device memory): the future completes with the server's CRC32C.
+   */
+  @Override
+  public CompletableFuture<OptionalInt> readUnverified(ReadRequest request, ByteBuffer dst) {
+    AtomicReference<OptionalInt> crc = new AtomicReference<>(OptionalInt.empty());
+    return read(request, dst, crc).thenApply(v -> crc.get());
+  }
+
+  private CompletableFuture<Void> read(ReadRequest request, ByteBuffer dst, AtomicReference<OptionalInt> crcOut) {
     if (dst.remaining() != request.length()) {
       throw new IllegalArgumentException("Destination has " + dst.remaining()
           + " bytes left for a READ of " + request.length());
@@ -188,7 +208,7 @@ public final class RdmaConnection implements Connection, DeviceReads {
       region = register(target);
       RdmaRead r = new RdmaRead(request.requestId(), request.path(), request.version(), request.offset(),
           request.length(), region.address(), region.rkey());
-      submit(new Pending(r, future, region, bounce, dst, crc ? target : null));
+      submit(new Pending(r, future, region, bounce, dst, crc && crcOut == null ? target : null, crcOut));
     } catch (RuntimeException e) {
       if (region != null) {
         region.close();
@@ -213,6 +233,10 @@ public final class RdmaConnection implements Connection, DeviceReads {
    */
   @Override
   public DeviceRegistration register(long address, long length) {
+    if (noDeviceMemory != null) {
+      // Such a provider would take the device pointer for host memory: never hand it one.
+      throw new DeviceRegistrationException(noDeviceMemory, null);
+    }
     try {
       return RegisteredRange.register(this, address, length);
     } catch (RdmaConnectionException e) {
@@ -252,7 +276,7 @@ public final class RdmaConnection implements Connection, DeviceReads {
     }
     CompletableFuture<Void> future = new CompletableFuture<>();
     submit(new Pending(new RdmaRead(request.requestId(), request.path(), request.version(), request.offset(),
-        request.length(), address, rkey), future, null, null, null, null));
+        request.length(), address, rkey), future, null, null, null, null, null));
     return future;
   }
 
@@ -408,6 +432,9 @@ public final class RdmaConnection implements Connection, DeviceReads {
           return;
         }
         creditReturned();
+        if (p.crcOut != null && done.hasCrc()) {
+          p.crcOut.set(OptionalInt.of(done.crc32c()));
+        }
         if (p.verify != null && done.hasCrc()) {
           threads.verify(() -> verify(p, done.crc32c()));
         } else {

@@ -56,7 +56,7 @@ public final class RdmaTransport implements Transport {
 
   @Override
   public String name() {
-    return "rdma";
+    return verbs.carrier();
   }
 
   /** Its connections read into registered GPU memory: see {@link RdmaConnection#deviceReads}. */
@@ -74,9 +74,17 @@ public final class RdmaTransport implements Transport {
     Connection control = tcp.connect(server, options.withRdma(true));
     String name = "gpudirect server " + RdmaEndpoint.describe(control.peer());
     try {
-      if ((control.capabilities() & Protocol.CAP_RDMA) == 0) {
+      boolean ucx = verbs.wire() == Verbs.Wire.UCX;
+      long wanted = ucx ? Protocol.CAP_RDMA_UCX : Protocol.CAP_RDMA;
+      if ((control.capabilities() & wanted) == 0) {
+        if ((control.capabilities() & (Protocol.CAP_RDMA | Protocol.CAP_RDMA_UCX)) != 0) {
+          throw new RdmaUnavailableException(name + " serves RDMA through " + (ucx ? "DiSNI (RDMA CM)"
+              : "UCX") + ", and this client runs " + (ucx ? "UCX" : "DiSNI"), "set rdma.provider="
+              + (ucx ? "disni" : "ucx") + " on the client, or start the server with --rdma-provider "
+              + (ucx ? "ucx" : "disni"), null, name + " serves RDMA through " + (ucx ? "DiSNI" : "UCX"));
+        }
         throw new RdmaUnavailableException(name + " does not serve RDMA",
-            "start it with --rdma on (needs libdisni and an RDMA device on the server)", null);
+            "start it with --rdma on (needs UCX (libucx0) or libdisni on the server)", null);
       }
       Message answer = control.call(new RdmaSetup(1, credits))
           .get(options.connectTimeout().toMillis(), TimeUnit.MILLISECONDS);

@@ -151,7 +151,7 @@ final class TcpHandshake {
     byte[] clientNonce = Auth.newNonce();
     TcpConnection.writeFully(ch, ByteBuffer.wrap(Protocol.MAGIC));
     TcpConnection.writeFully(ch, Frames.encode(new Hello(Protocol.VERSION,
-        Protocol.CAP_TCP | (checksums ? Protocol.CAP_CRC32C : 0) | (rdma ? Protocol.CAP_RDMA : 0),
+        Protocol.CAP_TCP | (checksums ? Protocol.CAP_CRC32C : 0) | (rdma ? Protocol.CAP_RDMA | Protocol.CAP_RDMA_UCX : 0),
         clientNonce)));
     ByteBuffer magic = ByteBuffer.allocate(Protocol.MAGIC.length);
     Frames.readFully(in, magic, true);

@@ -1,0 +1,51 @@
+package io.gpudirect.spark;
+
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import org.apache.spark.sql.connector.read.Scan;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * What a GPU engine's plan rule ({@code io.gpudirect.spark.rapids}) may ask of and do to this
+ * source's scans, which are otherwise private to this package.
+ */
+public final class DeviceScans {
+  private static final Logger LOG = LoggerFactory.getLogger(DeviceScans.class);
+  /** The extension that hands device batches to the RAPIDS Accelerator. */
+  public static final String RAPIDS_EXTENSIONS = "io.gpudirect.spark.rapids.GpuDirectRapidsExtensions";
+  private static final Set<String> SAID = ConcurrentHashMap.newKeySet();
+
+  private DeviceScans() {}
+
+  /** Whether {@code scan} is a scan of this source. */
+  public static boolean isGpuDirect(Scan scan) {
+    return scan instanceof GpuDirectScan;
+  }
+
+  /** Whether {@code scan} already hands device batches over ({@link #handingOff}). */
+  public static boolean isHandingOff(Scan scan) {
+    return scan instanceof DeviceScan;
+  }
+
+  /** Whether the scan's options let its batches live on the GPU: output=auto or output=gpu. */
+  public static boolean mayHandOff(Scan scan) {
+    return ((GpuDirectScan) scan).output() != Output.HOST;
+  }
+
+  /** {@code scan} (of this source) reading device batches in the form {@code handoff} makes. */
+  public static Scan handingOff(Scan scan, DeviceHandoff handoff) {
+    return new DeviceScan((GpuDirectScan) scan, handoff);
+  }
+
+  /**
+   * Adds {@code note} to what explain() shows of {@code scan}, and says it in the log once per
+   * JVM: why batches take the engine's copy rather than going over as they are.
+   */
+  public static void note(Scan scan, String note) {
+    ((GpuDirectScan) scan).note(note);
+    if (SAID.add(note)) {
+      LOG.warn("gpudirect: {}", note);
+    }
+  }
+}

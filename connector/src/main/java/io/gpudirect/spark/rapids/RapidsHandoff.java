@@ -1,0 +1,151 @@
+package io.gpudirect.spark.rapids;
+
+import io.gpudirect.GpuDirectException;
+import io.gpudirect.spark.DeviceHandoff;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import org.apache.spark.TaskContext;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.internal.SQLConf;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.vectorized.ColumnVector;
+import org.apache.spark.sql.vectorized.ColumnarBatch;
+
+/**
+ * Batches as the RAPIDS Accelerator's own scans make them: {@code GpuColumnVector}s over cuDF
+ * columns, made after taking the plugin's GPU semaphore for the task. Device memory comes from
+ * whatever RMM resource the plugin set up on the executor (cuDF allocates from the current
+ * one); nothing here initialises RMM or a pool of its own.
+ */
+final class RapidsHandoff implements DeviceHandoff {
+  private static final long serialVersionUID = 1L;
+  private static final String COLUMN = "com.nvidia.spark.rapids.GpuColumnVector";
+  private static final String BUILDER = "com.nvidia.spark.rapids.GpuColumnVector$GpuColumnarBatchBuilder";
+  private static final String SEMAPHORE = "com.nvidia.spark.rapids.GpuSemaphore$";
+
+  private final long targetBytes;
+  private transient Plugin plugin;
+
+  RapidsHandoff(long targetBytes) {
+    this.targetBytes = targetBytes;
+  }
+
+  /** The plugin's spark.rapids.sql.batchSizeBytes as the plugin reads it, default included. */
+  static long targetBatchBytes(SparkSession session) throws ReflectiveOperationException {
+    Class<?> conf = RapidsPlugin.sqlClass("com.nvidia.spark.rapids.RapidsConf");
+    Object rapids = conf.getConstructor(SQLConf.class).newInstance(session.sessionState().conf());
+    return (Long) conf.getMethod("gpuTargetBatchSizeBytes").invoke(rapids);
+  }
+
+  /** The plugin's methods, looked up once per executor JVM's copy of this handoff. */
+  private static final class Plugin {
+    final Object semaphore;
+    final Method acquire;
+    final Method column;
+    final Class<?> builder;
+
+    Plugin() throws ReflectiveOperationException {
+      Class<?> s = RapidsPlugin.sqlClass(SEMAPHORE);
+      semaphore = s.getField("MODULE$").get(null);
+      acquire = s.getMethod("acquireIfNecessary", TaskContext.class);
+      column = RapidsPlugin.sqlClass(COLUMN).getMethod("from", ai.rapids.cudf.ColumnVector.class, DataType.class);
+      builder = RapidsPlugin.sqlClass(BUILDER);
+    }
+  }
+
+  private Plugin plugin() {
+    if (plugin == null) {
+      try {
+        plugin = new Plugin();
+      } catch (ReflectiveOperationException e) {
+        throw new GpuDirectException("The RAPIDS Accelerator on this executor lacks what gpudirect's device"
+            + " pass-through uses (" + e + "): run the plugin version the driver has (24.12.x)", e);
+      }
+    }
+    return plugin;
+  }
+
+  @Override
+  public void beforeGpuWork() {
+    TaskContext task = TaskContext.get();
+    if (task != null) {
+      call(plugin().acquire, plugin().semaphore, task);
+    }
+  }
+
+  @Override
+  public ColumnarBatch fromDevice(ai.rapids.cudf.ColumnVector[] columns, int rows, StructType schema) {
+    ColumnVector[] vectors = new ColumnVector[columns.length];
+    try {
+      for (int i = 0; i < columns.length; i++) {
+        // The plugin's vector owns the reference it is given: ours stay the caller's.
+        ai.rapids.cudf.ColumnVector ref = columns[i].incRefCount();
+        try {
+          vectors[i] = (ColumnVector) call(plugin().column, null, ref, schema.fields()[i].dataType());
+        } catch (RuntimeException e) {
+          ref.close();
+          throw e;
+        }
+      }
+      return new ColumnarBatch(vectors, rows);
+    } catch (RuntimeException e) {
+      for (ColumnVector v : vectors) {
+        if (v != null) {
+          v.close();
+        }
+      }
+      throw e;
+    }
+  }
+
+  @Override
+  public ColumnarBatch fromHost(ColumnarBatch host, StructType schema) {
+    int rows = host.numRows();
+    Object builder;
+    try {
+      builder = plugin().builder.getConstructor(StructType.class, int.class).newInstance(schema, rows);
+    } catch (InvocationTargetException e) {
+      throw unwrap(e);
+    } catch (ReflectiveOperationException e) {
+      throw new GpuDirectException("Cannot copy a host batch with the RAPIDS Accelerator's builder: " + e, e);
+    }
+    try (AutoCloseable closing = (AutoCloseable) builder) {
+      Method copy = builder.getClass().getMethod("copyColumnar", ColumnVector.class, int.class, int.class);
+      for (int i = 0; i < host.numCols(); i++) {
+        call(copy, builder, host.column(i), i, rows);
+      }
+      return (ColumnarBatch) call(builder.getClass().getMethod("build", int.class), builder, rows);
+    } catch (RuntimeException e) {
+      throw e;
+    } catch (Exception e) {
+      throw new GpuDirectException("Cannot copy a host batch with the RAPIDS Accelerator's builder: " + e, e);
+    }
+  }
+
+  @Override
+  public long targetBatchBytes() {
+    return targetBytes;
+  }
+
+  private static Object call(Method m, Object target, Object... args) {
+    try {
+      return m.invoke(target, args);
+    } catch (InvocationTargetException e) {
+      throw unwrap(e);
+    } catch (IllegalAccessException e) {
+      throw new GpuDirectException("Cannot call the RAPIDS Accelerator's " + m + ": " + e, e);
+    }
+  }
+
+  private static RuntimeException unwrap(InvocationTargetException e) {
+    Throwable t = e.getCause();
+    if (t instanceof RuntimeException r) {
+      return r;
+    }
+    if (t instanceof Error err) {
+      throw err;
+    }
+    return new GpuDirectException("The RAPIDS Accelerator failed: " + t, t);
+  }
+}

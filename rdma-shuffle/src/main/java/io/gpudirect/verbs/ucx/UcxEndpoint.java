@@ -1,0 +1,572 @@
+package io.gpudirect.verbs.ucx;
+
+import io.gpudirect.verbs.Access;
+import io.gpudirect.verbs.CompletionHandler;
+import io.gpudirect.verbs.MemoryRegion;
+import io.gpudirect.verbs.QueueSizes;
+import io.gpudirect.verbs.RdmaEndpoint;
+import io.gpudirect.verbs.RdmaException;
+import io.gpudirect.verbs.WorkCompletion;
+import io.gpudirect.verbs.WorkCompletion.Opcode;
+import io.gpudirect.verbs.WorkCompletion.Status;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import org.openucx.jucx.UcxCallback;
+import org.openucx.jucx.UcxUtils;
+import org.openucx.jucx.ucp.UcpConstants;
+import org.openucx.jucx.ucp.UcpContext;
+import org.openucx.jucx.ucp.UcpEndpoint;
+import org.openucx.jucx.ucp.UcpMemMapParams;
+import org.openucx.jucx.ucp.UcpMemory;
+import org.openucx.jucx.ucp.UcpRequest;
+import org.openucx.jucx.ucs.UcsConstants;
+
+/**
+ * The verbs seam's queue pair, on one UCX endpoint. What RC gives for free is built here:
+ * <ul>
+ *   <li><b>SEND/RECV</b>: UCX's per-endpoint stream, ordered like a queue pair. Each message is a
+ *       frame ({@link #HEADER_BYTES}: kind, length) so that one SEND fills one posted receive.</li>
+ *   <li><b>rkeys</b>: a UCX rkey is a packed blob of variable length, not a 32-bit key, so a
+ *       remotely writable region is announced to the peer in an RKEY frame (its number, address,
+ *       length and packed key) before any SEND that can name it: the stream keeps that order.
+ *       The seam's {@code int rkey} is that number. Closing the region sends REVOKE.</li>
+ *   <li><b>WRITE then SEND</b>: RC delivers a SEND after the WRITEs posted before it; UCX does
+ *       not order a put and a stream send. A SEND posted after puts waits for an endpoint flush
+ *       (which completes when the puts have landed remotely) before it goes out.</li>
+ *   <li><b>Access checks</b>: over TCP or shared memory UCX writes where a put says, unchecked (a
+ *       NIC would check the rkey's bounds), so every put is checked against the announced region
+ *       here, and a bad one fails as {@link Status#REMOTE_ACCESS_ERROR} without being issued.</li>
+ *   <li><b>Errors</b>: as with RC, the first failed work request breaks the endpoint: it is closed
+ *       (the peer's error handler fires), and everything outstanding completes as flushed.</li>
+ * </ul>
+ * Every UCX call runs on the {@link WorkerLoop}'s thread; completions are delivered there.
+ */
+final class UcxEndpoint implements RdmaEndpoint {
+  static final int HEADER_BYTES = 8;
+  private static final int SEND = 1;
+  private static final int RKEY = 2;
+  private static final int REVOKE = 3;
+  /** RKEY frames: id, address, length, then the packed key (tens of bytes in practice). */
+  private static final int MAX_RKEY_FRAME = 4096;
+  /** No control message comes near this; a larger frame is a broken peer. */
+  private static final int MAX_SEND_FRAME = 16 << 20;
+  private static final Duration CALL_TIMEOUT = Duration.ofSeconds(30);
+
+  private enum State { CONNECTING, OPEN, CLOSED }
+
+  /** A posted receive. */
+  private record Recv(long wrId, long address, int length) {}
+
+  /** A posted SEND or WRITE, or an internal frame (wrId -1): completes once. */
+  private static final class Op {
+    final long wrId;
+    final Opcode opcode;
+    final ByteBuffer frame;
+    RemoteRegion remote;
+    long putsBefore;
+    boolean done;
+
+    Op(long wrId, Opcode opcode, ByteBuffer frame) {
+      this.wrId = wrId;
+      this.opcode = opcode;
+      this.frame = frame;
+    }
+  }
+
+  private final WorkerLoop loop;
+  private final UcpContext context;
+  private final String peerName;
+  private final QueueSizes sizes;
+  private final AtomicInteger sendsPosted = new AtomicInteger();
+  private final AtomicInteger nextRkey = new AtomicInteger();
+  private volatile InetSocketAddress peer;
+  private UcpEndpoint endpoint;
+  private CompletionHandler handler;
+  private volatile State state = State.CONNECTING;
+  private Consumer<String> connectFailed;
+  private boolean released;
+
+  // Loop-thread state.
+  private final ByteBuffer header = ByteBuffer.allocateDirect(HEADER_BYTES);
+  private final ArrayDeque<Recv> recvs = new ArrayDeque<>();
+  private final Set<Op> outstanding = new LinkedHashSet<>();
+  private final Map<Integer, RemoteRegion> remote = new HashMap<>();
+  private final ArrayDeque<Op> waitingForFlush = new ArrayDeque<>();
+  private long putsIssued;
+  private long putsFlushed;
+  private boolean flushing;
+
+  UcxEndpoint(WorkerLoop loop, UcpContext context, InetSocketAddress peer, String peerName,
+      QueueSizes sizes) {
+    this.loop = loop;
+    this.context = context;
+    this.peer = peer;
+    this.peerName = peerName;
+    this.sizes = sizes;
+  }
+
+  /** Binds the UCX endpoint, once made (on the loop thread). */
+  void bind(UcpEndpoint ep) {
+    this.endpoint = ep;
+  }
+
+  String peerName() {
+    return peerName;
+  }
+
+  WorkerLoop loop() {
+    return loop;
+  }
+
+  /** Before {@link #start}: where an error of a connection not yet up is reported instead. */
+  void onConnectFailure(Consumer<String> failed) {
+    this.connectFailed = failed;
+  }
+
+  /** Starts reading frames; from now on completions go to {@code h}. */
+  void start(CompletionHandler h) {
+    onLoop(() -> {
+      handler = h;
+      if (state == State.CONNECTING) {
+        state = State.OPEN;
+        readHeader();
+      }
+    });
+  }
+
+  /** Waits until UCX has wired the endpoint up (an endpoint flush completes then). */
+  void awaitConnected(Duration timeout) {
+    java.util.concurrent.CompletableFuture<Void> up = new java.util.concurrent.CompletableFuture<>();
+    loop.execute(() -> {
+      try {
+        endpoint.flushNonBlocking(callback(r -> up.complete(null),
+            (status, message) -> up.completeExceptionally(new IllegalStateException(message))));
+      } catch (RuntimeException e) {
+        up.completeExceptionally(e);
+      }
+    });
+    try {
+      up.get(timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+    } catch (java.util.concurrent.ExecutionException e) {
+      throw new RdmaException(RdmaException.Phase.CONNECT, peerName, "UCX could not connect: "
+          + e.getCause().getMessage(), e.getCause());
+    } catch (java.util.concurrent.TimeoutException e) {
+      throw new RdmaException(RdmaException.Phase.CONNECT, peerName, "UCX did not connect within "
+          + timeout, e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new RdmaException(RdmaException.Phase.CONNECT, peerName, "interrupted", e);
+    }
+  }
+
+  @Override
+  public InetSocketAddress peer() {
+    return peer;
+  }
+
+  @Override
+  public MemoryRegion register(long address, long length, Set<Access> access) {
+    if (length <= 0 || length > MemoryRegion.MAX_LENGTH) {
+      throw new RdmaException(RdmaException.Phase.REGISTER, peerName, "cannot register " + length
+          + " bytes (1 to " + MemoryRegion.MAX_LENGTH + ")", null);
+    }
+    if (!access.contains(Access.REMOTE_WRITE) && !access.contains(Access.REMOTE_READ)) {
+      return new UcxRegion(this, address, length, null, 0);
+    }
+    UcpMemory memory;
+    try {
+      memory = context.memoryMap(new UcpMemMapParams().setAddress(address).setLength(length));
+    } catch (RuntimeException e) {
+      throw new RdmaException(RdmaException.Phase.REGISTER, peerName, "ucp_mem_map of " + length
+          + " bytes at 0x" + Long.toHexString(address) + " failed: " + e.getMessage(), e);
+    }
+    int id = nextRkey.incrementAndGet();
+    ByteBuffer packed = memory.getRemoteKeyBuffer();
+    ByteBuffer frame = ByteBuffer.allocateDirect(HEADER_BYTES + 20 + packed.remaining());
+    frame.putInt(RKEY).putInt(20 + packed.remaining()).putInt(id).putLong(address).putLong(length)
+        .put(packed).flip();
+    UcxRegion region = new UcxRegion(this, address, length, memory, id);
+    // On the stream before this returns: a SEND naming the key may be posted next from any
+    // thread, the loop's own included, and must not overtake the RKEY frame.
+    loop.call(() -> {
+      sendFrame(new Op(-1, Opcode.SEND, frame));
+      return null;
+    }, CALL_TIMEOUT);
+    return region;
+  }
+
+  @Override
+  public MemoryRegion register(ByteBuffer direct, Set<Access> access) {
+    if (!direct.isDirect()) {
+      throw new IllegalArgumentException("only direct buffers can be registered");
+    }
+    return register(UcxUtils.getAddress(direct), direct.capacity(), access);
+  }
+
+  /** Tells the peer {@code region} is gone, then unmaps it (UCX's put path never reads the map again). */
+  void revoke(UcxRegion region, UcpMemory memory) {
+    ByteBuffer frame = ByteBuffer.allocateDirect(HEADER_BYTES + 4);
+    frame.putInt(REVOKE).putInt(4).putInt(region.rkey()).flip();
+    onLoop(() -> {
+      if (state != State.CLOSED) {
+        sendFrame(new Op(-1, Opcode.SEND, frame));
+      }
+    });
+    memory.deregister();
+  }
+
+  @Override
+  public void postRecv(long wrId, MemoryRegion region, long offset, int length) {
+    long address = region.address() + offset;
+    if (offset < 0 || !region.covers(address, length)) {
+      throw new RdmaException(RdmaException.Phase.POST, peerName, "receive of " + length
+          + " bytes at offset " + offset + " is outside its region", null);
+    }
+    onLoop(() -> {
+      if (state == State.CLOSED) {
+        complete(wrId, Opcode.RECV, Status.FLUSHED, 0, "endpoint closed");
+      } else {
+        recvs.add(new Recv(wrId, address, length));
+      }
+    });
+  }
+
+  @Override
+  public void postSend(long wrId, MemoryRegion region, long offset, int length) {
+    long address = region.address() + offset;
+    if (offset < 0 || !region.covers(address, length)) {
+      throw new RdmaException(RdmaException.Phase.POST, peerName, "SEND of " + length
+          + " bytes at offset " + offset + " is outside its region", null);
+    }
+    countSend();
+    // The payload is copied behind its frame header: the caller may reuse its slot once the
+    // SEND completes, and one UCX send per message keeps frames whole on the stream.
+    ByteBuffer frame = ByteBuffer.allocateDirect(HEADER_BYTES + length);
+    frame.putInt(SEND).putInt(length).put(UcxUtils.getByteBufferView(address, length)).flip();
+    onLoop(() -> sendFrame(new Op(wrId, Opcode.SEND, frame)));
+  }
+
+  @Override
+  public void postWrite(long wrId, MemoryRegion region, long offset, int length, long remoteAddress,
+      int rkey) {
+    long address = region.address() + offset;
+    if (offset < 0 || !region.covers(address, length)) {
+      throw new RdmaException(RdmaException.Phase.POST, peerName, "WRITE of " + length
+          + " bytes at offset " + offset + " is outside its local region", null);
+    }
+    countSend();
+    onLoop(() -> put(new Op(wrId, Opcode.RDMA_WRITE, null), address, length, remoteAddress, rkey));
+  }
+
+  private void countSend() {
+    if (sendsPosted.incrementAndGet() > sizes.sendDepth()) {
+      sendsPosted.decrementAndGet();
+      throw new RdmaException(RdmaException.Phase.POST, peerName, "send queue full ("
+          + sizes.sendDepth() + " SENDs and WRITEs outstanding)", null);
+    }
+  }
+
+  private void put(Op op, long address, int length, long remoteAddress, int rkey) {
+    if (state == State.CLOSED) {
+      finish(op, Status.FLUSHED, 0, "endpoint closed");
+      return;
+    }
+    RemoteRegion r = remote.get(rkey);
+    if (r == null || !r.covers(remoteAddress, length)) {
+      String why = r == null ? "rkey " + rkey + " was never announced by the peer, or was revoked"
+          : length + " bytes at 0x" + Long.toHexString(remoteAddress) + " are outside rkey " + rkey
+              + "'s region (" + r.length + " bytes at 0x" + Long.toHexString(r.address) + ")";
+      outstanding.add(op);
+      finish(op, Status.REMOTE_ACCESS_ERROR, 0, why);
+      breakEndpoint("a WRITE was refused: " + why, false);
+      return;
+    }
+    outstanding.add(op);
+    op.remote = r;
+    r.putStarted();
+    putsIssued++;
+    try {
+      endpoint.putNonBlocking(address, length, remoteAddress, r.key, callback(
+          req -> {
+            r.putEnded();
+            finish(op, Status.SUCCESS, length, null);
+          },
+          (status, message) -> {
+            r.putEnded();
+            failed(op, status, message);
+          }));
+    } catch (RuntimeException e) {
+      r.putEnded();
+      failed(op, UcsConstants.STATUS.UCS_ERR_IO_ERROR, e.getMessage());
+    }
+  }
+
+  /** Sends a frame, after a flush when puts were issued since the last one (RC's WRITE-before-SEND). */
+  private void sendFrame(Op op) {
+    if (state == State.CLOSED) {
+      finish(op, Status.FLUSHED, 0, "endpoint closed");
+      return;
+    }
+    outstanding.add(op);
+    op.putsBefore = putsIssued;
+    if (waitingForFlush.isEmpty() && op.putsBefore <= putsFlushed) {
+      transmit(op);
+    } else {
+      waitingForFlush.add(op);
+      flushIfNeeded();
+    }
+  }
+
+  private void flushIfNeeded() {
+    if (flushing || waitingForFlush.isEmpty() || state == State.CLOSED) {
+      return;
+    }
+    long covered = putsIssued;
+    flushing = true;
+    endpoint.flushNonBlocking(callback(req -> {
+      flushing = false;
+      putsFlushed = Math.max(putsFlushed, covered);
+      while (!waitingForFlush.isEmpty() && waitingForFlush.peek().putsBefore <= putsFlushed) {
+        transmit(waitingForFlush.poll());
+      }
+      flushIfNeeded();
+    }, (status, message) -> {
+      flushing = false;
+      breakEndpoint("flushing puts before a SEND failed: " + message, true);
+    }));
+  }
+
+  private void transmit(Op op) {
+    if (state == State.CLOSED) {
+      finish(op, Status.FLUSHED, 0, "endpoint closed");
+      return;
+    }
+    try {
+      endpoint.sendStreamNonBlocking(UcxUtils.getAddress(op.frame), op.frame.remaining(), callback(
+          req -> finish(op, Status.SUCCESS, op.frame.remaining() - HEADER_BYTES, null),
+          (status, message) -> failed(op, status, message)));
+    } catch (RuntimeException e) {
+      failed(op, UcsConstants.STATUS.UCS_ERR_IO_ERROR, e.getMessage());
+    }
+  }
+
+  private void readHeader() {
+    if (state != State.OPEN) {
+      return;
+    }
+    header.clear();
+    endpoint.recvStreamNonBlocking(UcxUtils.getAddress(header), HEADER_BYTES,
+        UcpConstants.UCP_STREAM_RECV_FLAG_WAITALL, callback(req -> onHeader(),
+            (status, message) -> receiveFailed(message)));
+  }
+
+  private void onHeader() {
+    int kind = header.getInt(0);
+    int length = header.getInt(4);
+    switch (kind) {
+      case SEND -> {
+        Recv r = recvs.poll();
+        if (r == null) {
+          breakEndpoint(peerName + " sent a message with no receive posted for it", true);
+        } else if (length < 0 || length > r.length || length > MAX_SEND_FRAME) {
+          complete(r.wrId, Opcode.RECV, Status.LOCAL_LENGTH_ERROR, 0, "a " + length
+              + "-byte message for a " + r.length + "-byte receive");
+          breakEndpoint(peerName + " sent a message longer than the receive posted for it", false);
+        } else if (length == 0) {
+          complete(r.wrId, Opcode.RECV, Status.SUCCESS, 0, null);
+          readHeader();
+        } else {
+          readBody(r.address, length, () -> {
+            complete(r.wrId, Opcode.RECV, Status.SUCCESS, length, null);
+            readHeader();
+          });
+        }
+      }
+      case RKEY, REVOKE -> {
+        if (length < 4 || length > MAX_RKEY_FRAME) {
+          breakEndpoint(peerName + " sent a key frame of " + length + " bytes", true);
+          return;
+        }
+        ByteBuffer body = ByteBuffer.allocateDirect(length);
+        readBody(UcxUtils.getAddress(body), length, () -> {
+          if (kind == RKEY) {
+            announced(body);
+          } else {
+            RemoteRegion gone = remote.remove(body.getInt(0));
+            if (gone != null) {
+              gone.revoke();
+            }
+          }
+          readHeader();
+        });
+      }
+      default -> breakEndpoint(peerName + " sent an unknown frame kind " + kind
+          + " on the UCX stream (not a gpudirect peer?)", true);
+    }
+  }
+
+  private void announced(ByteBuffer body) {
+    int id = body.getInt(0);
+    long address = body.getLong(4);
+    long length = body.getLong(12);
+    ByteBuffer packed = ByteBuffer.allocateDirect(body.capacity() - 20);
+    packed.put(body.duplicate().position(20)).flip();
+    try {
+      RemoteRegion old = remote.put(id, new RemoteRegion(id, address, length,
+          endpoint.unpackRemoteKey(packed)));
+      if (old != null) {
+        old.revoke();
+      }
+    } catch (RuntimeException e) {
+      breakEndpoint("cannot unpack the rkey " + peerName + " announced: " + e.getMessage(), true);
+    }
+  }
+
+  private void readBody(long address, int length, Runnable then) {
+    endpoint.recvStreamNonBlocking(address, length, UcpConstants.UCP_STREAM_RECV_FLAG_WAITALL,
+        callback(req -> then.run(), (status, message) -> receiveFailed(message)));
+  }
+
+  private void receiveFailed(String message) {
+    if (state != State.CLOSED) {
+      breakEndpoint("receive from " + peerName + " failed: " + message, true);
+    }
+  }
+
+  /** Called by UCX when the endpoint fails: the peer died, reset, or timed out. */
+  void peerFailed(int status, String message) {
+    onLoop(() -> {
+      if (state == State.CONNECTING && connectFailed != null) {
+        connectFailed.accept(message);
+      }
+      breakEndpoint("UCX: " + message + " (status " + status + ")", true);
+    });
+  }
+
+  private void failed(Op op, int status, String message) {
+    if (op.done) {
+      return;
+    }
+    Status s = state == State.CLOSED || status == UcsConstants.STATUS.UCS_ERR_CANCELED ? Status.FLUSHED
+        : status == UcsConstants.STATUS.UCS_ERR_ENDPOINT_TIMEOUT
+            || status == UcsConstants.STATUS.UCS_ERR_CONNECTION_RESET
+            || status == UcsConstants.STATUS.UCS_ERR_UNREACHABLE ? Status.RETRY_EXCEEDED : Status.OTHER;
+    finish(op, s, 0, "UCX: " + message + " (status " + status + ")");
+    if (s != Status.FLUSHED) {
+      breakEndpoint(op.opcode + " failed: " + message, false);
+    }
+  }
+
+  private void finish(Op op, Status status, int bytes, String detail) {
+    if (op.done) {
+      return;
+    }
+    op.done = true;
+    outstanding.remove(op);
+    if (op.wrId >= 0) {
+      sendsPosted.decrementAndGet();
+      complete(op.wrId, op.opcode, status, bytes, detail);
+    }
+  }
+
+  private void complete(long wrId, Opcode opcode, Status status, int bytes, String detail) {
+    if (handler != null) {
+      handler.onCompletion(new WorkCompletion(wrId, opcode, status, bytes, detail));
+    }
+  }
+
+  /**
+   * RC's error state: closes the UCX endpoint (the peer's error handler fires) and completes
+   * everything outstanding as flushed. {@code disconnected}: tell the handler the connection is gone.
+   */
+  private void breakEndpoint(String why, boolean disconnected) {
+    if (state == State.CLOSED) {
+      return;
+    }
+    boolean wasOpen = state == State.OPEN;
+    state = State.CLOSED;
+    try {
+      if (endpoint != null) {
+        endpoint.closeNonBlockingForce();
+      }
+    } catch (RuntimeException e) {
+      // already gone
+    }
+    List<Op> flushed = new ArrayList<>(outstanding);
+    flushed.addAll(waitingForFlush);
+    waitingForFlush.clear();
+    for (Op op : flushed) {
+      finish(op, Status.FLUSHED, 0, why);
+    }
+    for (Recv r; (r = recvs.poll()) != null; ) {
+      complete(r.wrId, Opcode.RECV, Status.FLUSHED, 0, why);
+    }
+    remote.values().forEach(RemoteRegion::revoke);
+    remote.clear();
+    if (disconnected && wasOpen && handler != null) {
+      handler.onDisconnected(why);
+    }
+    if (!released) {
+      released = true;
+      loop.release();
+    }
+  }
+
+  /** Runs {@code r} on the loop: inline when already there, so a handler's reposts keep their order. */
+  private void onLoop(Runnable r) {
+    if (loop.inLoop()) {
+      r.run();
+      return;
+    }
+    try {
+      loop.execute(r);
+    } catch (IllegalStateException stopped) {
+      // The loop stops only once this endpoint is closed, and on a closed endpoint every task
+      // only completes its work request as flushed, touching no UCX object: run it here.
+      r.run();
+    }
+  }
+
+  @Override
+  public void close() {
+    if (state == State.CLOSED && !loop.inLoop()) {
+      return;
+    }
+    try {
+      loop.call(() -> {
+        breakEndpoint("closed by this side", false);
+        return null;
+      }, CALL_TIMEOUT);
+    } catch (IllegalStateException e) {
+      // the loop is gone already: so is the endpoint
+    }
+  }
+
+  interface Failure {
+    void accept(int status, String message);
+  }
+
+  private static UcxCallback callback(Consumer<UcpRequest> ok, Failure error) {
+    return new UcxCallback() {
+      @Override
+      public void onSuccess(UcpRequest request) {
+        ok.accept(request);
+      }
+
+      @Override
+      public void onError(int status, String message) {
+        error.accept(status, message);
+      }
+    };
+  }
+}

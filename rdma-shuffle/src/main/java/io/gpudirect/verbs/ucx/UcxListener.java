@@ -1,0 +1,85 @@
+package io.gpudirect.verbs.ucx;
+
+import io.gpudirect.verbs.CompletionHandler;
+import io.gpudirect.verbs.QueueSizes;
+import io.gpudirect.verbs.RdmaListener;
+import io.gpudirect.verbs.Verbs;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import org.openucx.jucx.ucp.UcpConnectionRequest;
+import org.openucx.jucx.ucp.UcpContext;
+import org.openucx.jucx.ucp.UcpEndpointParams;
+import org.openucx.jucx.ucp.UcpListener;
+import org.openucx.jucx.ucp.UcpListenerParams;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A UCX listener on a socket address, with its own worker: the endpoints it accepts live on
+ * that worker, and keep it (and its thread) alive after the listener is closed.
+ */
+final class UcxListener implements RdmaListener {
+  private static final Logger LOG = LoggerFactory.getLogger(UcxListener.class);
+
+  private final WorkerLoop loop;
+  private final UcpContext context;
+  private final QueueSizes sizes;
+  private final Verbs.EndpointSetup setup;
+  private final UcpListener listener;
+  private final InetSocketAddress address;
+  private volatile boolean closed;
+
+  /** Call on {@code loop}'s thread. */
+  UcxListener(WorkerLoop loop, UcpContext context, InetSocketAddress bind, QueueSizes sizes,
+      Verbs.EndpointSetup setup) {
+    this.loop = loop;
+    this.context = context;
+    this.sizes = sizes;
+    this.setup = setup;
+    this.listener = loop.worker().newListener(new UcpListenerParams().setSockAddr(bind)
+        .setConnectionHandler(this::accept));
+    InetSocketAddress bound = listener.getAddress();
+    this.address = bound != null ? bound : bind;
+  }
+
+  /** On the loop thread, inside progress. */
+  private void accept(UcpConnectionRequest request) {
+    if (closed) {
+      request.reject();
+      return;
+    }
+    InetSocketAddress client = request.getClientAddress();
+    loop.retain();
+    UcxEndpoint e = new UcxEndpoint(loop, context, client, "client " + UcxVerbs.describe(client), sizes);
+    try {
+      e.bind(loop.worker().newEndpoint(new UcpEndpointParams().setConnectionRequest(request)
+          .setPeerErrorHandlingMode().setErrorHandler((ep, status, message) -> e.peerFailed(status, message))));
+      CompletionHandler handler = setup.prepare(e);
+      e.start(handler);
+    } catch (RuntimeException ex) {
+      LOG.warn("Refused a UCX connection from {}: {}", e.peerName(), ex.getMessage());
+      e.close();
+    }
+  }
+
+  @Override
+  public InetSocketAddress address() {
+    return address;
+  }
+
+  @Override
+  public void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    try {
+      loop.call(() -> {
+        listener.close();
+        return null;
+      }, Duration.ofSeconds(10));
+    } finally {
+      loop.release();
+    }
+  }
+}

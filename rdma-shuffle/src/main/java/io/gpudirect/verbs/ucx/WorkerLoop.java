@@ -1,0 +1,142 @@
+package io.gpudirect.verbs.ucx;
+
+import java.time.Duration;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.openucx.jucx.ucp.UcpContext;
+import org.openucx.jucx.ucp.UcpWorker;
+import org.openucx.jucx.ucp.UcpWorkerParams;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One UCX worker and the thread that progresses it. A worker is not thread-safe, so every call
+ * on it and on its endpoints runs on this thread: other threads hand work over with
+ * {@link #execute} or {@link #call}, and UCX calls its callbacks here, inside
+ * {@code progress()}. With nothing to do the thread sleeps in {@code ucp_worker_wait} until
+ * the network or {@code ucp_worker_signal} wakes it. Reference counted: a listener's loop lives
+ * on while endpoints it accepted do.
+ */
+final class WorkerLoop {
+  private static final Logger LOG = LoggerFactory.getLogger(WorkerLoop.class);
+
+  private final UcpWorker worker;
+  private final Thread thread;
+  private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
+  private int references = 1;
+  private volatile boolean stopping;
+
+  WorkerLoop(UcpContext context, String name) {
+    this.worker = context.newWorker(new UcpWorkerParams());
+    this.thread = new Thread(this::run, name);
+    thread.setDaemon(true);
+    thread.start();
+  }
+
+  UcpWorker worker() {
+    return worker;
+  }
+
+  boolean inLoop() {
+    return Thread.currentThread() == thread;
+  }
+
+  /** Runs {@code task} on the loop thread, later (never inline, so callers may hold no locks it needs). */
+  void execute(Runnable task) {
+    if (stopping) {
+      throw new IllegalStateException("UCX worker " + thread.getName() + " is closed");
+    }
+    tasks.add(task);
+    worker.signal();
+  }
+
+  /** Runs {@code task} on the loop thread and waits for it; inline when already there. */
+  <T> T call(Callable<T> task, Duration timeout) {
+    if (inLoop()) {
+      try {
+        return task.call();
+      } catch (RuntimeException e) {
+        throw e;
+      } catch (Exception e) {
+        throw new IllegalStateException(e);
+      }
+    }
+    CompletableFuture<T> result = new CompletableFuture<>();
+    execute(() -> {
+      try {
+        result.complete(task.call());
+      } catch (Throwable t) {
+        result.completeExceptionally(t);
+      }
+    });
+    try {
+      return result.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (ExecutionException e) {
+      if (e.getCause() instanceof RuntimeException r) {
+        throw r;
+      }
+      throw new IllegalStateException(e.getCause());
+    } catch (TimeoutException e) {
+      throw new IllegalStateException("UCX worker " + thread.getName() + " did not answer within "
+          + timeout, e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted waiting for UCX worker " + thread.getName(), e);
+    }
+  }
+
+  synchronized void retain() {
+    if (references == 0) {
+      throw new IllegalStateException("UCX worker " + thread.getName() + " is closed");
+    }
+    references++;
+  }
+
+  /** Drops a reference; the last one stops the thread, which then closes the worker. */
+  void release() {
+    synchronized (this) {
+      if (--references > 0) {
+        return;
+      }
+    }
+    stopping = true;
+    worker.signal();
+  }
+
+  private void run() {
+    try {
+      while (!stopping || !tasks.isEmpty()) {
+        Runnable task;
+        while ((task = tasks.poll()) != null) {
+          try {
+            task.run();
+          } catch (Throwable t) {
+            LOG.warn("UCX worker {}: a task failed", thread.getName(), t);
+          }
+        }
+        int events;
+        try {
+          events = worker.progress();
+        } catch (Exception e) {
+          LOG.warn("UCX worker {}: progress failed: {}", thread.getName(), e.toString());
+          events = 0;
+        }
+        if (events == 0 && tasks.isEmpty() && !stopping) {
+          worker.waitForEvents();
+        }
+      }
+      // What closing endpoints left to finish (force-closes, flushes) completes here.
+      for (int i = 0; i < 100 && worker.progress() > 0; i++) {
+        // drain
+      }
+    } catch (Exception e) {
+      LOG.warn("UCX worker {} stopped: {}", thread.getName(), e.toString());
+    } finally {
+      worker.close();
+    }
+  }
+}

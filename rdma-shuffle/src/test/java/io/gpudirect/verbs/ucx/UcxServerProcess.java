@@ -1,0 +1,22 @@
+package io.gpudirect.verbs.ucx;
+
+import io.gpudirect.server.BlockServer;
+import io.gpudirect.server.RdmaMode;
+import io.gpudirect.verbs.provider.RdmaProvider;
+import java.nio.file.Path;
+
+/**
+ * A block server serving RDMA over UCX in a process of its own, for tests that kill it with
+ * SIGKILL: prints {@code port N} once listening, then waits to be killed.
+ */
+public final class UcxServerProcess {
+  private UcxServerProcess() {}
+
+  public static void main(String[] args) throws InterruptedException {
+    BlockServer server = BlockServer.builder().root(Path.of(args[0])).port(0).rdma(RdmaMode.ON)
+        .rdmaProvider(RdmaProvider.UCX).build().start();
+    System.out.println("port " + server.port());
+    System.out.flush();
+    Thread.sleep(Long.MAX_VALUE);
+  }
+}
