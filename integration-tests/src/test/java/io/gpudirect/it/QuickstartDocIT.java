@@ -80,8 +80,9 @@ class QuickstartDocIT {
 
   /**
    * The Scala snippet, verbatim, in Scala's own interpreter (what spark-shell runs) with the
-   * live session bound as {@code spark}. Only the server address is put in, and the secret the
-   * snippet reads from the environment is supplied by a {@code sys} defined before it.
+   * live session bound as {@code spark}. Only the server address is put in; the secret, which
+   * the snippet says to give at launch ({@code --conf spark.gpudirect.auth.secret=...}), is set
+   * in the session's conf before it runs, as a launch would have.
    */
   @Test
   void scalaSnippetRunsInTheScalaInterpreter() throws Exception {
@@ -96,8 +97,7 @@ class QuickstartDocIT {
       assertNotNull(scala, "Scala's JSR-223 engine (scala-compiler on the test classpath)");
       scala.put("session", spark);
       scala.eval("val spark = session.asInstanceOf[org.apache.spark.sql.SparkSession]");
-      scala.eval("object sys { val env = Map(\"GPUDIRECT_SECRET\" -> \""
-          + new String(secret, StandardCharsets.UTF_8) + "\") }");
+      spark.conf().set("spark.gpudirect.auth.secret", new String(secret, StandardCharsets.UTF_8));
       scala.eval(snippet.replace("\"storage-host:7337\"", "\"127.0.0.1:" + fixture.server.port() + "\""));
       @SuppressWarnings("unchecked")
       List<Dataset<Row>> read = List.of(
