@@ -3,6 +3,7 @@ package io.gpudirect.dataset;
 import ai.rapids.cudf.Cuda;
 import ai.rapids.cudf.ParquetOptions;
 import ai.rapids.cudf.Table;
+import io.gpudirect.client.ClientContext;
 import io.gpudirect.GpuDirectException;
 import io.gpudirect.arrow.cudf.CudfArrowIpcReader;
 import io.gpudirect.client.GpuDirectUri;
@@ -57,7 +58,7 @@ public final class GpuDirect {
       parquet.includeColumn(c);
     }
     ParquetOptions parquetOptions = parquet.build();
-    GpuResources gpu = GpuResources.shared();
+    GpuResources gpu = ClientContext.shared().gpu();
     List<Table> parts = new ArrayList<>();
     try {
       for (DataFile f : files) {

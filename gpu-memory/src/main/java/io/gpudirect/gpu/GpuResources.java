@@ -2,59 +2,74 @@ package io.gpudirect.gpu;
 
 import io.gpudirect.memory.BufferAllocator;
 import java.time.Duration;
-import java.util.Optional;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * The pinned pool, copy engine and device allocator this JVM's GPU reads share: pinned memory
- * is scarce and a registration is slow, so one pool serves every reader, and one allocator
- * node ({@code root/device}) holds every read's device bytes under one limit. Made on first
- * use, released at exit.
+ * The pinned pool, copy engine and device allocator that the GPU reads of one client context
+ * share: pinned memory is scarce and a registration is slow, so one pool serves every reader,
+ * and one allocator node ({@code device}) holds every read's device bytes under one limit.
+ * Made and closed by its owner, {@code io.gpudirect.client.ClientContext} (on Spark executors
+ * the JVM's shared context), never by a static of its own.
  */
-public final class GpuResources {
+public final class GpuResources implements AutoCloseable {
   /** 16 chunks of 4 MiB: enough in flight to keep several streams and the copy engine busy. */
   static final int CHUNKS = 16;
   static final int CHUNK_SIZE = 4 << 20;
   static final Duration ACQUIRE_TIMEOUT = Duration.ofSeconds(60);
   /**
-   * Bytes of device memory this JVM's reads may hold at once ({@code -Dgpudirect.deviceMemoryLimit=N});
+   * Bytes of device memory these reads may hold at once ({@code -Dgpudirect.deviceMemoryLimit=N});
    * unlimited by default, since RMM (or the RAPIDS plugin's pool) already bounds the GPU.
    */
   static final long DEVICE_LIMIT = Long.getLong("gpudirect.deviceMemoryLimit", Long.MAX_VALUE);
+  /** Those not closed yet, for leak checks only: nothing reads through this set. */
+  private static final Set<GpuResources> OPEN = ConcurrentHashMap.newKeySet();
 
-  private static GpuResources shared;
-
+  private final BufferAllocator pinned;
   private final PinnedChunkPool pool;
   private final CopyEngine engine;
   private final DeviceAllocator device;
+  private final AtomicBoolean closed = new AtomicBoolean();
 
-  private GpuResources(PinnedChunkPool pool, CopyEngine engine, DeviceAllocator device) {
+  private GpuResources(BufferAllocator pinned, PinnedChunkPool pool, CopyEngine engine,
+      DeviceAllocator device) {
+    this.pinned = pinned;
     this.pool = pool;
     this.engine = engine;
     this.device = device;
   }
 
-  public static synchronized GpuResources shared() {
-    if (shared == null) {
-      BufferAllocator allocator = BufferAllocator.root().newChildAllocator("gpu", (long) CHUNKS * CHUNK_SIZE);
-      PinnedChunkPool pool = PinnedChunkPool.forThisJvm(allocator, CHUNKS, CHUNK_SIZE, ACQUIRE_TIMEOUT);
+  /**
+   * Registers the pinned pool and starts the copy engine; the caller closes what it gets.
+   * Where there is no GPU it throws, having given back the pool it pinned.
+   */
+  public static GpuResources create() {
+    BufferAllocator pinned = BufferAllocator.root().newChildAllocator("gpu", (long) CHUNKS * CHUNK_SIZE);
+    PinnedChunkPool pool = null;
+    try {
+      pool = PinnedChunkPool.forThisJvm(pinned, CHUNKS, CHUNK_SIZE, ACQUIRE_TIMEOUT);
       CopyEngine engine = new CopyEngine();
       DeviceAllocator device = new DeviceAllocator(BufferAllocator.root().newChildAllocator("device", DEVICE_LIMIT));
-      shared = new GpuResources(pool, engine, device);
-      Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-        engine.close();
+      GpuResources made = new GpuResources(pinned, pool, engine, device);
+      OPEN.add(made);
+      return made;
+    } catch (RuntimeException e) {
+      if (pool != null) {
         pool.close();
-        allocator.close();
-      }, "gpudirect-gpu-resources-shutdown"));
+      }
+      pinned.close();
+      throw e;
     }
-    return shared;
   }
 
   /**
-   * The shared resources if some reader has made them, without making them: leak checks look
-   * at the pool only when it exists, since making it would pin memory on a host with no GPU.
+   * The resources made and not closed yet, without making any: leak checks look at their
+   * pools, since making one would pin memory on a host with no GPU.
    */
-  public static synchronized Optional<GpuResources> ifCreated() {
-    return Optional.ofNullable(shared);
+  public static List<GpuResources> open() {
+    return List.copyOf(OPEN);
   }
 
   public PinnedChunkPool pool() {
@@ -68,5 +83,16 @@ public final class GpuResources {
   /** Where reads get (and charge) their device buffers. */
   public DeviceAllocator device() {
     return device;
+  }
+
+  /** Stops the copy engine and gives the pinned chunks back; device buffers stay with cuDF. */
+  @Override
+  public void close() {
+    if (closed.compareAndSet(false, true)) {
+      OPEN.remove(this);
+      engine.close();
+      pool.close();
+      pinned.close();
+    }
   }
 }

@@ -4,7 +4,6 @@ import io.gpudirect.gpu.GpuResources;
 import io.gpudirect.gpu.PinnedChunkPool;
 import io.gpudirect.memory.BufferAllocator;
 import java.util.List;
-import java.util.Optional;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
@@ -12,7 +11,7 @@ import org.junit.jupiter.api.extension.ExtensionContext;
 /**
  * After every test class: no bytes outstanding in {@link BufferAllocator#root()} (direct and
  * pinned host buffers, the device buffers of {@code GpuResources.device()} and the
- * connector's Arrow buffers are all charged to it), no chunk of the shared pinned pool still lent out,
+ * connector's Arrow buffers are all charged to it), no chunk of a context's pinned pool still lent out,
  * and no per-client or per-server thread still alive ({@code gpudirect-client-*},
  * {@code gpudirect-server-accept-*}, {@code gpudirect-server-conn-*}: a client or server left
  * open, or one whose close did not stop its threads). The checksum pools
@@ -40,18 +39,21 @@ public final class NoLeaksExtension implements AfterAllCallback {
 
   /** Fails, naming {@code test}, when buffers or pinned chunks are outstanding or owned threads still run. */
   public static void assertNoLeaks(String test) throws InterruptedException {
-    // The shared pinned pool, once some reader made it, holds its chunks for the JVM's life.
-    Optional<PinnedChunkPool> pool = GpuResources.ifCreated().map(GpuResources::pool);
-    if (pool.isPresent() && pool.get().chunksInUse() != 0) {
-      throw new AssertionError(test + " left " + pool.get().chunksInUse()
-          + " chunks of the shared pinned pool in use");
+    // Each pinned pool a context made holds its chunks until that context closes.
+    long poolBytes = 0;
+    for (GpuResources gpu : GpuResources.open()) {
+      PinnedChunkPool pool = gpu.pool();
+      if (pool.chunksInUse() != 0) {
+        throw new AssertionError(test + " left " + pool.chunksInUse()
+            + " chunks of a context's pinned pool in use");
+      }
+      poolBytes += pool.heldBytes();
     }
-    long poolBytes = pool.map(PinnedChunkPool::heldBytes).orElse(0L);
     BufferAllocator root = BufferAllocator.root();
     if (root.outstandingBytes() != poolBytes) {
       throw new AssertionError(test + " left " + (root.outstandingBytes() - poolBytes) + " bytes in "
           + root.outstandingBuffers() + " buffers outstanding in " + root
-          + (poolBytes == 0 ? "" : " (besides the shared pinned pool's " + poolBytes + ")") + root.outstanding());
+          + (poolBytes == 0 ? "" : " (besides the pinned pools' " + poolBytes + ")") + root.outstanding());
     }
     for (String prefix : OWNED_THREADS) {
       if (settledThreads(prefix) != 0) {

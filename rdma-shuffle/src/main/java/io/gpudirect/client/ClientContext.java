@@ -1,5 +1,6 @@
 package io.gpudirect.client;
 
+import io.gpudirect.gpu.GpuResources;
 import io.gpudirect.transport.ConnectionThreads;
 import java.util.Map;
 import java.util.Set;
@@ -9,7 +10,8 @@ import java.util.function.Supplier;
 /**
  * What the clients of one embedding share, created and closed by that embedding: the threads
  * their connections check checksums and handshake deadlines on ({@link ConnectionThreads}),
- * and the stores kept for reuse ({@link #store}). An application that runs clients and a
+ * the stores kept for reuse ({@link #store}), and the pinned pool, copy engine and device
+ * allocator of their GPU reads ({@link #gpu}). An application that runs clients and a
  * server in one JVM gives each side its own; Spark executors, the CLI and clients made without
  * one use {@link #shared()}, the JVM's.
  */
@@ -20,6 +22,7 @@ public final class ClientContext implements AutoCloseable {
   private final Map<Object, RemoteStore> stores = new ConcurrentHashMap<>();
   /** The steps of the transport fallback ladder logged so far: each reason once. */
   private final Set<String> fallbacksSaid = ConcurrentHashMap.newKeySet();
+  private GpuResources gpu;
   private volatile boolean closed;
 
   /**
@@ -31,6 +34,22 @@ public final class ClientContext implements AutoCloseable {
       shared = new ClientContext();
     }
     return shared;
+  }
+
+  /**
+   * The GPU resources of this context's reads, made on first use (pinning memory and starting
+   * the copy engine only where something reads into the GPU). The JVM's shared context gives
+   * them back at exit.
+   */
+  public synchronized GpuResources gpu() {
+    if (gpu == null) {
+      gpu = GpuResources.create();
+      if (this == shared) {
+        GpuResources made = gpu;
+        Runtime.getRuntime().addShutdownHook(new Thread(made::close, "gpudirect-gpu-resources-shutdown"));
+      }
+    }
+    return gpu;
   }
 
   public ConnectionThreads connectionThreads() {
@@ -61,11 +80,20 @@ public final class ClientContext implements AutoCloseable {
     }
   }
 
-  /** Closes the stores kept here, then stops the threads; close other clients of it first. */
+  /**
+   * Closes the stores kept here, then stops the threads and gives the GPU resources back;
+   * close other clients of it first.
+   */
   @Override
   public void close() {
     closed = true;
     closeStores();
     threads.close();
+    synchronized (this) {
+      if (gpu != null) {
+        gpu.close();
+        gpu = null;
+      }
+    }
   }
 }

@@ -8,6 +8,9 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.gpudirect.GpuDirectException;
+import io.gpudirect.gpu.GpuEnvironment;
+import io.gpudirect.gpu.GpuResources;
+import io.gpudirect.memory.BufferAllocator;
 import io.gpudirect.server.BlockServer;
 import io.gpudirect.testing.TestFiles;
 import java.net.InetSocketAddress;
@@ -74,6 +77,28 @@ class ClientContextTest {
       GpuDirectException e = assertThrows(GpuDirectException.class, () -> first.stat("f.bin"));
       assertTrue(e.getMessage().contains("is closed"), e.getMessage());
     }
+  }
+
+  @Test
+  void aContextsGpuResourcesAreItsOwnAndGoBackWhenItCloses() {
+    long before = BufferAllocator.root().outstandingBytes();
+    ClientContext context = new ClientContext();
+    if (!GpuEnvironment.get().gpu()) {
+      // Here (CI): asking fails clearly and pins nothing, rather than leaving a pool behind.
+      GpuDirectException e = assertThrows(GpuDirectException.class, context::gpu);
+      assertTrue(e.getMessage().startsWith("No GPU"), e.getMessage());
+      assertEquals(before, BufferAllocator.root().outstandingBytes(), "pinned bytes left behind");
+      assertTrue(GpuResources.open().isEmpty(), GpuResources.open().toString());
+      context.close();
+      return;
+    }
+    GpuResources gpu = context.gpu();
+    assertSame(gpu, context.gpu(), "one pool and engine per context");
+    assertTrue(GpuResources.open().contains(gpu));
+    assertTrue(BufferAllocator.root().outstandingBytes() > before, "the pool pinned its chunks");
+    context.close();
+    assertFalse(GpuResources.open().contains(gpu), "closed with its context");
+    assertEquals(before, BufferAllocator.root().outstandingBytes(), "pinned chunks given back");
   }
 
   @Test

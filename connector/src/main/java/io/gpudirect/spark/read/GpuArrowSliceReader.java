@@ -3,6 +3,7 @@ package io.gpudirect.spark.read;
 import ai.rapids.cudf.ColumnVector;
 import ai.rapids.cudf.Cuda;
 import ai.rapids.cudf.Table;
+import io.gpudirect.client.ClientContext;
 import io.gpudirect.arrow.cudf.CudfArrowIpcReader;
 import io.gpudirect.client.RemoteStore;
 import io.gpudirect.cudf.RemoteFileDataSource;
@@ -26,7 +27,7 @@ import org.apache.spark.sql.vectorized.ColumnarBatch;
 public final class GpuArrowSliceReader extends OneBatchReader {
   public GpuArrowSliceReader(ArrowSlice slice, RemoteStore store, StructType readSchema) {
     DataFile f = slice.file();
-    GpuResources gpu = GpuResources.shared();
+    GpuResources gpu = ClientContext.shared().gpu();
     String[] names = readSchema.fieldNames();
     int count = slice.batchCount() < 0 ? Integer.MAX_VALUE : slice.batchCount();
     Table read;

@@ -5,6 +5,7 @@ import ai.rapids.cudf.DType;
 import ai.rapids.cudf.ParquetOptions;
 import ai.rapids.cudf.Scalar;
 import ai.rapids.cudf.Table;
+import io.gpudirect.client.ClientContext;
 import io.gpudirect.client.RemoteStore;
 import io.gpudirect.cudf.RemoteFileDataSource;
 import io.gpudirect.gpu.GpuResources;
@@ -41,7 +42,7 @@ import org.apache.spark.sql.vectorized.ColumnarBatch;
 public final class GpuParquetSliceReader extends OneBatchReader {
   public GpuParquetSliceReader(ParquetSlice slice, RemoteStore store, ParquetReadSettings settings,
       StructType readSchema) throws IOException {
-    GpuResources gpu = GpuResources.shared();
+    GpuResources gpu = ClientContext.shared().gpu();
     RemoteFileDataSource file = new RemoteFileDataSource(store,
         slice.file().uri().path(), slice.file().version(), slice.file().length(), gpu.pool(), gpu.engine());
     try {

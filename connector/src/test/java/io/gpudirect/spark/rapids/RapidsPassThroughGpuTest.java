@@ -135,7 +135,7 @@ class RapidsPassThroughGpuTest {
       return;
     }
     assertEquals(rmmBefore, Rmm.getTotalBytesAllocated(), "RMM bytes outstanding");
-    GpuResources.ifCreated().ifPresent(gpu -> {
+    GpuResources.open().forEach(gpu -> {
       assertEquals(0, gpu.pool().chunksInUse(), "pinned chunks outstanding");
       assertEquals(0, gpu.device().accounts().outstandingBytes(), "device bytes still charged");
     });
