@@ -15,6 +15,7 @@ import io.gpudirect.protocol.ReadRequest;
 import io.gpudirect.protocol.StatRequest;
 import io.gpudirect.protocol.StatResponse;
 import io.gpudirect.server.BlockServer;
+import io.gpudirect.server.BlockServerBuilder;
 import io.gpudirect.testing.FileChanges;
 import io.gpudirect.testing.LoopbackCutter;
 import io.gpudirect.testing.TestFiles;
@@ -53,7 +54,7 @@ public abstract class TransportConformanceTest {
   protected abstract Transport transport();
 
   /** The server every test reads from; a transport adds what it needs (RDMA, its verbs). */
-  protected BlockServer.Builder configure(BlockServer.Builder builder) {
+  protected BlockServerBuilder configure(BlockServerBuilder builder) {
     return builder;
   }
 

@@ -2,6 +2,7 @@ package io.gpudirect.cli;
 
 import io.gpudirect.GpuDirectException;
 import io.gpudirect.server.BlockServer;
+import io.gpudirect.server.BlockServerBuilder;
 import io.gpudirect.server.RdmaMode;
 import io.gpudirect.server.ServerSecret;
 import io.gpudirect.tls.TlsContexts;
@@ -133,7 +134,7 @@ final class ServerCommand implements Callable<Integer> {
           file.toString());
       ServerSecret.warnIfReadableByOthers(file);
     }
-    BlockServer.Builder builder = BlockServer.builder();
+    BlockServerBuilder builder = BlockServer.builder();
     if (maxConcurrentListings != null) {
       builder.maxConcurrentListings(maxConcurrentListings);
     }

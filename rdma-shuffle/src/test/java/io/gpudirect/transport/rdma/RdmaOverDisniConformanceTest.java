@@ -3,6 +3,7 @@ package io.gpudirect.transport.rdma;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.gpudirect.server.BlockServer;
+import io.gpudirect.server.BlockServerBuilder;
 import io.gpudirect.server.RdmaMode;
 import io.gpudirect.transport.Connection;
 import io.gpudirect.transport.ConnectionOptions;
@@ -48,7 +49,7 @@ class RdmaOverDisniConformanceTest extends TransportConformanceTest {
   }
 
   @Override
-  protected BlockServer.Builder configure(BlockServer.Builder builder) {
+  protected BlockServerBuilder configure(BlockServerBuilder builder) {
     needsRdma();
     return builder.bindAddress(ADDRESS).rdma(RdmaMode.ON).verbs(DisniVerbs::open);
   }

@@ -1,6 +1,7 @@
 package io.gpudirect.transport.rdma;
 
 import io.gpudirect.server.BlockServer;
+import io.gpudirect.server.BlockServerBuilder;
 import io.gpudirect.server.RdmaMode;
 import io.gpudirect.transport.ConnectionThreads;
 import io.gpudirect.transport.Transport;
@@ -32,7 +33,7 @@ class RdmaOverVerbsDoubleConformanceTest extends TransportConformanceTest {
   }
 
   @Override
-  protected BlockServer.Builder configure(BlockServer.Builder builder) {
+  protected BlockServerBuilder configure(BlockServerBuilder builder) {
     return builder.rdma(RdmaMode.ON).verbs(() -> verbs);
   }
 

@@ -3,6 +3,7 @@ package io.gpudirect.verbs.ucx;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.gpudirect.server.BlockServer;
+import io.gpudirect.server.BlockServerBuilder;
 import io.gpudirect.server.RdmaMode;
 import io.gpudirect.transport.ConnectionThreads;
 import io.gpudirect.transport.Transport;
@@ -40,7 +41,7 @@ class RdmaOverUcxConformanceTest extends TransportConformanceTest {
   }
 
   @Override
-  protected BlockServer.Builder configure(BlockServer.Builder builder) {
+  protected BlockServerBuilder configure(BlockServerBuilder builder) {
     needsUcx();
     serverVerbs = new HeldWritesVerbs(UcxVerbs.open());
     return builder.rdma(RdmaMode.ON).verbs(() -> serverVerbs);
