@@ -10,6 +10,7 @@ import io.gpudirect.options.ResolvedOptions;
 import io.gpudirect.protocol.ErrorCode;
 import io.gpudirect.protocol.FileVersion;
 import io.gpudirect.remote.RemoteStores;
+import io.gpudirect.spark.env.SparkConfLookup;
 import java.io.FileNotFoundException;
 import java.io.IOException;
 import java.net.URI;
@@ -422,20 +423,5 @@ public final class GpuDirectFileSystem extends FileSystem {
       p = p.substring(1);
     }
     return p;
-  }
-
-  /**
-   * The Spark conf of this JVM, when Spark is on the classpath and running; a separate class
-   * so the file system also loads where Spark is absent.
-   */
-  private static final class SparkConfLookup {
-    static String get(String key) {
-      try {
-        org.apache.spark.SparkEnv env = org.apache.spark.SparkEnv.get();
-        return env == null ? null : env.conf().get(key, null);
-      } catch (NoClassDefFoundError e) {
-        return null;
-      }
-    }
   }
 }
