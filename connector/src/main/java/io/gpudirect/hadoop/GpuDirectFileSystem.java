@@ -38,7 +38,8 @@ import org.apache.hadoop.util.Progressable;
  * byte ranges a reader asks for cross the wire.
  *
  * <p>Client settings come from the Hadoop conf keys {@code spark.gpudirect.*} (Spark copies
- * its session conf there), else from the Spark conf of this JVM, else from the defaults.
+ * its session conf there, and a gpudirect scan the settings it resolved: {@link FileSystemConf}),
+ * else from the Spark conf of this JVM, else from the defaults.
  *
  * <p>Hadoop would cache one instance per server and user, made with the conf of the first
  * caller, and hand it to every later caller: a secret corrected with {@code spark.conf.set}
