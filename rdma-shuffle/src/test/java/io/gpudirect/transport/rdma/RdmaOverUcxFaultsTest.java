@@ -20,15 +20,21 @@ import io.gpudirect.verbs.ucx.UcxLibrary;
 import io.gpudirect.verbs.ucx.UcxServerProcess;
 import io.gpudirect.verbs.ucx.UcxVerbs;
 import java.io.BufferedReader;
+import java.io.File;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.net.InetSocketAddress;
+import java.net.URISyntaxException;
+import java.net.URL;
+import java.net.URLClassLoader;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -139,9 +145,9 @@ class RdmaOverUcxFaultsTest {
     assumeTrue(!version.startsWith("1.13.") && !version.startsWith("1.12.") && !version.startsWith("1.11."),
         "UCX " + version + " aborts the receiving process when a peer dies mid-put over TCP"
             + " (ucp_put_handler: Fatal: unexpected error: Endpoint timeout); it runs on other versions (the H200 has 1.16)");
-    Path big = TestFiles.write(root.resolve("big.bin"), 64 << 20, 31).getClass() == null ? null : root;
+    TestFiles.write(root.resolve("big.bin"), 64 << 20, 31);
     Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        "-cp", System.getProperty("java.class.path"), UcxServerProcess.class.getName(), big.toString())
+        "-cp", testClassPath(), UcxServerProcess.class.getName(), root.toString())
         .redirectErrorStream(true).start();
     try {
       BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
@@ -188,5 +194,27 @@ class RdmaOverUcxFaultsTest {
     for (int i = 0; i < b.capacity(); i++) {
       assertEquals(0, b.get(i), "byte " + i + " was written");
     }
+  }
+
+  /**
+   * This JVM's test classpath for the server's child JVM: {@code java.class.path}, plus what a
+   * launcher loaded the tests through a class loader of its own (JUnit's console launcher, as on
+   * the GPU lab, puts only itself on {@code java.class.path}; the child then found no classes).
+   */
+  private static String testClassPath() {
+    Set<String> entries = new LinkedHashSet<>(
+        List.of(System.getProperty("java.class.path").split(File.pathSeparator)));
+    for (ClassLoader l = RdmaOverUcxFaultsTest.class.getClassLoader(); l != null; l = l.getParent()) {
+      if (l instanceof URLClassLoader urls) {
+        for (URL url : urls.getURLs()) {
+          try {
+            entries.add(Path.of(url.toURI()).toString());
+          } catch (URISyntaxException | IllegalArgumentException notAFile) {
+            // not a local file: the child could not use it either
+          }
+        }
+      }
+    }
+    return String.join(File.pathSeparator, entries);
   }
 }
