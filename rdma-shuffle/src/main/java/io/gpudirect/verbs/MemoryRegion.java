@@ -9,6 +9,17 @@ public interface MemoryRegion extends AutoCloseable {
   /** {@code ibv_mr.length} is a 32-bit int in DiSNI: one region covers at most this much. */
   long MAX_LENGTH = Integer.MAX_VALUE & ~0xFFFL;
 
+  /**
+   * Refuses a region no provider can register in one piece, naming the peer it was for: the
+   * one check every provider's {@code register} makes first.
+   */
+  static void checkLength(long length, String peer) {
+    if (length <= 0 || length > MAX_LENGTH) {
+      throw new RdmaException(RdmaException.Phase.REGISTER, peer, "cannot register " + length
+          + " bytes in one region (1.." + MAX_LENGTH + "); split it", null);
+    }
+  }
+
   long address();
 
   long length();

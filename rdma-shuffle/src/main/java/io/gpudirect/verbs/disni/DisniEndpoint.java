@@ -114,10 +114,7 @@ final class DisniEndpoint implements RdmaEndpoint {
 
   @Override
   public MemoryRegion register(long address, long length, Set<Access> access) {
-    if (length <= 0 || length > MemoryRegion.MAX_LENGTH) {
-      throw new RdmaException(RdmaException.Phase.REGISTER, peerName, "cannot register " + length
-          + " bytes in one region (1.." + MemoryRegion.MAX_LENGTH + "); split it", null);
-    }
+    MemoryRegion.checkLength(length, peerName);
     try {
       IbvMr mr = pd.regMr(address, (int) length, DisniVerbs.accessFlags(access)).execute().free().getMr();
       if (mr == null) {

@@ -176,10 +176,7 @@ final class UcxEndpoint implements RdmaEndpoint {
 
   @Override
   public MemoryRegion register(long address, long length, Set<Access> access) {
-    if (length <= 0 || length > MemoryRegion.MAX_LENGTH) {
-      throw new RdmaException(RdmaException.Phase.REGISTER, peerName, "cannot register " + length
-          + " bytes (1 to " + MemoryRegion.MAX_LENGTH + ")", null);
-    }
+    MemoryRegion.checkLength(length, peerName);
     if (!access.contains(Access.REMOTE_WRITE) && !access.contains(Access.REMOTE_READ)) {
       return new UcxRegion(this, address, length, null, 0);
     }
