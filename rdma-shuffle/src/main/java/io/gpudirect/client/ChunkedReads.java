@@ -57,9 +57,26 @@ final class ChunkedReads {
     this.queue = new StreamQueue<>(connections.size());
   }
 
-  /** How much of a read one request asks for. */
+  /** Below this a read is not split further to spread it over the streams: the cost of a request would show. */
+  static final int MIN_SPREAD_CHUNK = 1 << 20;
+
+  /** The most one request asks for. */
   int chunkLength() {
     return Math.min(config.chunkSize(), connections.maxReadLength());
+  }
+
+  /**
+   * How much one request of a read of {@code length} bytes asks for: at most
+   * {@link #chunkLength()}, and less where that would not give every stream
+   * {@link StreamQueue#DEPTH} chunks of this read alone (not below {@link #MIN_SPREAD_CHUNK}).
+   * Then, while a caller has a second read in flight, its chunks wait for whichever stream is
+   * free first, and a read waits on its slowest stream for a small chunk, not a large one: with
+   * 4 MiB chunks, two 16 MiB reads in flight over 4 streams were all dealt out at once, and the
+   * streams that finished first sat idle (docs/benchmarks.md, "A link that is not loopback").
+   */
+  int chunkLength(long length) {
+    long spread = length / ((long) connections.size() * StreamQueue.DEPTH);
+    return (int) Math.min(chunkLength(), Math.max(MIN_SPREAD_CHUNK, spread));
   }
 
   TransferStats stats() {

@@ -255,6 +255,20 @@ class BlockClientTest {
   }
 
   @Test
+  void aReadIsSplitSoThatEveryStreamTakesPartButNotIntoChunksBelowOneMebibyte() throws Exception {
+    try (BlockClient client = BlockClient.connect(address(server.port()),
+            config().streams(4).chunkSize(4 << 20).maxBytesInFlight(8 << 20).build());
+        HostBuffer b = allocator.allocate(4 << 20)) {
+      FileVersion version = client.stat("data/big.bin").version();
+      long before = server.stats().requests();
+      // 4 MiB over 4 streams: four requests of 1 MiB, not one of the configured 4 MiB.
+      client.read("data/big.bin", version, 0, b.nioBuffer());
+      assertEquals(4, server.stats().requests() - before);
+      assertEquals(ByteBuffer.wrap(big, 0, 4 << 20), b.nioBuffer());
+    }
+  }
+
+  @Test
   void aStreamThatIsHeldUpGetsNoMoreChunksWhileTheOthersTakeTheRest() throws Exception {
     // The first connection stops forwarding the server's bytes inside its first chunk until
     // released. Of a read of 16 chunks, the held stream keeps only those it had taken (at most
