@@ -1,8 +1,11 @@
 package io.gpudirect.spark.cudf;
 
+import ai.rapids.cudf.BaseDeviceMemoryBuffer;
 import ai.rapids.cudf.ColumnView;
 import ai.rapids.cudf.DType;
+import ai.rapids.cudf.HostColumnVector;
 import io.gpudirect.GpuDirectException;
+import java.util.Optional;
 import org.apache.spark.sql.types.ArrayType;
 import org.apache.spark.sql.types.BinaryType;
 import org.apache.spark.sql.types.BooleanType;
@@ -81,7 +84,7 @@ public final class SparkCudfTypes {
           : "scale " + (-actual.getScale()) + " on the GPU, " + d.scale() + " in Spark";
     }
     if (type instanceof BinaryType) {
-      // LIST<UINT8> as both our paths make it; STRING as cuDF's Parquet reader gives it by default.
+      // cuDF's Parquet reader gives binary as STRING; the Arrow path gives LIST<UINT8>.
       if (actual.equals(DType.STRING)) {
         return null;
       }
@@ -140,12 +143,38 @@ public final class SparkCudfTypes {
     return DType.create(id, -d.scale());
   }
 
-  /** The cuDF type of a column of flat {@code type} that holds only nulls, or null when nested or binary. */
+  /**
+   * {@code strings}' bytes as LIST&lt;UINT8&gt;, the layout GPU engines (the RAPIDS plugin) hold
+   * Spark's binary in: the same offsets, validity and bytes, viewed as a list of bytes and copied
+   * once on the device. Nothing goes through the host. The caller owns the result.
+   */
+  public static ai.rapids.cudf.ColumnVector asByteLists(ColumnView strings) {
+    long rows = strings.getRowCount();
+    if (rows == 0) {
+      return ai.rapids.cudf.ColumnVector.empty(
+          new HostColumnVector.ListType(true, new HostColumnVector.BasicType(false, DType.UINT8)));
+    }
+    BaseDeviceMemoryBuffer offsets = strings.getOffsets();
+    BaseDeviceMemoryBuffer bytes = strings.getData(); // null when every value is empty or null
+    if (offsets == null || offsets.getLength() != (rows + 1) * Integer.BYTES) {
+      // cuDF widens a strings column's offsets to 64 bits past 2 GiB of characters; a list's stay 32.
+      throw new GpuDirectException("A binary column of " + rows + " rows holds more than 2 GiB of bytes in one"
+          + " batch, which the GPU's list of bytes cannot index: lower spark.rapids.sql.batchSizeBytes");
+    }
+    try (ColumnView byteView = new ColumnView(DType.UINT8, bytes == null ? 0 : bytes.getLength(), Optional.of(0L),
+            bytes, null);
+         ColumnView lists = new ColumnView(DType.LIST, rows, Optional.of(strings.getNullCount()), strings.getValid(),
+            offsets, new ColumnView[] {byteView})) {
+      return lists.copyToColumnVector();
+    }
+  }
+
+  /** The cuDF type of a column of {@code type} that holds only nulls, or null when nested. */
   public static DType nullColumnType(DataType type) {
     if (type instanceof DecimalType d) {
       return decimalType(d);
     }
-    return flatType(type);
+    return type instanceof BinaryType ? DType.STRING : flatType(type);
   }
 
   /**

@@ -69,9 +69,8 @@ final class PassThroughRule extends Rule<SparkPlan> {
 
   /**
    * Why gpudirect's device columns of {@code schema} are not yet in the plugin's layout, or
-   * null when they are: the plugin holds binary as LIST of bytes, which the Parquet reader asks
-   * cuDF for only at the top level, and nested decimals in the narrowest width, which only
-   * top-level columns are cast to ({@code HandoffReader}).
+   * null when they are: the plugin holds binary as LIST of bytes and decimals in the narrowest
+   * width, which the hand-off ({@code HandoffReader}) makes of top-level columns only.
    */
   static String layoutRefusal(StructType schema) {
     for (StructField f : schema.fields()) {

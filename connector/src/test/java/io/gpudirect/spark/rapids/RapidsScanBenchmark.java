@@ -1,6 +1,8 @@
 package io.gpudirect.spark.rapids;
 
+import io.gpudirect.remote.RemoteStores;
 import io.gpudirect.server.BlockServer;
+import io.gpudirect.testing.TestClassPath;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.lang.management.ManagementFactory;
@@ -27,10 +29,19 @@ import org.apache.spark.sql.SparkSession;
  * Wall time per query, the CPU seconds of this JVM (driver and executors: Spark local mode)
  * and of the server, which runs in a JVM of its own as a storage host would. The three
  * results must agree. Not a test: run by hand on the GPU machine with the plugin staged
- * (dev/gpu-lab-rapids), {@code run.sh java io.gpudirect.spark.rapids.RapidsScanBenchmark
- * ROWS_MILLIONS ROUNDS}; figures go to docs/benchmarks.md.
+ * (dev/gpu-lab-rapids), through the JUnit launcher, whose class loader the plugin's shims
+ * need: {@code JAVA_OPTS="-Dgpudirect.bench.rapids=ROWS_MILLIONS,ROUNDS ..." run.sh junit
+ * --select-method io.gpudirect.spark.rapids.RapidsScanBenchmark#run}; figures go to
+ * docs/benchmarks.md. (Maven's test runs never pick it: its name does not end in Test.)
  */
 public final class RapidsScanBenchmark {
+  @org.junit.jupiter.api.Test
+  void run() throws Exception {
+    String spec = System.getProperty("gpudirect.bench.rapids");
+    org.junit.jupiter.api.Assumptions.assumeTrue(spec != null, "a benchmark: run with -Dgpudirect.bench.rapids=ROWS_MILLIONS,ROUNDS");
+    main(spec.split(","));
+  }
+
   private static final String QUERY = "SELECT pmod(day, 7) AS weekday, count(*) AS n, sum(amount) AS total,"
       + " max(customer) AS top FROM %s WHERE amount > 0.25 GROUP BY pmod(day, 7) ORDER BY weekday";
 
@@ -78,7 +89,7 @@ public final class RapidsScanBenchmark {
           rows, bytes / 1e9, dir.resolve("trips"), (System.nanoTime() - t0) / 1e9);
 
       server = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-          "-cp", System.getProperty("java.class.path"), RapidsScanBenchmark.class.getName(), "serve", dir.toString())
+          "-cp", TestClassPath.of(RapidsScanBenchmark.class), RapidsScanBenchmark.class.getName(), "serve", dir.toString())
           .redirectError(ProcessBuilder.Redirect.INHERIT).start();
       BufferedReader out = new BufferedReader(new InputStreamReader(server.getInputStream(), StandardCharsets.UTF_8));
       String line = out.readLine();
@@ -127,6 +138,7 @@ public final class RapidsScanBenchmark {
         server.waitFor();
       }
       spark.stop();
+      RemoteStores.closeAll();
     }
   }
 
@@ -191,5 +203,4 @@ public final class RapidsScanBenchmark {
     return s.length == 0 ? Double.NaN : s.length % 2 == 1 ? s[s.length / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
   }
 
-  private RapidsScanBenchmark() {}
 }
