@@ -6,10 +6,8 @@ import ai.rapids.cudf.HostMemoryBuffer;
 import io.gpudirect.GpuDirectException;
 import io.gpudirect.client.RemoteStore;
 import io.gpudirect.gpu.CopyEngine;
-import io.gpudirect.gpu.PinnedChunk;
 import io.gpudirect.gpu.PinnedChunkPool;
 import io.gpudirect.protocol.FileVersion;
-import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -185,22 +183,24 @@ public final class RemoteFileDataSource extends ai.rapids.cudf.DataSource {
    * device memory, false when the GPU found them corrupt.
    */
   private CompletableFuture<Boolean> fetch(Piece p, boolean checkOnDevice) {
-    PinnedChunk chunk = pool.acquire();
-    ByteBuffer view = chunk.view().limit(p.length());
+    // The chunk is taken from the pool when the piece's bytes start to arrive, not now: see
+    // ChunkOnArrival. The caller waits here only for the store's bytes-in-flight window.
+    ChunkOnArrival chunk = new ChunkOnArrival(pool, p.length());
     CompletableFuture<OptionalInt> read = checkOnDevice
-        ? store.readAsyncUnverified(path, version, p.fileOffset(), view)
-        : store.readAsync(path, version, p.fileOffset(), view).thenApply(v -> OptionalInt.empty());
+        ? store.readAsyncUnverified(path, version, p.fileOffset(), p.length(), chunk)
+        : store.readAsync(path, version, p.fileOffset(), p.length(), chunk)
+            .thenApply(v -> OptionalInt.empty());
     // The socket fills the chunk; then the engine owns it and gives it back after the copy.
     return read.handle((crc, err) -> {
           if (err != null) {
-            chunk.close();
+            chunk.giveBack();
             throw err instanceof CompletionException ce ? ce : new CompletionException(err);
           }
           return crc;
         })
         .thenCompose(expected -> expected.isEmpty()
-            ? engine.copyToDevice(chunk, p.length(), p.deviceAddress()).thenApply(v -> true)
-            : engine.copyToDeviceWithCrc32c(chunk, p.length(), p.deviceAddress())
+            ? engine.copyToDevice(chunk.handOver(), p.length(), p.deviceAddress()).thenApply(v -> true)
+            : engine.copyToDeviceWithCrc32c(chunk.handOver(), p.length(), p.deviceAddress())
                 .thenApply(actual -> intact(p, expected.getAsInt(), actual)));
   }
 
