@@ -44,6 +44,8 @@ public final class RemoteFileDataSource extends ai.rapids.cudf.DataSource {
   private final long size;
   private final PinnedChunkPool pool;
   private final CopyEngine engine;
+  /** Takes each piece's chunk before its request is sent, as before late binding: for comparison only. */
+  private final boolean bindAtSend;
   /**
    * What this source's reads fetched and how long their callers waited, host and device reads
    * alike. Counted here rather than per thread, since cuDF may call back on threads of its own;
@@ -54,6 +56,13 @@ public final class RemoteFileDataSource extends ai.rapids.cudf.DataSource {
 
   public RemoteFileDataSource(RemoteStore store, String path, FileVersion version, long size,
       PinnedChunkPool pool, CopyEngine engine) {
+    this(store, path, version, size, pool, engine, false);
+  }
+
+  /** With {@code bindAtSend}, the way every device read took its chunks before late binding (GpuFetchBenchmark). */
+  RemoteFileDataSource(RemoteStore store, String path, FileVersion version, long size,
+      PinnedChunkPool pool, CopyEngine engine, boolean bindAtSend) {
+    this.bindAtSend = bindAtSend;
     this.store = store;
     this.path = path;
     this.version = version;
@@ -186,6 +195,9 @@ public final class RemoteFileDataSource extends ai.rapids.cudf.DataSource {
     // The chunk is taken from the pool when the piece's bytes start to arrive, not now: see
     // ChunkOnArrival. The caller waits here only for the store's bytes-in-flight window.
     ChunkOnArrival chunk = new ChunkOnArrival(pool, p.length());
+    if (bindAtSend) {
+      chunk.bind();
+    }
     CompletableFuture<OptionalInt> read = checkOnDevice
         ? store.readAsyncUnverified(path, version, p.fileOffset(), p.length(), chunk)
         : store.readAsync(path, version, p.fileOffset(), p.length(), chunk)
