@@ -24,7 +24,8 @@ import org.slf4j.LoggerFactory;
  * A remote file as cuDF's {@link ai.rapids.cudf.DataSource}: cuDF's readers
  * ({@code Table.readParquet(options, source)} and the others) ask it for byte ranges, and
  * only those ranges cross the wire. Device reads go socket → pinned chunk → GPU, with the
- * copy of one chunk overlapping the arrival of the next; host reads (footers) go straight
+ * copy of one chunk overlapping the arrival of the next, each chunk taken from the pool only
+ * when its bytes start to arrive ({@link ChunkOnArrival}); host reads (footers) go straight
  * into cuDF's host buffer.
  *
  * <p>Every read names the file's version (from the listing or stat that gave its size), so a
