@@ -15,6 +15,7 @@ import org.apache.spark.sql.types.FloatType;
 import org.apache.spark.sql.types.IntegerType;
 import org.apache.spark.sql.types.LongType;
 import org.apache.spark.sql.types.MapType;
+import org.apache.spark.sql.types.NullType;
 import org.apache.spark.sql.types.ShortType;
 import org.apache.spark.sql.types.StringType;
 import org.apache.spark.sql.types.StructField;
@@ -80,7 +81,7 @@ public final class SparkCudfTypes {
           : "scale " + (-actual.getScale()) + " on the GPU, " + d.scale() + " in Spark";
     }
     if (type instanceof BinaryType) {
-      // cuDF's Parquet reader gives binary as STRING; the Arrow path gives LIST<UINT8>.
+      // LIST<UINT8> as both our paths make it; STRING as cuDF's Parquet reader gives it by default.
       if (actual.equals(DType.STRING)) {
         return null;
       }
@@ -122,6 +123,9 @@ public final class SparkCudfTypes {
       return DType.TIMESTAMP_DAYS;
     } else if (type instanceof TimestampType || type instanceof TimestampNTZType) {
       return DType.TIMESTAMP_MICROSECONDS;
+    } else if (type instanceof NullType) {
+      // Every row null; INT8 is how the RAPIDS plugin holds a NullType column.
+      return DType.INT8;
     }
     return null;
   }
@@ -136,12 +140,12 @@ public final class SparkCudfTypes {
     return DType.create(id, -d.scale());
   }
 
-  /** The cuDF type of a column of {@code type} that holds only nulls, or null when nested. */
+  /** The cuDF type of a column of flat {@code type} that holds only nulls, or null when nested or binary. */
   public static DType nullColumnType(DataType type) {
     if (type instanceof DecimalType d) {
       return decimalType(d);
     }
-    return type instanceof BinaryType ? DType.STRING : flatType(type);
+    return flatType(type);
   }
 
   /**

@@ -2,6 +2,7 @@ package io.gpudirect.spark.read;
 
 import ai.rapids.cudf.ColumnVector;
 import ai.rapids.cudf.DType;
+import ai.rapids.cudf.HostColumnVector;
 import ai.rapids.cudf.ParquetOptions;
 import ai.rapids.cudf.Scalar;
 import ai.rapids.cudf.Table;
@@ -17,13 +18,12 @@ import io.gpudirect.spark.cudf.SparkCudfTypes;
 import io.gpudirect.spark.plan.MetadataLookup;
 import io.gpudirect.spark.plan.ParquetSlice;
 import java.io.IOException;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Locale;
 import org.apache.parquet.format.SchemaElement;
 import org.apache.parquet.format.Type;
 import org.apache.spark.sql.catalyst.util.RebaseDateTime;
 import org.apache.spark.sql.execution.datasources.DataSourceUtils;
+import org.apache.spark.sql.types.BinaryType;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DateType;
 import org.apache.spark.sql.types.StructField;
@@ -64,12 +64,16 @@ public final class GpuParquetSliceReader extends OneBatchReader {
     }
     try (RowGroupView view = new RowGroupView(file, footer.tail)) {
       String rebase = rebaseMode(slice, settings, footer, readSchema);
-      List<String> present = new ArrayList<>();
+      ParquetOptions.Builder options = ParquetOptions.builder().withTimeUnit(DType.TIMESTAMP_MICROSECONDS);
+      boolean anyPresent = false;
       String[] fileNames = new String[readSchema.fields().length];
       for (int i = 0; i < fileNames.length; i++) {
         fileNames[i] = fileColumn(footer, readSchema.fields()[i].name());
         if (fileNames[i] != null) {
-          present.add(fileNames[i]);
+          // Binary as LIST<UINT8>, the layout GPU engines (the RAPIDS plugin) hold bytes in,
+          // rather than cuDF's default of STRING.
+          options.includeColumn(fileNames[i], readSchema.fields()[i].dataType() instanceof BinaryType);
+          anyPresent = true;
         }
       }
       if (fileNames.length == 0) {
@@ -77,14 +81,7 @@ public final class GpuParquetSliceReader extends OneBatchReader {
         produced(new ColumnarBatch(new org.apache.spark.sql.vectorized.ColumnVector[0], (int) slice.rows()));
         return;
       }
-      Table decoded;
-      if (present.isEmpty()) {
-        decoded = null;
-      } else {
-        ParquetOptions.Builder b = ParquetOptions.builder().withTimeUnit(DType.TIMESTAMP_MICROSECONDS);
-        present.forEach(b::includeColumn);
-        decoded = Table.readParquet(b.build(), view);
-      }
+      Table decoded = anyPresent ? Table.readParquet(options.build(), view) : null;
       produced(DeviceBatch.wrap(conform(decoded, fileNames, readSchema, slice.rows(), rebase), readSchema,
           gpu.device(), "decoded Parquet slice of " + slice.file().uri()));
     }
@@ -207,6 +204,11 @@ public final class GpuParquetSliceReader extends OneBatchReader {
   }
 
   private static ColumnVector nulls(DataType type, long rows) {
+    if (type instanceof BinaryType) {
+      try (Scalar none = Scalar.listFromNull(new HostColumnVector.BasicType(false, DType.UINT8))) {
+        return ColumnVector.fromScalar(none, (int) rows);
+      }
+    }
     DType flat = SparkCudfTypes.nullColumnType(type);
     if (flat == null) {
       throw new NotOnGpuException("the file lacks a column of nested type " + type.simpleString());
