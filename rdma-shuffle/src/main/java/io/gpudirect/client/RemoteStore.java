@@ -76,8 +76,8 @@ public interface RemoteStore extends AutoCloseable {
    * memory taken only when they start to arrive (late binding; see {@link PayloadMemory}), so
    * that a read still waiting on the wire holds none. {@code memory.bind()} gives a buffer of
    * {@code length} bytes, the same one on every call; the store may call it on the caller's
-   * thread or its own, and need not call it when the read fails before any byte came. The memory is the caller's
-   * again once the future completes, failed or not.
+   * thread or its own, and need not call it when the read fails before any byte came. The
+   * memory is the caller's again once the future completes, failed or not.
    */
   default CompletableFuture<Void> readAsync(String path, FileVersion version, long offset,
       int length, PayloadMemory memory) {

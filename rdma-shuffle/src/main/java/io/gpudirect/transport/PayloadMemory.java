@@ -16,10 +16,10 @@ public interface PayloadMemory {
    * Memory for the payload: a buffer whose remaining bytes equal the request's length. A
    * transport that reads from a socket calls this on the thread that reads the connection's
    * answers, once the answer's header is in and before any payload byte is written, at most
-   * once per attempt; it may block until memory is free, which holds back that connection's
-   * answers (back-pressure). A transport whose peer writes into the memory (RDMA) calls it
-   * before the request is sent. Never called for a request that fails before its payload.
-   * Every call for one read must give the same memory; what it throws fails that read alone.
+   * once per attempt, and never for a request refused before its payload; it may block until
+   * memory is free, which holds back that connection's answers (back-pressure). A transport
+   * whose peer writes into the memory (RDMA) calls it before the request is sent. Every call
+   * for one read must give the same memory; what it throws fails that read alone.
    */
   ByteBuffer bind();
 }
