@@ -107,7 +107,7 @@ final class UcxEndpoint implements RdmaEndpoint {
   private final UcpContext context;
   private final String peerName;
   private final QueueSizes sizes;
-  private final boolean nativePuts;
+  private final WritePaths writes;
   private final AtomicInteger sendsPosted = new AtomicInteger();
   private final AtomicInteger nextRkey = new AtomicInteger();
   private volatile InetSocketAddress peer;
@@ -131,13 +131,14 @@ final class UcxEndpoint implements RdmaEndpoint {
   private boolean flushing;
 
   /**
-   * @param nativePuts whether a put to or from this side can be carried by a NIC (UCX may use
-   *     verbs here); where it cannot, WRITEs travel as stream frames (see the class comment)
+   * @param writes whether a put to or from this side can be carried by a NIC (UCX may use verbs
+   *     here; where it cannot, WRITEs travel as stream frames, see the class comment), and the
+   *     counts of each
    */
   UcxEndpoint(WorkerLoop loop, UcpContext context, InetSocketAddress peer, String peerName,
-      QueueSizes sizes, boolean nativePuts) {
+      QueueSizes sizes, WritePaths writes) {
     this.loop = loop;
-    this.nativePuts = nativePuts;
+    this.writes = writes;
     this.context = context;
     this.peer = peer;
     this.peerName = peerName;
@@ -220,7 +221,7 @@ final class UcxEndpoint implements RdmaEndpoint {
     ByteBuffer packed = memory.getRemoteKeyBuffer();
     ByteBuffer frame = ByteBuffer.allocateDirect(HEADER_BYTES + RKEY_PREFIX + packed.remaining());
     frame.putInt(RKEY).putInt(RKEY_PREFIX + packed.remaining()).putInt(id).putLong(address)
-        .putLong(length).putInt(nativePuts ? NATIVE_PUTS : 0).put(packed).flip();
+        .putLong(length).putInt(writes.nativePuts ? NATIVE_PUTS : 0).put(packed).flip();
     UcxRegion region = new UcxRegion(this, address, length, memory, id);
     writable.put(id, region);
     // On the stream before this returns: a SEND naming the key may be posted next from any
@@ -319,7 +320,8 @@ final class UcxEndpoint implements RdmaEndpoint {
       breakEndpoint("a WRITE was refused: " + why, false);
       return;
     }
-    if (!nativePuts || !r.nativePuts) {
+    if (!writes.nativePuts || !r.nativePuts) {
+      writes.streamWrites.increment();
       ByteBuffer frame = ByteBuffer.allocateDirect(HEADER_BYTES + WRITE_PREFIX);
       frame.putInt(WRITE).putInt(WRITE_PREFIX + length).putInt(rkey).putLong(remoteAddress).flip();
       Op write = new Op(op.wrId, op.opcode, frame);
@@ -328,6 +330,7 @@ final class UcxEndpoint implements RdmaEndpoint {
       sendFrame(write);
       return;
     }
+    writes.puts.increment();
     outstanding.add(op);
     op.remote = r;
     r.putStarted();

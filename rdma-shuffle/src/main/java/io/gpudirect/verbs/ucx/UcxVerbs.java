@@ -53,11 +53,13 @@ public final class UcxVerbs implements Verbs {
   private final Reach reach;
   private final UcpContext context;
   private final boolean cudaMemory;
+  private final WritePaths writes;
   private final String version;
   private WorkerLoop clientLoop;
 
-  private UcxVerbs(Reach reach, UcpContext context, String version) {
+  private UcxVerbs(Reach reach, UcpContext context, String version, boolean forcePuts) {
     this.reach = reach;
+    this.writes = new WritePaths(forcePuts || nativePuts(reach));
     this.context = context;
     this.version = version;
     this.cudaMemory = UcsConstants.MEMORY_TYPE.isMemTypeSupported(context.getMemoryTypesMask(),
@@ -109,7 +111,7 @@ public final class UcxVerbs implements Verbs {
           + ": " + e.getMessage(), DEVICE, e, reach == Reach.RDMA_ONLY
           ? "UCX has no RDMA transport" : "UCX cannot start");
     }
-    v = new UcxVerbs(reach, context, UcxLibrary.version());
+    v = new UcxVerbs(reach, context, UcxLibrary.version(), false);
     OPEN.put(reach, v);
     return v;
   }
@@ -123,7 +125,7 @@ public final class UcxVerbs implements Verbs {
    * host has an RDMA device and UCX_TLS (if set) does not leave verbs out. Where it cannot, UCX
    * would emulate the put in software, which the endpoints avoid (see the class comment).
    */
-  boolean nativePuts() {
+  static boolean nativePuts(Reach reach) {
     if (reach == Reach.RDMA_ONLY) {
       return true;
     }
@@ -145,6 +147,20 @@ public final class UcxVerbs implements Verbs {
       }
     }
     return false;
+  }
+
+  /**
+   * For tests: the same UCX context, but its WRITEs are UCX puts even without a NIC (UCX's
+   * software puts), so that the put path keeps running on machines without one. Never kill a
+   * peer of these: UCX may abort this JVM then (see the class comment).
+   */
+  UcxVerbs withSoftwarePuts() {
+    return new UcxVerbs(reach, context, version, true);
+  }
+
+  /** How this side's WRITEs travel, with their counts. */
+  WritePaths writes() {
+    return writes;
   }
 
   /** Whether this UCX can map GPU memory (it was built with CUDA): the context's memory types say. */
@@ -202,7 +218,7 @@ public final class UcxVerbs implements Verbs {
       EndpointSetup setup) {
     WorkerLoop loop = clientLoop();
     UcxEndpoint e = new UcxEndpoint(loop, context, server, "gpudirect server " + describe(server), sizes,
-        nativePuts());
+        writes);
     try {
       loop.call(() -> {
         e.bind(loop.worker().newEndpoint(new UcpEndpointParams().setSocketAddress(server)
@@ -226,7 +242,7 @@ public final class UcxVerbs implements Verbs {
   public RdmaListener listen(InetSocketAddress bind, QueueSizes sizes, EndpointSetup setup) {
     WorkerLoop loop = new WorkerLoop(context, "gpudirect-ucx-listener-" + LISTENERS.incrementAndGet());
     try {
-      return loop.call(() -> new UcxListener(loop, context, bind, sizes, nativePuts(), setup), Duration.ofSeconds(30));
+      return loop.call(() -> new UcxListener(loop, context, bind, sizes, writes, setup), Duration.ofSeconds(30));
     } catch (RuntimeException e) {
       loop.release();
       throw new RdmaException(RdmaException.Phase.CONNECT, "UCX listener on " + describe(bind),
