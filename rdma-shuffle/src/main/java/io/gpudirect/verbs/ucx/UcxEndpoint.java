@@ -392,13 +392,21 @@ final class UcxEndpoint implements RdmaEndpoint {
       return;
     }
     try {
-      if (op.payloadLength > 0) {
-        // Two sends, back to back on this thread: the stream keeps them together and in order.
+      if (op.opcode == Opcode.RDMA_WRITE) {
+        // The frame, then its bytes from where they are, back to back on this thread: the
+        // stream keeps them together and in order. The WRITE is done when its bytes are sent.
+        boolean empty = op.payloadLength == 0;
         endpoint.sendStreamNonBlocking(UcxUtils.getAddress(op.frame), op.frame.remaining(),
-            callback(req -> { }, (status, message) -> failed(op, status, message)));
-        endpoint.sendStreamNonBlocking(op.payload, op.payloadLength, callback(
-            req -> finish(op, Status.SUCCESS, op.payloadLength, null),
-            (status, message) -> failed(op, status, message)));
+            callback(req -> {
+              if (empty) {
+                finish(op, Status.SUCCESS, 0, null);
+              }
+            }, (status, message) -> failed(op, status, message)));
+        if (!empty) {
+          endpoint.sendStreamNonBlocking(op.payload, op.payloadLength, callback(
+              req -> finish(op, Status.SUCCESS, op.payloadLength, null),
+              (status, message) -> failed(op, status, message)));
+        }
         return;
       }
       endpoint.sendStreamNonBlocking(UcxUtils.getAddress(op.frame), op.frame.remaining(), callback(
