@@ -152,7 +152,7 @@ public final class BlockClient implements RemoteStore {
   public CompletableFuture<Void> readAsync(String path, FileVersion version, long offset, ByteBuffer dst) {
     try {
       return threads.onWorker(chunks.readIntoHost(path, version, offset, dst, false,
-          chunks.chunkLength(), null));
+          chunks.chunkLength(dst.remaining()), null));
     } catch (RuntimeException e) {
       return CompletableFuture.failedFuture(e);
     }
@@ -172,7 +172,7 @@ public final class BlockClient implements RemoteStore {
     }
     try {
       ByteBuffer bytes = dst.slice();
-      int chunk = chunks.chunkLength();
+      int chunk = chunks.chunkLength(bytes.remaining());
       OptionalInt[] crcs = new OptionalInt[Math.max(1, (bytes.remaining() + chunk - 1) / chunk)];
       return threads.onWorker(chunks.readIntoHost(path, version, offset, dst, false, chunk, crcs)
           .thenApply(v -> ChunkChecksums.combined(serverName, path, offset, bytes, chunk, crcs)));
@@ -218,7 +218,7 @@ public final class BlockClient implements RemoteStore {
   @Override
   public void read(String path, FileVersion version, long offset, ByteBuffer dst) {
     try {
-      chunks.readIntoHost(path, version, offset, dst, true, chunks.chunkLength(), null).join();
+      chunks.readIntoHost(path, version, offset, dst, true, chunks.chunkLength(dst.remaining()), null).join();
     } catch (CompletionException e) {
       throw Failures.rethrowable(Failures.unwrap(e));
     }

@@ -27,7 +27,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Reads of a byte range, cut into chunks of at most {@link ClientConfig#chunkSize} bytes,
- * spread round-robin over the connections and pipelined, while a window of
+ * each sent on whichever connection has room ({@link StreamQueue}) and pipelined, while a window of
  * {@link ClientConfig#maxBytesInFlight} bytes bounds what is requested but not yet received.
  * Each chunk lands straight in its slice of the destination. A chunk whose connection drops or
  * whose CRC32C does not match is retried (see {@link Retries}); a chunk that gets no answer
@@ -42,6 +42,7 @@ final class ChunkedReads {
   private final ClientThreads threads;
   private final Retries retries;
   private final Semaphore window;
+  private final StreamQueue<Attempt> queue;
   private final AtomicLong bytesFetched = new AtomicLong();
   private final AtomicLong reads = new AtomicLong();
   private final AtomicLong fetchNanos = new AtomicLong();
@@ -54,11 +55,29 @@ final class ChunkedReads {
     this.threads = threads;
     this.retries = retries;
     this.window = new Semaphore(config.maxBytesInFlight());
+    this.queue = new StreamQueue<>(connections.size());
   }
 
-  /** How much of a read one request asks for. */
+  /** Below this a read is not split further to spread it over the streams: the cost of a request would show. */
+  static final int MIN_SPREAD_CHUNK = 1 << 20;
+
+  /** The most one request asks for. */
   int chunkLength() {
     return Math.min(config.chunkSize(), connections.maxReadLength());
+  }
+
+  /**
+   * How much one request of a read of {@code length} bytes asks for: at most
+   * {@link #chunkLength()}, and less where that would not give every stream
+   * {@link StreamQueue#DEPTH} chunks of this read alone (not below {@link #MIN_SPREAD_CHUNK}).
+   * Then, while a caller has a second read in flight, its chunks wait for whichever stream is
+   * free first, and a read waits on its slowest stream for a small chunk, not a large one: with
+   * 4 MiB chunks, two 16 MiB reads in flight over 4 streams were all dealt out at once, and the
+   * streams that finished first sat idle (docs/benchmarks.md, "A link that is not loopback").
+   */
+  int chunkLength(long length) {
+    long spread = length / ((long) connections.size() * StreamQueue.DEPTH);
+    return (int) Math.min(chunkLength(), Math.max(MIN_SPREAD_CHUNK, spread));
   }
 
   TransferStats stats() {
@@ -252,20 +271,38 @@ final class ChunkedReads {
   }
 
   /**
-   * Sends one chunk. With {@code callerReads} the calling thread then reads answers on that
-   * connection until this chunk's has arrived, where the connection lets it ({@link
-   * Connection#callerReads}) and no one else is reading them (first try only;
-   * a retry goes out from a worker and the caller waits as for any read).
+   * Sends one chunk on the freest stream, or leaves it waiting for one (see {@link StreamQueue}).
+   * With {@code callerReads}, where it goes out at once, the calling thread then reads answers
+   * on that connection until this chunk's has arrived, where the connection lets it ({@link
+   * Connection#callerReads}) and no one else is reading them (first try only; a retry goes out
+   * from a worker and the caller waits as for any read).
    */
   private void sendChunk(Chunk c, int attempt, boolean callerReads) {
     if (connections.isClosed()) {
       c.done.completeExceptionally(connections.closedError());
       return;
     }
+    int stream = queue.claim(new Attempt(c, attempt));
+    if (stream >= 0) {
+      sendOn(stream, c, attempt, callerReads);
+    }
+  }
+
+  /** A chunk waiting for a stream, and which try it is. */
+  private record Attempt(Chunk chunk, int attempt) {}
+
+  /** Sends a chunk on {@code stream}, which has counted it outstanding until it completes. */
+  private void sendOn(int stream, Chunk c, int attempt, boolean callerReads) {
+    if (connections.isClosed()) {
+      finished(stream);
+      c.done.completeExceptionally(connections.closedError());
+      return;
+    }
     Connection conn;
     try {
-      conn = connections.connection();
+      conn = connections.connection(stream);
     } catch (RuntimeException e) {
+      finished(stream);
       retryOrFail(c, attempt, e);
       return;
     }
@@ -290,6 +327,13 @@ final class ChunkedReads {
       if (timeout != null) {
         timeout.cancel(false);
       }
+      Throwable cause = err == null ? null : Failures.unwrap(err);
+      if (cause instanceof ChecksumMismatchException) {
+        // Before the stream takes its next chunk, so that it goes over a new connection.
+        connections.retire(conn);
+      }
+      // The stream's next chunk goes out before this one's reader hears of it.
+      finished(stream);
       if (err == null) {
         c.done.complete(null);
       } else if (timedOut.get()) {
@@ -297,15 +341,33 @@ final class ChunkedReads {
             + "' at offset " + c.offset + " (" + request.length() + " bytes) from gpudirect"
             + " server " + serverName + " timed out after " + config.requestTimeout()));
       } else {
-        Throwable cause = Failures.unwrap(err);
-        if (cause instanceof ChecksumMismatchException) {
-          connections.retire(conn);
-        }
         retryOrFail(c, attempt, cause);
       }
     });
     if (callerReads) {
       conn.callerReads().ifPresent(caller -> caller.readAnswersUntil(pendingRead));
+    }
+  }
+
+  /**
+   * {@code stream} is done with a request: the chunk that waited longest goes out, from this
+   * thread (usually a connection's reader: one small write) where its stream's connection is
+   * open, else from a worker, since connecting must not hold up a reader or the timer.
+   */
+  private void finished(int stream) {
+    StreamQueue.Assignment<Attempt> next = queue.finished(stream);
+    while (next != null && connections.isClosed()) {
+      next.task().chunk().done.completeExceptionally(connections.closedError());
+      next = queue.finished(next.stream());
+    }
+    if (next == null) {
+      return;
+    }
+    StreamQueue.Assignment<Attempt> a = next;
+    if (connections.isLive(a.stream())) {
+      sendOn(a.stream(), a.task().chunk(), a.task().attempt(), false);
+    } else {
+      threads.runWorker(() -> sendOn(a.stream(), a.task().chunk(), a.task().attempt(), false));
     }
   }
 
