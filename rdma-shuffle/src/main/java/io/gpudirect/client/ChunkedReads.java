@@ -8,6 +8,7 @@ import io.gpudirect.transport.ChecksumMismatchException;
 import io.gpudirect.transport.Connection;
 import io.gpudirect.transport.ConnectionLostException;
 import io.gpudirect.transport.DeviceRegistration;
+import io.gpudirect.transport.PayloadMemory;
 import io.gpudirect.transport.RequestTimeoutException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -92,6 +93,48 @@ final class ChunkedReads {
    */
   CompletableFuture<Void> readIntoHost(String path, FileVersion version, long offset,
       ByteBuffer dst, boolean callerWaits, int chunk, OptionalInt[] unverifiedCrcs) {
+    if (dst.isReadOnly()) {
+      throw new IllegalArgumentException("Cannot read '" + path + "' into a read-only buffer");
+    }
+    int total = dst.remaining();
+    ByteBuffer target = dst.slice();
+    return readChunks(path, version, offset, total, callerWaits, chunk, (off, len) -> {
+      ByteBuffer slice = target.slice(off, len);
+      return unverifiedCrcs == null ? new HostTarget(slice)
+          : new UnverifiedHostTarget(slice, unverifiedCrcs, off / chunk);
+    }).thenApply(v -> {
+      dst.position(dst.position() + total);
+      return null;
+    });
+  }
+
+  /**
+   * As {@link #readIntoHost}, into memory bound only when its bytes start to arrive (see
+   * {@link PayloadMemory}): {@code memory} gives all {@code length} bytes. A read of more than
+   * one chunk binds at once, as before: its requests wait on different connections, and reads
+   * bound on one connection while their other chunks wait behind unbound ones on another
+   * could hold all the memory there is.
+   */
+  CompletableFuture<Void> readIntoLateHost(String path, FileVersion version, long offset,
+      int length, PayloadMemory memory, int chunk, OptionalInt[] unverifiedCrcs) {
+    if (length < 0) {
+      throw new IllegalArgumentException("Cannot read '" + path + "': negative length " + length);
+    }
+    if (length > chunk) {
+      return readIntoHost(path, version, offset, memory.bind(), false, chunk, unverifiedCrcs);
+    }
+    return readChunks(path, version, offset, length, false, chunk, (off, len) ->
+        unverifiedCrcs == null ? new LateHostTarget(memory)
+            : new LateUnverifiedHostTarget(memory, unverifiedCrcs, 0));
+  }
+
+  /** Where the chunk at {@code off} ({@code len} bytes) of a read lands. */
+  private interface Targets {
+    Target at(int off, int len);
+  }
+
+  private CompletableFuture<Void> readChunks(String path, FileVersion version, long offset,
+      int total, boolean callerWaits, int chunk, Targets targets) {
     connections.checkOpen();
     if (path == null || version == null) {
       throw new IllegalArgumentException("path and version must not be null");
@@ -100,12 +143,7 @@ final class ChunkedReads {
       throw new IllegalArgumentException("Cannot read '" + path + "' from gpudirect server "
           + serverName + ": negative offset " + offset);
     }
-    if (dst.isReadOnly()) {
-      throw new IllegalArgumentException("Cannot read '" + path + "' into a read-only buffer");
-    }
     long start = System.nanoTime();
-    int total = dst.remaining();
-    ByteBuffer target = dst.slice();
     List<CompletableFuture<Void>> parts = new ArrayList<>();
     AtomicBoolean failed = new AtomicBoolean();
     int off = 0;
@@ -115,10 +153,7 @@ final class ChunkedReads {
       if (part == null) {
         break;
       }
-      ByteBuffer slice = target.slice(off, len);
-      Target into = unverifiedCrcs == null ? new HostTarget(slice)
-          : new UnverifiedHostTarget(slice, unverifiedCrcs, off / chunk);
-      sendChunk(new Chunk(path, version, offset + off, len, into, part, failed), 0,
+      sendChunk(new Chunk(path, version, offset + off, len, targets.at(off, len), part, failed), 0,
           callerWaits && len == total);
       off += len;
     } while (off < total && !failed.get());
@@ -139,7 +174,6 @@ final class ChunkedReads {
             throw new CompletionException(Failures.unwrap(first));
           }
           bytesFetched.addAndGet(total);
-          dst.position(dst.position() + total);
           return null;
         });
   }
@@ -205,6 +239,23 @@ final class ChunkedReads {
     @Override
     public CompletableFuture<Void> read(Connection conn, ReadRequest request, boolean callerReads) {
       dst.clear();
+      return conn.readUnverified(request, dst).thenAccept(crc -> crcs[index] = crc);
+    }
+  }
+
+  /** Host memory bound when the chunk's bytes start to arrive, again on a retry (the same memory). */
+  private record LateHostTarget(PayloadMemory dst) implements Target {
+    @Override
+    public CompletableFuture<Void> read(Connection conn, ReadRequest request, boolean callerReads) {
+      return conn.read(request, dst);
+    }
+  }
+
+  /** As {@link LateHostTarget}, the CRC32C left to the caller: kept in {@code crcs[index]}. */
+  private record LateUnverifiedHostTarget(PayloadMemory dst, OptionalInt[] crcs, int index)
+      implements Target {
+    @Override
+    public CompletableFuture<Void> read(Connection conn, ReadRequest request, boolean callerReads) {
       return conn.readUnverified(request, dst).thenAccept(crc -> crcs[index] = crc);
     }
   }
