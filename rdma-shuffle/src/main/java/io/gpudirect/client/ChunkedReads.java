@@ -73,17 +73,7 @@ final class ChunkedReads {
    */
   CompletableFuture<Void> readIntoHost(String path, FileVersion version, long offset,
       ByteBuffer dst, boolean callerWaits, int chunk, OptionalInt[] unverifiedCrcs) {
-    connections.checkOpen();
-    if (path == null || version == null) {
-      throw new IllegalArgumentException("path and version must not be null");
-    }
-    if (offset < 0) {
-      throw new IllegalArgumentException("Cannot read '" + path + "' from gpudirect server "
-          + serverName + ": negative offset " + offset);
-    }
-    if (dst.isReadOnly()) {
-      throw new IllegalArgumentException("Cannot read '" + path + "' into a read-only buffer");
-    }
+    checkRead(path, version, offset, dst);
     long start = System.nanoTime();
     int total = dst.remaining();
     ByteBuffer target = dst.slice();
@@ -125,6 +115,45 @@ final class ChunkedReads {
         });
   }
 
+  /**
+   * Reads {@code dst.remaining()} bytes into host memory for a caller that waits: as
+   * {@link #readIntoHost} with {@code callerWaits}, joined. A read of one chunk, the usual small
+   * read, goes without the futures that gather a read's chunks (its one chunk's future is the
+   * read's); where the caller reads its answer itself, nothing of it runs on another thread.
+   * Failures are thrown as {@link CompletionException}s, as a join throws them.
+   */
+  void readWaiting(String path, FileVersion version, long offset, ByteBuffer dst) {
+    int chunk = chunkLength();
+    int total = dst.remaining();
+    if (total > chunk || total == 0) {
+      readIntoHost(path, version, offset, dst, true, chunk, null).join();
+      return;
+    }
+    checkRead(path, version, offset, dst);
+    long start = System.nanoTime();
+    try {
+      window.acquire(total);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new CompletionException(new GpuDirectException("Interrupted while reading '" + path
+          + "' from gpudirect server " + serverName, e));
+    }
+    CompletableFuture<Void> done = new CompletableFuture<>();
+    try {
+      sendChunk(new Chunk(path, version, offset, total, new HostTarget(dst.slice()), done,
+          new AtomicBoolean()), 0, true);
+      done.join();
+    } catch (CompletionException e) {
+      throw new CompletionException(Failures.unwrap(e));
+    } finally {
+      window.release(total);
+      reads.incrementAndGet();
+      fetchNanos.addAndGet(System.nanoTime() - start);
+    }
+    bytesFetched.addAndGet(total);
+    dst.position(dst.position() + total);
+  }
+
   /** Reads {@code length} bytes into registered device memory at {@code address}, in the registration's pieces. */
   CompletableFuture<Void> readIntoDevice(String path, FileVersion version, long offset,
       DeviceRegistration range, long address, long length) {
@@ -159,6 +188,20 @@ final class ChunkedReads {
           bytesFetched.addAndGet(length);
           return null;
         });
+  }
+
+  private void checkRead(String path, FileVersion version, long offset, ByteBuffer dst) {
+    connections.checkOpen();
+    if (path == null || version == null) {
+      throw new IllegalArgumentException("path and version must not be null");
+    }
+    if (offset < 0) {
+      throw new IllegalArgumentException("Cannot read '" + path + "' from gpudirect server "
+          + serverName + ": negative offset " + offset);
+    }
+    if (dst.isReadOnly()) {
+      throw new IllegalArgumentException("Cannot read '" + path + "' into a read-only buffer");
+    }
   }
 
   /** One request of a read; {@code readFailed} is set once any chunk of the same read failed. */
@@ -204,7 +247,10 @@ final class ChunkedReads {
    * Sends one chunk. With {@code callerReads} the calling thread then reads answers on that
    * connection until this chunk's has arrived, where the connection lets it ({@link
    * Connection#callerReads}) and no one else is reading them (first try only;
-   * a retry goes out from a worker and the caller waits as for any read).
+   * a retry goes out from a worker and the caller waits as for any read). A chunk whose answer
+   * the caller has read is settled right there, on this thread: its timeout was kept by the
+   * connection (see {@link CallerReads#readAnswersUntil(CompletableFuture, long)}), so no timer
+   * task is scheduled and cancelled for it, and no callback chained.
    */
   private void sendChunk(Chunk c, int attempt, boolean callerReads) {
     if (connections.isClosed()) {
@@ -220,41 +266,58 @@ final class ChunkedReads {
     }
     ReadRequest request = new ReadRequest(connections.nextRequestId(), c.path, c.version, c.offset,
         c.length);
-    AtomicBoolean timedOut = new AtomicBoolean();
     CompletableFuture<Void> f;
     try {
       f = c.target.read(conn, request, callerReads);
     } catch (RuntimeException e) {
       f = CompletableFuture.failedFuture(e);
     }
+    CallerReads caller = callerReads ? conn.callerReads().orElse(null) : null;
+    if (caller != null) {
+      long deadline = System.nanoTime() + config.requestTimeout().toNanos();
+      caller.readAnswersUntil(f, deadline);
+      if (f.isDone()) {
+        Throwable err = f.isCompletedExceptionally() ? f.handle((v, e) -> e).join() : null;
+        settle(c, attempt, conn, request, err, err != null && System.nanoTime() - deadline >= 0);
+        return;
+      }
+    }
     CompletableFuture<Void> pendingRead = f;
+    AtomicBoolean timedOut = new AtomicBoolean();
     ScheduledFuture<?> timeout = threads.schedule(() -> {
       if (!pendingRead.isDone()) {
         timedOut.set(true);
-        conn.abort(new ConnectionLostException("Connection to gpudirect server " + serverName
-            + " closed: request " + request.requestId() + " timed out", null));
+        conn.abort(timedOut(request));
       }
     }, config.requestTimeout().toNanos());
     f.whenComplete((v, err) -> {
       if (timeout != null) {
         timeout.cancel(false);
       }
-      if (err == null) {
-        c.done.complete(null);
-      } else if (timedOut.get()) {
-        c.done.completeExceptionally(new RequestTimeoutException("Reading '" + c.path
-            + "' at offset " + c.offset + " (" + request.length() + " bytes) from gpudirect"
-            + " server " + serverName + " timed out after " + config.requestTimeout()));
-      } else {
-        Throwable cause = Failures.unwrap(err);
-        if (cause instanceof ChecksumMismatchException) {
-          connections.retire(conn);
-        }
-        retryOrFail(c, attempt, cause);
-      }
+      settle(c, attempt, conn, request, err, timedOut.get());
     });
-    if (callerReads) {
-      conn.callerReads().ifPresent(caller -> caller.readAnswersUntil(pendingRead));
+  }
+
+  private ConnectionLostException timedOut(ReadRequest request) {
+    return new ConnectionLostException("Connection to gpudirect server " + serverName
+        + " closed: request " + request.requestId() + " timed out", null);
+  }
+
+  /** A chunk's read has ended: done, or failed and retried, or failed for good. */
+  private void settle(Chunk c, int attempt, Connection conn, ReadRequest request, Throwable err,
+      boolean timedOut) {
+    if (err == null) {
+      c.done.complete(null);
+    } else if (timedOut) {
+      c.done.completeExceptionally(new RequestTimeoutException("Reading '" + c.path
+          + "' at offset " + c.offset + " (" + request.length() + " bytes) from gpudirect"
+          + " server " + serverName + " timed out after " + config.requestTimeout()));
+    } else {
+      Throwable cause = Failures.unwrap(err);
+      if (cause instanceof ChecksumMismatchException) {
+        connections.retire(conn);
+      }
+      retryOrFail(c, attempt, cause);
     }
   }
 
