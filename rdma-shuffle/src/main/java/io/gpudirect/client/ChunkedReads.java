@@ -141,7 +141,7 @@ final class ChunkedReads {
     CompletableFuture<Void> done = new CompletableFuture<>();
     try {
       sendChunk(new Chunk(path, version, offset, total, new HostTarget(dst.slice()), done,
-          new AtomicBoolean()), 0, true);
+          new AtomicBoolean()), 0, true, start);
       done.join();
     } catch (CompletionException e) {
       throw new CompletionException(Failures.unwrap(e));
@@ -208,6 +208,9 @@ final class ChunkedReads {
   private record Chunk(String path, FileVersion version, long offset, int length, Target target,
       CompletableFuture<Void> done, AtomicBoolean readFailed) {}
 
+  /** No clock read yet: {@link #sendChunk} reads it if it needs it. */
+  private static final long NOT_TIMED = Long.MIN_VALUE;
+
   /** Where a chunk lands, and how a connection puts it there. */
   private interface Target {
     /** {@code callerReads}: the calling thread reads the answer itself (a hint). */
@@ -253,6 +256,11 @@ final class ChunkedReads {
    * task is scheduled and cancelled for it, and no callback chained.
    */
   private void sendChunk(Chunk c, int attempt, boolean callerReads) {
+    sendChunk(c, attempt, callerReads, NOT_TIMED);
+  }
+
+  /** As above; {@code nowNanos}: {@link System#nanoTime} read just before, or NOT_TIMED. */
+  private void sendChunk(Chunk c, int attempt, boolean callerReads, long nowNanos) {
     if (connections.isClosed()) {
       c.done.completeExceptionally(connections.closedError());
       return;
@@ -274,7 +282,8 @@ final class ChunkedReads {
     }
     CallerReads caller = callerReads ? conn.callerReads().orElse(null) : null;
     if (caller != null) {
-      long deadline = System.nanoTime() + config.requestTimeout().toNanos();
+      long deadline = (nowNanos != NOT_TIMED ? nowNanos : System.nanoTime())
+          + config.requestTimeout().toNanos();
       caller.readAnswersUntil(f, deadline);
       if (f.isDone()) {
         Throwable err = f.isCompletedExceptionally() ? f.handle((v, e) -> e).join() : null;

@@ -95,7 +95,11 @@ final class TcpConnection implements Connection, CallerReads {
       new AtomicInteger();
   /** Checks large payloads' checksums off this connection's reader thread. */
   private final ConnectionThreads threads;
-  private volatile long lastSendNanos = System.nanoTime();
+  /**
+   * Requests sent so far (written under {@link #writeLock}): the reader thread tells an idle
+   * connection by this not changing while it parks, so that no send reads the clock.
+   */
+  private volatile long sends;
   /** When the read a caller waits for while it reads answers times out (see CallerReads). */
   private volatile long callerDeadline = NO_DEADLINE;
   private volatile GpuDirectException failure;
@@ -239,9 +243,9 @@ final class TcpConnection implements Connection, CallerReads {
       smallDue.incrementAndGet();
     }
     due.incrementAndGet();
-    lastSendNanos = System.nanoTime();
     try {
       synchronized (writeLock) {
+        sends++;
         writeFully(wire, encode(request));
       }
     } catch (IOException e) {
@@ -285,9 +289,13 @@ final class TcpConnection implements Connection, CallerReads {
    * to notice at once a server that closes the connection or sends a connection error.
    */
   private void readerLoop() {
+    long sendsSeen = -1;
     while (failure == null) {
       boolean idle = due.get() == 0;
-      if (idle && System.nanoTime() - lastSendNanos < IDLE_WATCH_NANOS) {
+      long sent = sends;
+      if (idle && sent != sendsSeen) {
+        // A request went out since the last look: not idle yet. One whole park with none is.
+        sendsSeen = sent;
         LockSupport.parkNanos(this, IDLE_WATCH_NANOS);
         continue;
       }
@@ -315,6 +323,8 @@ final class TcpConnection implements Connection, CallerReads {
       } finally {
         releaseReading();
       }
+      // Idle only after a whole park from now with no request sent.
+      sendsSeen = -1;
     }
   }
 
