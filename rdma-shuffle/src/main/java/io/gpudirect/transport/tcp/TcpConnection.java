@@ -19,6 +19,7 @@ import io.gpudirect.transport.Connection;
 import io.gpudirect.transport.ConnectionLostException;
 import io.gpudirect.transport.ConnectionOptions;
 import io.gpudirect.transport.ConnectionThreads;
+import io.gpudirect.transport.PayloadMemory;
 import io.gpudirect.transport.ServerErrorException;
 import java.io.EOFException;
 import java.io.IOException;
@@ -108,9 +109,10 @@ final class TcpConnection implements Connection, CallerReads {
 
   /**
    * A request waiting for its answer. {@code unverified}: a READ whose checksum is handed to
-   * the caller (its future completes with the CRC32C, or null without checksums).
+   * the caller (its future completes with the CRC32C, or null without checksums). A READ has
+   * either {@code dst} or {@code memory}, bound when its payload starts to arrive.
    */
-  private record Pending(long requestId, ReadRequest read, ByteBuffer dst,
+  private record Pending(long requestId, ReadRequest read, ByteBuffer dst, PayloadMemory memory,
       CompletableFuture<Object> future, boolean unverified) {
     /** A control call or a READ whose whole answer fits the inbox. */
     boolean small() {
@@ -174,7 +176,7 @@ final class TcpConnection implements Connection, CallerReads {
   @Override
   @SuppressWarnings("unchecked")
   public CompletableFuture<Message> call(Request request) {
-    CompletableFuture<Object> f = send(new Pending(request.requestId(), null, null,
+    CompletableFuture<Object> f = send(new Pending(request.requestId(), null, null, null,
         new CompletableFuture<>(), false), request, false);
     return (CompletableFuture<Message>) (CompletableFuture<?>) f;
   }
@@ -204,6 +206,19 @@ final class TcpConnection implements Connection, CallerReads {
         .thenApply(crc -> crc == null ? OptionalInt.empty() : OptionalInt.of((Integer) crc));
   }
 
+  @Override
+  public CompletableFuture<Void> read(ReadRequest request, PayloadMemory dst) {
+    return send(new Pending(request.requestId(), request, null, dst, new CompletableFuture<>(),
+        false), request, false).thenApply(x -> null);
+  }
+
+  @Override
+  public CompletableFuture<OptionalInt> readUnverified(ReadRequest request, PayloadMemory dst) {
+    return send(new Pending(request.requestId(), request, null, dst, new CompletableFuture<>(),
+        true), request, false)
+        .thenApply(crc -> crc == null ? OptionalInt.empty() : OptionalInt.of((Integer) crc));
+  }
+
   private CompletableFuture<Void> read(ReadRequest request, ByteBuffer dst, boolean callerReads) {
     return send(readPending(request, dst, false), request, callerReads).thenApply(x -> null);
   }
@@ -219,11 +234,15 @@ final class TcpConnection implements Connection, CallerReads {
   }
 
   private static Pending readPending(ReadRequest request, ByteBuffer dst, boolean unverified) {
+    checkRoom(request, dst);
+    return new Pending(request.requestId(), request, dst, null, new CompletableFuture<>(), unverified);
+  }
+
+  private static void checkRoom(ReadRequest request, ByteBuffer dst) {
     if (dst.remaining() != request.length()) {
       throw new IllegalArgumentException("Destination has " + dst.remaining()
           + " bytes left for a READ of " + request.length());
     }
-    return new Pending(request.requestId(), request, dst, new CompletableFuture<>(), unverified);
   }
 
   /**
@@ -412,17 +431,35 @@ final class TcpConnection implements Connection, CallerReads {
           + p.read);
     }
     receiving = p;
-    int start = p.dst.position();
-    drainInbox(p.dst);
-    // A large payload into direct memory is checksummed as it arrives (see receiveChecking).
-    boolean checkOnTheWay = crc && !p.unverified && p.dst.isDirect()
-        && p.read.length() > INLINE_VERIFY_BYTES;
-    if (checkOnTheWay) {
-      receiveChecking(p.dst, start);
-    } else if (p.dst.isDirect()) {
-      Frames.readFully(wire, p.dst, false);
+    ByteBuffer dst = p.dst;
+    RuntimeException unbound = null;
+    if (dst == null) {
+      // Late binding: the memory is taken now that this payload is next on the wire.
+      try {
+        dst = p.memory.bind();
+        checkRoom(p.read, dst);
+      } catch (RuntimeException e) {
+        dst = null;
+        unbound = e;
+      }
+    }
+    boolean checkOnTheWay = false;
+    if (dst == null) {
+      // No memory for it: read past the payload, so that this read alone fails.
+      skip(p.read.length());
     } else {
-      readIntoHeap(p.dst);
+      int start = dst.position();
+      drainInbox(dst);
+      // A large payload into direct memory is checksummed as it arrives (see receiveChecking).
+      checkOnTheWay = crc && !p.unverified && dst.isDirect()
+          && p.read.length() > INLINE_VERIFY_BYTES;
+      if (checkOnTheWay) {
+        receiveChecking(dst, start);
+      } else if (dst.isDirect()) {
+        Frames.readFully(wire, dst, false);
+      } else {
+        readIntoHeap(dst);
+      }
     }
     fill(ReadData.trailerBytes(crc), false);
     byte status = inbox.get();
@@ -433,6 +470,10 @@ final class TcpConnection implements Connection, CallerReads {
     }
     // Still "receiving" until the trailer is in: a connection lost before then fails this read too.
     receiving = null;
+    if (unbound != null) {
+      p.future.completeExceptionally(unbound);
+      return;
+    }
     if (!crc) {
       p.future.complete(null);
       return;
@@ -447,10 +488,11 @@ final class TcpConnection implements Connection, CallerReads {
       settle(p, expected, (int) onTheWay.getValue());
     } else if (p.read.length() <= INLINE_VERIFY_BYTES) {
       onTheWay.reset();
-      onTheWay.update(p.dst.duplicate().flip());
+      onTheWay.update(dst.duplicate().flip());
       settle(p, expected, (int) onTheWay.getValue());
     } else {
-      threads.verify(() -> verify(p, expected));
+      ByteBuffer bytes = dst;
+      threads.verify(() -> verify(p, bytes, expected));
     }
   }
 
@@ -531,6 +573,16 @@ final class TcpConnection implements Connection, CallerReads {
     }
   }
 
+  /** Reads past {@code n} bytes of payload, through the inbox. */
+  private void skip(int n) throws IOException {
+    for (int left = n; left > 0; ) {
+      int k = Math.min(left, inbox.capacity());
+      fill(k, false);
+      inbox.position(inbox.position() + k);
+      left -= k;
+    }
+  }
+
   /** Moves what the inbox holds of {@code dst}'s bytes into it. */
   private void drainInbox(ByteBuffer dst) {
     int n = Math.min(inbox.remaining(), dst.remaining());
@@ -540,9 +592,9 @@ final class TcpConnection implements Connection, CallerReads {
     }
   }
 
-  private void verify(Pending p, int expected) {
+  private void verify(Pending p, ByteBuffer dst, int expected) {
     CRC32C c = new CRC32C();
-    c.update(p.dst.duplicate().flip());
+    c.update(dst.duplicate().flip());
     settle(p, expected, (int) c.getValue());
   }
 
