@@ -25,7 +25,7 @@ public final class TestClassPath {
         for (URL url : urls.getURLs()) {
           try {
             entries.add(Path.of(url.toURI()).toString());
-          } catch (URISyntaxException | IllegalArgumentException notAFile) {
+          } catch (URISyntaxException | IllegalArgumentException | java.nio.file.FileSystemNotFoundException notAFile) {
             // not a local file: the child could not use it either
           }
         }

@@ -54,7 +54,7 @@ import org.openucx.jucx.ucs.UcsConstants;
  *       put from inside its AM handler: if that acknowledgement fails because the putter just
  *       died, UCX aborts the receiving process ({@code ucp_put_handler} → {@code
  *       ucp_progress_rma_cmpl} returns the send error → {@code ucp_request_try_send}: {@code
- *       ucs_fatal("unexpected error")}; src/ucp/rma/rma_sw.c, the same in 1.13 to 1.16). A
+ *       ucs_fatal("unexpected error")}; src/ucp/rma/rma_sw.c, the same from 1.13 to master). A
  *       client that a dying server can kill is not acceptable; a stream receive only fails.</li>
  *   <li><b>Errors</b>: as with RC, the first failed work request breaks the endpoint: it is closed
  *       (the peer's error handler fires), and everything outstanding completes as flushed.</li>

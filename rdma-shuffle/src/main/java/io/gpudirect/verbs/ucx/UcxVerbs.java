@@ -126,27 +126,34 @@ public final class UcxVerbs implements Verbs {
    * would emulate the put in software, which the endpoints avoid (see the class comment).
    */
   static boolean nativePuts(Reach reach) {
+    return nativePuts(reach, UcxLibrary.rdmaDevices(), USER_TLS);
+  }
+
+  /** {@link #nativePuts(Reach)} given this host's RDMA devices and UCX_TLS (null: not set). */
+  static boolean nativePuts(Reach reach, String rdmaDevices, String userTls) {
     if (reach == Reach.RDMA_ONLY) {
       return true;
     }
-    if (UcxLibrary.rdmaDevices().isEmpty()) {
+    if (rdmaDevices.isEmpty()) {
       return false;
     }
-    if (USER_TLS == null) {
+    if (userTls == null) {
       return true;
     }
-    String tls = USER_TLS.toLowerCase(java.util.Locale.ROOT);
-    if (tls.startsWith("^")) {
-      return true;
-    }
-    for (String t : tls.split(",")) {
+    String tls = userTls.toLowerCase(java.util.Locale.ROOT);
+    // "^a,b" is all but a and b: verbs stay in unless a verbs transport is named. When unsure,
+    // answer no: stream WRITEs are merely slower on a NIC, software puts can abort the client.
+    boolean excluding = tls.startsWith("^");
+    for (String t : (excluding ? tls.substring(1) : tls).split(",")) {
       String name = t.trim();
-      if (name.equals("all") || name.equals("ib") || name.startsWith("rc") || name.startsWith("ud")
-          || name.startsWith("dc")) {
+      if (name.equals("ib") || name.startsWith("rc") || name.startsWith("ud") || name.startsWith("dc")) {
+        return !excluding;
+      }
+      if (name.equals("all")) {
         return true;
       }
     }
-    return false;
+    return excluding;
   }
 
   /**

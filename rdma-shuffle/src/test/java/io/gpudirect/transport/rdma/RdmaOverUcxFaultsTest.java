@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import io.gpudirect.protocol.ReadRequest;
 import io.gpudirect.server.BlockServer;
 import io.gpudirect.server.RdmaMode;
+import io.gpudirect.testing.TestClassPath;
 import io.gpudirect.testing.TestFiles;
 import io.gpudirect.transport.ConnectionOptions;
 import io.gpudirect.transport.ConnectionThreads;
@@ -20,21 +21,15 @@ import io.gpudirect.verbs.ucx.UcxLibrary;
 import io.gpudirect.verbs.ucx.UcxServerProcess;
 import io.gpudirect.verbs.ucx.UcxVerbs;
 import java.io.BufferedReader;
-import java.io.File;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.net.InetSocketAddress;
-import java.net.URISyntaxException;
-import java.net.URL;
-import java.net.URLClassLoader;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -143,7 +138,7 @@ class RdmaOverUcxFaultsTest {
   void aServerKilledMidPutFailsEveryOutstandingReadNamingTheServer() throws Exception {
     TestFiles.write(root.resolve("big.bin"), 64 << 20, 31);
     Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        "-cp", testClassPath(), UcxServerProcess.class.getName(), root.toString())
+        "-cp", TestClassPath.of(RdmaOverUcxFaultsTest.class), UcxServerProcess.class.getName(), root.toString())
         .redirectErrorStream(true).start();
     try {
       BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
@@ -190,27 +185,5 @@ class RdmaOverUcxFaultsTest {
     for (int i = 0; i < b.capacity(); i++) {
       assertEquals(0, b.get(i), "byte " + i + " was written");
     }
-  }
-
-  /**
-   * This JVM's test classpath for the server's child JVM: {@code java.class.path}, plus what a
-   * launcher loaded the tests through a class loader of its own (JUnit's console launcher, as on
-   * the GPU lab, puts only itself on {@code java.class.path}; the child then found no classes).
-   */
-  private static String testClassPath() {
-    Set<String> entries = new LinkedHashSet<>(
-        List.of(System.getProperty("java.class.path").split(File.pathSeparator)));
-    for (ClassLoader l = RdmaOverUcxFaultsTest.class.getClassLoader(); l != null; l = l.getParent()) {
-      if (l instanceof URLClassLoader urls) {
-        for (URL url : urls.getURLs()) {
-          try {
-            entries.add(Path.of(url.toURI()).toString());
-          } catch (URISyntaxException | IllegalArgumentException notAFile) {
-            // not a local file: the child could not use it either
-          }
-        }
-      }
-    }
-    return String.join(File.pathSeparator, entries);
   }
 }
