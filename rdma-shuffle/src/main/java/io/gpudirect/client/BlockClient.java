@@ -218,7 +218,7 @@ public final class BlockClient implements RemoteStore {
   @Override
   public void read(String path, FileVersion version, long offset, ByteBuffer dst) {
     try {
-      chunks.readIntoHost(path, version, offset, dst, true, chunks.chunkLength(dst.remaining()), null).join();
+      chunks.readWaiting(path, version, offset, dst);
     } catch (CompletionException e) {
       throw Failures.rethrowable(Failures.unwrap(e));
     }

@@ -135,14 +135,7 @@ final class ChunkedReads {
 
   private CompletableFuture<Void> readChunks(String path, FileVersion version, long offset,
       int total, boolean callerWaits, int chunk, Targets targets) {
-    connections.checkOpen();
-    if (path == null || version == null) {
-      throw new IllegalArgumentException("path and version must not be null");
-    }
-    if (offset < 0) {
-      throw new IllegalArgumentException("Cannot read '" + path + "' from gpudirect server "
-          + serverName + ": negative offset " + offset);
-    }
+    checkRead(path, version, offset);
     long start = System.nanoTime();
     List<CompletableFuture<Void>> parts = new ArrayList<>();
     AtomicBoolean failed = new AtomicBoolean();
@@ -176,6 +169,48 @@ final class ChunkedReads {
           bytesFetched.addAndGet(total);
           return null;
         });
+  }
+
+  /**
+   * Reads {@code dst.remaining()} bytes into host memory for a caller that waits: as
+   * {@link #readIntoHost} with {@code callerWaits}, joined. A read of one chunk, the usual small
+   * read, goes without the futures that gather a read's chunks (its one chunk's future is the
+   * read's); where the caller reads its answer itself, nothing of it runs on another thread.
+   * Failures are thrown as {@link CompletionException}s, as a join throws them.
+   */
+  void readWaiting(String path, FileVersion version, long offset, ByteBuffer dst) {
+    int total = dst.remaining();
+    int chunk = chunkLength(total);
+    if (total > chunk || total == 0) {
+      readIntoHost(path, version, offset, dst, true, chunk, null).join();
+      return;
+    }
+    if (dst.isReadOnly()) {
+      throw new IllegalArgumentException("Cannot read '" + path + "' into a read-only buffer");
+    }
+    checkRead(path, version, offset);
+    long start = System.nanoTime();
+    try {
+      window.acquire(total);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new CompletionException(new GpuDirectException("Interrupted while reading '" + path
+          + "' from gpudirect server " + serverName, e));
+    }
+    CompletableFuture<Void> done = new CompletableFuture<>();
+    try {
+      sendChunk(new Chunk(path, version, offset, total, new HostTarget(dst.slice()), done,
+          new AtomicBoolean()), 0, true, start);
+      done.join();
+    } catch (CompletionException e) {
+      throw new CompletionException(Failures.unwrap(e));
+    } finally {
+      window.release(total);
+      reads.incrementAndGet();
+      fetchNanos.addAndGet(System.nanoTime() - start);
+    }
+    bytesFetched.addAndGet(total);
+    dst.position(dst.position() + total);
   }
 
   /** Reads {@code length} bytes into registered device memory at {@code address}, in the registration's pieces. */
@@ -214,9 +249,23 @@ final class ChunkedReads {
         });
   }
 
+  private void checkRead(String path, FileVersion version, long offset) {
+    connections.checkOpen();
+    if (path == null || version == null) {
+      throw new IllegalArgumentException("path and version must not be null");
+    }
+    if (offset < 0) {
+      throw new IllegalArgumentException("Cannot read '" + path + "' from gpudirect server "
+          + serverName + ": negative offset " + offset);
+    }
+  }
+
   /** One request of a read; {@code readFailed} is set once any chunk of the same read failed. */
   private record Chunk(String path, FileVersion version, long offset, int length, Target target,
       CompletableFuture<Void> done, AtomicBoolean readFailed) {}
+
+  /** No clock read yet: {@link #sendChunk} reads it if it needs it. */
+  private static final long NOT_TIMED = Long.MIN_VALUE;
 
   /** Where a chunk lands, and how a connection puts it there. */
   private interface Target {
@@ -275,16 +324,24 @@ final class ChunkedReads {
    * With {@code callerReads}, where it goes out at once, the calling thread then reads answers
    * on that connection until this chunk's has arrived, where the connection lets it ({@link
    * Connection#callerReads}) and no one else is reading them (first try only; a retry goes out
-   * from a worker and the caller waits as for any read).
+   * from a worker and the caller waits as for any read). A chunk whose answer the caller has
+   * read is settled right there, on this thread: its timeout was kept by the connection (see
+   * {@link CallerReads#readAnswersUntil(CompletableFuture, long)}), so no timer task is
+   * scheduled and cancelled for it, and no callback chained.
    */
   private void sendChunk(Chunk c, int attempt, boolean callerReads) {
+    sendChunk(c, attempt, callerReads, NOT_TIMED);
+  }
+
+  /** As above; {@code nowNanos}: {@link System#nanoTime} read just before, or NOT_TIMED. */
+  private void sendChunk(Chunk c, int attempt, boolean callerReads, long nowNanos) {
     if (connections.isClosed()) {
       c.done.completeExceptionally(connections.closedError());
       return;
     }
     int stream = queue.claim(new Attempt(c, attempt));
     if (stream >= 0) {
-      sendOn(stream, c, attempt, callerReads);
+      sendOn(stream, c, attempt, callerReads, nowNanos);
     }
   }
 
@@ -292,7 +349,7 @@ final class ChunkedReads {
   private record Attempt(Chunk chunk, int attempt) {}
 
   /** Sends a chunk on {@code stream}, which has counted it outstanding until it completes. */
-  private void sendOn(int stream, Chunk c, int attempt, boolean callerReads) {
+  private void sendOn(int stream, Chunk c, int attempt, boolean callerReads, long nowNanos) {
     if (connections.isClosed()) {
       finished(stream);
       c.done.completeExceptionally(connections.closedError());
@@ -308,44 +365,66 @@ final class ChunkedReads {
     }
     ReadRequest request = new ReadRequest(connections.nextRequestId(), c.path, c.version, c.offset,
         c.length);
-    AtomicBoolean timedOut = new AtomicBoolean();
     CompletableFuture<Void> f;
     try {
       f = c.target.read(conn, request, callerReads);
     } catch (RuntimeException e) {
       f = CompletableFuture.failedFuture(e);
     }
+    CallerReads caller = callerReads ? conn.callerReads().orElse(null) : null;
+    if (caller != null) {
+      long deadline = (nowNanos != NOT_TIMED ? nowNanos : System.nanoTime())
+          + config.requestTimeout().toNanos();
+      caller.readAnswersUntil(f, deadline);
+      if (f.isDone()) {
+        Throwable err = f.isCompletedExceptionally() ? f.handle((v, e) -> e).join() : null;
+        settle(stream, c, attempt, conn, request, err,
+            err != null && System.nanoTime() - deadline >= 0);
+        return;
+      }
+    }
     CompletableFuture<Void> pendingRead = f;
+    AtomicBoolean timedOut = new AtomicBoolean();
     ScheduledFuture<?> timeout = threads.schedule(() -> {
       if (!pendingRead.isDone()) {
         timedOut.set(true);
-        conn.abort(new ConnectionLostException("Connection to gpudirect server " + serverName
-            + " closed: request " + request.requestId() + " timed out", null));
+        conn.abort(timedOut(request));
       }
     }, config.requestTimeout().toNanos());
     f.whenComplete((v, err) -> {
       if (timeout != null) {
         timeout.cancel(false);
       }
-      Throwable cause = err == null ? null : Failures.unwrap(err);
-      if (cause instanceof ChecksumMismatchException) {
-        // Before the stream takes its next chunk, so that it goes over a new connection.
-        connections.retire(conn);
-      }
-      // The stream's next chunk goes out before this one's reader hears of it.
-      finished(stream);
-      if (err == null) {
-        c.done.complete(null);
-      } else if (timedOut.get()) {
-        c.done.completeExceptionally(new RequestTimeoutException("Reading '" + c.path
-            + "' at offset " + c.offset + " (" + request.length() + " bytes) from gpudirect"
-            + " server " + serverName + " timed out after " + config.requestTimeout()));
-      } else {
-        retryOrFail(c, attempt, cause);
-      }
+      settle(stream, c, attempt, conn, request, err, timedOut.get());
     });
-    if (callerReads) {
-      conn.callerReads().ifPresent(caller -> caller.readAnswersUntil(pendingRead));
+  }
+
+  private ConnectionLostException timedOut(ReadRequest request) {
+    return new ConnectionLostException("Connection to gpudirect server " + serverName
+        + " closed: request " + request.requestId() + " timed out", null);
+  }
+
+  /**
+   * A chunk's read on {@code stream} has ended: done, or failed and retried, or failed for
+   * good; the stream takes its next chunk.
+   */
+  private void settle(int stream, Chunk c, int attempt, Connection conn, ReadRequest request,
+      Throwable err, boolean timedOut) {
+    Throwable cause = err == null ? null : Failures.unwrap(err);
+    if (cause instanceof ChecksumMismatchException) {
+      // Before the stream takes its next chunk, so that it goes over a new connection.
+      connections.retire(conn);
+    }
+    // The stream's next chunk goes out before this one's reader hears of it.
+    finished(stream);
+    if (err == null) {
+      c.done.complete(null);
+    } else if (timedOut) {
+      c.done.completeExceptionally(new RequestTimeoutException("Reading '" + c.path
+          + "' at offset " + c.offset + " (" + request.length() + " bytes) from gpudirect"
+          + " server " + serverName + " timed out after " + config.requestTimeout()));
+    } else {
+      retryOrFail(c, attempt, cause);
     }
   }
 
@@ -365,9 +444,10 @@ final class ChunkedReads {
     }
     StreamQueue.Assignment<Attempt> a = next;
     if (connections.isLive(a.stream())) {
-      sendOn(a.stream(), a.task().chunk(), a.task().attempt(), false);
+      sendOn(a.stream(), a.task().chunk(), a.task().attempt(), false, NOT_TIMED);
     } else {
-      threads.runWorker(() -> sendOn(a.stream(), a.task().chunk(), a.task().attempt(), false));
+      threads.runWorker(() -> sendOn(a.stream(), a.task().chunk(), a.task().attempt(), false,
+          NOT_TIMED));
     }
   }
 

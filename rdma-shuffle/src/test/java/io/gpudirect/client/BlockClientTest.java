@@ -471,6 +471,26 @@ class BlockClientTest {
   }
 
   @Test
+  void aStalledServerTimesOutAReadWhoseCallerReadsItsAnswerItself() throws Exception {
+    // One chunk that the caller waits for: the caller reads its answer itself and no timer task
+    // watches it; the connection's reader thread keeps its deadline. Without that it would
+    // wait for the stalled server forever.
+    try (LoopbackCutter staller = new LoopbackCutter(server.port(), 200_000, Integer.MAX_VALUE)
+             .stallInsteadOfClose();
+        BlockClient client = BlockClient.connect(address(staller.port()), config().streams(1)
+            .chunkSize(1 << 20).requestTimeout(Duration.ofMillis(500)).build())) {
+      ByteBuffer dst = ByteBuffer.allocateDirect(1 << 20);
+      long start = System.nanoTime();
+      RequestTimeoutException e = assertThrows(RequestTimeoutException.class,
+          () -> client.read("data/big.bin", 0, dst));
+      assertTrue(e.getMessage().contains("timed out") && e.getMessage().contains("big.bin"),
+          e.getMessage());
+      assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(10),
+          "the timeout came late: " + (System.nanoTime() - start) / 1_000_000 + " ms");
+    }
+  }
+
+  @Test
   void connectingToNothingFailsNamingTheServer() throws IOException {
     int port;
     try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {

@@ -69,6 +69,8 @@ final class TcpConnection implements Connection, CallerReads {
   private static final int INBOX_BYTES = READ_DATA_FRAME + INLINE_VERIFY_BYTES + ReadData.TRAILER_BYTES;
   /** How long without a request before the reader thread watches the socket (see above). */
   static final long IDLE_WATCH_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+  /** A READ with the longest path and file id, and room to spare. */
+  private static final int OUTBOX_BYTES = 8 * 1024;
 
   private final SocketChannel channel;
   /** What requests are written to and answers read from: the socket, or TLS over it. */
@@ -79,6 +81,8 @@ final class TcpConnection implements Connection, CallerReads {
   private final boolean crc;
   private final long capabilities;
   private final Object writeLock = new Object();
+  /** Requests are encoded here, under {@link #writeLock} (room for a READ of the longest path). */
+  private final ByteBuffer outbox = ByteBuffer.allocateDirect(OUTBOX_BYTES);
   private final Map<Long, Pending> pending = new ConcurrentHashMap<>();
   private final Thread reader;
   /** Held by the one thread that reads answers now: the reader thread or a waiting caller. */
@@ -92,7 +96,13 @@ final class TcpConnection implements Connection, CallerReads {
       new AtomicInteger();
   /** Checks large payloads' checksums off this connection's reader thread. */
   private final ConnectionThreads threads;
-  private volatile long lastSendNanos = System.nanoTime();
+  /**
+   * Requests sent so far (written under {@link #writeLock}): the reader thread tells an idle
+   * connection by this not changing while it parks, so that no send reads the clock.
+   */
+  private volatile long sends;
+  /** When the read a caller waits for while it reads answers times out (see CallerReads). */
+  private volatile long callerDeadline = NO_DEADLINE;
   private volatile GpuDirectException failure;
   /** The read whose payload the reader thread is filling; it is no longer in {@link #pending}. */
   private volatile Pending receiving;
@@ -182,8 +192,12 @@ final class TcpConnection implements Connection, CallerReads {
   }
 
   @Override
+  @SuppressWarnings("unchecked")
   public CompletableFuture<Void> readForCaller(ReadRequest request, ByteBuffer dst) {
-    return read(request, dst, true);
+    // A verified read's future completes with null: it is a CompletableFuture<Void> already,
+    // and a caller that reads its answer itself is spared a future chained to it.
+    CompletableFuture<?> f = send(readPending(request, dst, false), request, true);
+    return (CompletableFuture<Void>) f;
   }
 
   @Override
@@ -207,6 +221,16 @@ final class TcpConnection implements Connection, CallerReads {
 
   private CompletableFuture<Void> read(ReadRequest request, ByteBuffer dst, boolean callerReads) {
     return send(readPending(request, dst, false), request, callerReads).thenApply(x -> null);
+  }
+
+  /**
+   * A request's frame, encoded into {@link #outbox} when it fits (under the write lock): no
+   * heap buffer per request, which the JDK would copy into a direct one of its own to write.
+   */
+  private ByteBuffer encode(Message request) {
+    int length = Frames.HEADER_BYTES + request.encodedLength();
+    return length <= outbox.capacity() ? Frames.encode(request, outbox.clear(), length)
+        : Frames.encode(request);
   }
 
   private static Pending readPending(ReadRequest request, ByteBuffer dst, boolean unverified) {
@@ -234,15 +258,14 @@ final class TcpConnection implements Connection, CallerReads {
       p.future.completeExceptionally(f);
       return p.future;
     }
-    ByteBuffer frame = Frames.encode(request);
     if (p.small()) {
       smallDue.incrementAndGet();
     }
     due.incrementAndGet();
-    lastSendNanos = System.nanoTime();
     try {
       synchronized (writeLock) {
-        writeFully(wire, frame);
+        sends++;
+        writeFully(wire, encode(request));
       }
     } catch (IOException e) {
       abort(new ConnectionLostException("Connection to gpudirect server " + server
@@ -261,11 +284,12 @@ final class TcpConnection implements Connection, CallerReads {
    * read outstanding on it then fails as on a lost connection, and the client retries them.)
    */
   @Override
-  public void readAnswersUntil(CompletableFuture<?> done) {
+  public void readAnswersUntil(CompletableFuture<?> done, long deadlineNanos) {
     if (done.isDone() || due.get() == 0 || Thread.currentThread().isInterrupted()
         || !reading.compareAndSet(false, true)) {
       return;
     }
+    callerDeadline = deadlineNanos;
     try {
       while (!done.isDone() && due.get() > 0 && failure == null) {
         readAnswer();
@@ -273,6 +297,7 @@ final class TcpConnection implements Connection, CallerReads {
     } catch (Throwable t) {
       failReading(t);
     } finally {
+      callerDeadline = NO_DEADLINE;
       releaseReading();
     }
   }
@@ -283,14 +308,25 @@ final class TcpConnection implements Connection, CallerReads {
    * to notice at once a server that closes the connection or sends a connection error.
    */
   private void readerLoop() {
+    long sendsSeen = -1;
     while (failure == null) {
       boolean idle = due.get() == 0;
-      if (idle && System.nanoTime() - lastSendNanos < IDLE_WATCH_NANOS) {
+      long sent = sends;
+      if (idle && sent != sendsSeen) {
+        // A request went out since the last look: not idle yet. One whole park with none is.
+        sendsSeen = sent;
         LockSupport.parkNanos(this, IDLE_WATCH_NANOS);
         continue;
       }
       if (!reading.compareAndSet(false, true)) {
         // A caller is reading; it wakes this thread if it lets go with answers still due.
+        // Meanwhile this thread keeps the caller's deadline (see CallerReads).
+        long deadline = callerDeadline;
+        if (deadline != NO_DEADLINE && System.nanoTime() - deadline >= 0) {
+          abort(new ConnectionLostException("Connection to gpudirect server " + server
+              + " closed: no answer came in time for the read its caller waits for", null));
+          continue;
+        }
         LockSupport.parkNanos(this, IDLE_WATCH_NANOS);
         continue;
       }
@@ -306,6 +342,8 @@ final class TcpConnection implements Connection, CallerReads {
       } finally {
         releaseReading();
       }
+      // Idle only after a whole park from now with no request sent.
+      sendsSeen = -1;
     }
   }
 
@@ -449,7 +487,9 @@ final class TcpConnection implements Connection, CallerReads {
     if (checkOnTheWay) {
       settle(p, expected, (int) onTheWay.getValue());
     } else if (p.read.length() <= INLINE_VERIFY_BYTES) {
-      verify(p, dst, expected);
+      onTheWay.reset();
+      onTheWay.update(dst.duplicate().flip());
+      settle(p, expected, (int) onTheWay.getValue());
     } else {
       ByteBuffer bytes = dst;
       threads.verify(() -> verify(p, bytes, expected));
