@@ -86,22 +86,30 @@ final class RapidsHandoff implements DeviceHandoff {
     try {
       for (int i = 0; i < columns.length; i++) {
         // The plugin's vector owns the reference it is given: ours stay the caller's.
-        ai.rapids.cudf.ColumnVector ref = columns[i].incRefCount();
-        try {
-          vectors[i] = (ColumnVector) call(plugin().column, null, ref, schema.fields()[i].dataType());
-        } catch (RuntimeException e) {
-          ref.close();
-          throw e;
-        }
+        vectors[i] = wrap(columns[i].incRefCount(), schema.fields()[i].dataType());
       }
       return new ColumnarBatch(vectors, rows);
     } catch (RuntimeException e) {
-      for (ColumnVector v : vectors) {
-        if (v != null) {
-          v.close();
-        }
-      }
+      closeAll(vectors);
       throw e;
+    }
+  }
+
+  /** The plugin's vector over {@code column}, which then owns it; closed here if that fails. */
+  private ColumnVector wrap(ai.rapids.cudf.ColumnVector column, DataType type) {
+    try {
+      return (ColumnVector) call(plugin().column, null, column, type);
+    } catch (RuntimeException e) {
+      column.close();
+      throw e;
+    }
+  }
+
+  private static void closeAll(ColumnVector[] vectors) {
+    for (ColumnVector v : vectors) {
+      if (v != null) {
+        v.close();
+      }
     }
   }
 
@@ -130,22 +138,12 @@ final class RapidsHandoff implements DeviceHandoff {
       }
       for (int i = 0; i < vectors.length; i++) {
         if (vectors[i] == null) {
-          ai.rapids.cudf.ColumnVector bytes = byteLists(host.column(i), rows);
-          try {
-            vectors[i] = (ColumnVector) call(plugin().column, null, bytes, DataTypes.BinaryType);
-          } catch (RuntimeException e) {
-            bytes.close();
-            throw e;
-          }
+          vectors[i] = wrap(byteLists(host.column(i), rows), DataTypes.BinaryType);
         }
       }
       return new ColumnarBatch(vectors, rows);
     } catch (RuntimeException e) {
-      for (ColumnVector v : vectors) {
-        if (v != null) {
-          v.close();
-        }
-      }
+      closeAll(vectors);
       throw e;
     }
   }
