@@ -339,6 +339,10 @@ final class ChunkedReads {
       c.done.completeExceptionally(connections.closedError());
       return;
     }
+    if (c.readFailed().get()) {
+      c.done.completeExceptionally(notRead(c));
+      return;
+    }
     int stream = queue.claim(new Attempt(c, attempt));
     if (stream >= 0) {
       sendOn(stream, c, attempt, callerReads, nowNanos);
@@ -415,17 +419,22 @@ final class ChunkedReads {
       // Before the stream takes its next chunk, so that it goes over a new connection.
       connections.retire(conn);
     }
-    // The stream's next chunk goes out before this one's reader hears of it.
-    finished(stream);
     if (err == null) {
+      // The stream's next chunk goes out before this one's reader hears of it.
+      finished(stream);
       c.done.complete(null);
-    } else if (timedOut) {
+      return;
+    }
+    // A failure is settled first, so that the stream does not take the next chunk of a read
+    // that has just failed.
+    if (timedOut) {
       c.done.completeExceptionally(new RequestTimeoutException("Reading '" + c.path
           + "' at offset " + c.offset + " (" + request.length() + " bytes) from gpudirect"
           + " server " + serverName + " timed out after " + config.requestTimeout()));
     } else {
       retryOrFail(c, attempt, cause);
     }
+    finished(stream);
   }
 
   /**
@@ -435,8 +444,11 @@ final class ChunkedReads {
    */
   private void finished(int stream) {
     StreamQueue.Assignment<Attempt> next = queue.finished(stream);
-    while (next != null && connections.isClosed()) {
-      next.task().chunk().done.completeExceptionally(connections.closedError());
+    while (next != null && (connections.isClosed() || next.task().chunk().readFailed().get())) {
+      // A chunk of a read that has already failed is not sent: against a stalled server it
+      // would only wait out a request timeout of its own before the caller hears of the failure.
+      Chunk c = next.task().chunk();
+      c.done.completeExceptionally(connections.isClosed() ? connections.closedError() : notRead(c));
       next = queue.finished(next.stream());
     }
     if (next == null) {
@@ -449,6 +461,11 @@ final class ChunkedReads {
       threads.runWorker(() -> sendOn(a.stream(), a.task().chunk(), a.task().attempt(), false,
           NOT_TIMED));
     }
+  }
+
+  private GpuDirectException notRead(Chunk c) {
+    return new GpuDirectException("Not read: another part of the read of '" + c.path + "' from gpudirect server "
+        + serverName + " failed");
   }
 
   private void retryOrFail(Chunk c, int attempt, Throwable err) {
