@@ -15,6 +15,7 @@ import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.Comparator;
 import java.util.EnumSet;
+import java.util.Locale;
 import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.Callable;
@@ -190,7 +191,7 @@ public final class BenchCommand implements Callable<Integer> {
     int perRound = 0;
     int once = 0;
     if (run.contains(Section.fetch)) {
-      perRound += 3 + 2 + (iperf ? 2 : 0);
+      perRound += 3 + 2 + (iperf ? 4 : 0);
       once++;
     }
     if (run.contains(Section.latency)) {
@@ -220,6 +221,8 @@ public final class BenchCommand implements Callable<Integer> {
     Measurement oursNoCrc = Measurement.NONE;
     Measurement ref1 = Measurement.NONE;
     Measurement ref4 = Measurement.NONE;
+    Measurement file1 = Measurement.NONE;
+    Measurement file4 = Measurement.NONE;
     Measurement raw1 = Measurement.NONE;
     Measurement raw4 = Measurement.NONE;
     String path = data.getFileName().toString();
@@ -233,12 +236,20 @@ public final class BenchCommand implements Callable<Integer> {
         iperf = m != null;
         ref1 = iperf ? ref1.plus(m) : ref1;
       }
+      if (iperf) {
+        Measurement m = iperf3File(progress, "fetch: iperf3 -F, 1 stream", data, 1);
+        file1 = m != null ? file1.plus(m) : file1;
+      }
       raw1 = raw1.plus(timed(progress, "fetch: raw socket, 1 stream", () -> RawSocketBaseline.stream(data, 1, duration)));
       ours4 = ours4.plus(timed(progress, "fetch: ours, 4 streams", () -> OurFetch.run(server, path, fileBytes, OurFetch.config(4, chunk, true), duration)));
       if (iperf) {
         Measurement m = iperf3(progress, "fetch: iperf3 -P 4", 4);
         iperf = m != null;
         ref4 = iperf ? ref4.plus(m) : ref4;
+      }
+      if (iperf) {
+        Measurement m = iperf3File(progress, "fetch: iperf3 -F -P 4", data, 4);
+        file4 = m != null ? file4.plus(m) : file4;
       }
       raw4 = raw4.plus(timed(progress, "fetch: raw socket, 4 streams", () -> RawSocketBaseline.stream(data, 4, duration)));
       oursNoCrc = oursNoCrc.plus(timed(progress, "fetch: ours, 1 stream, no CRC32C", () -> OurFetch.run(server, path, fileBytes, OurFetch.config(1, chunk, false), duration)));
@@ -248,16 +259,52 @@ public final class BenchCommand implements Callable<Integer> {
       ref1 = raw1;
       ref4 = raw4;
     }
-    report.add(against(Row.of("fetch", "ours, 1 stream", ours1), refName + ", 1 stream", ours1, ref1));
-    report.add(against(Row.of("fetch", "ours, 4 streams", ours4), refName + ", 4 streams", ours4, ref4));
+    report.add(against(Row.of("fetch", "ours, 1 stream", ours1), refName + ", 1 stream", ours1, ref1)
+        .withNote(beside(ours1, raw1, file1)));
+    report.add(against(Row.of("fetch", "ours, 4 streams", ours4), refName + ", 4 streams", ours4, ref4)
+        .withNote(beside(ours4, raw4, file4)));
     report.add(Row.of("fetch", "ours, 1 stream, CRC32C off", oursNoCrc)
         .withNote("for the profile: what the checksum costs; not a target"));
     if (iperf) {
       report.add(Row.of("fetch", "iperf3, 1 stream", ref1));
       report.add(Row.of("fetch", "iperf3 -P 4", ref4));
     }
+    if (file1.bytes() > 0) {
+      report.add(Row.of("fetch", "iperf3 -F (the same file), 1 stream", file1)
+          .withNote("the sender reads the file, as a file server must; each run sends it once"));
+    }
+    if (file4.bytes() > 0) {
+      report.add(Row.of("fetch", "iperf3 -F -P 4 (the same file)", file4));
+    }
     report.add(Row.of("fetch", "raw socket (sendfile), 1 stream", raw1));
     report.add(Row.of("fetch", "raw socket (sendfile), 4 streams", raw4));
+  }
+
+  /** iperf3 -F of the fetched file, or null (and a warning) when it fails: the row is left out. */
+  private Measurement iperf3File(Progress progress, String what, Path file, int streams) {
+    try {
+      return timed(progress, what, () -> Iperf3.runFile(file, streams, duration));
+    } catch (Exception e) {
+      System.err.println("\ngpudirect bench: iperf3 -F failed, so the report has no row for it: "
+          + e.getMessage());
+      return null;
+    }
+  }
+
+  /**
+   * Issue 16's target 3, in the row's note: ours against the raw socket (throughput and CPU per
+   * GB) and against iperf3 -F on the same file, from the same rounds.
+   */
+  private static String beside(Measurement ours, Measurement raw, Measurement file) {
+    String s = String.format(Locale.ROOT, "against the raw socket: %.2fx, CPU %.2fx",
+        ratio(ours.gbitPerSecond(), raw.gbitPerSecond()),
+        ratio(ours.cpuSecondsPerGb(), raw.cpuSecondsPerGb()));
+    if (file.bytes() > 0) {
+      s += String.format(Locale.ROOT, "; against iperf3 -F: %.2fx, CPU %.2fx",
+          ratio(ours.gbitPerSecond(), file.gbitPerSecond()),
+          ratio(ours.cpuSecondsPerGb(), file.cpuSecondsPerGb()));
+    }
+    return s + " (issue 16: >= 0.9x the raw socket at <= 1.2x its CPU; >= 1.0x iperf3 -F)";
   }
 
   /** One iperf3 run, or null (and a warning) when it fails: the raw socket then stands in. */

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -93,46 +94,79 @@ final class Iperf3 {
   }
 
   static Measurement run(int streams, double seconds) throws Exception {
+    int t = (int) Math.max(1, Math.round(seconds));
+    return withServer(true, port -> parse(client(port, t + 30L, "-t", Integer.toString(t), "-P",
+        Integer.toString(streams))));
+  }
+
+  /**
+   * {@code iperf3 -F file}: the sender reads {@code file} (read(2) into its buffer, then write)
+   * instead of sending one buffer over and over, as a file server must; the fair reference for
+   * a file server on loopback, where plain iperf3 measures a buffer that stays in cache
+   * (issue 16). A run ends when the file has been sent once, so runs follow one another, to one
+   * server, until {@code seconds} have been measured.
+   */
+  static Measurement runFile(Path file, int streams, double seconds) throws Exception {
+    return withServer(false, port -> {
+      Measurement sum = Measurement.NONE;
+      while (sum.seconds() < seconds) {
+        sum = sum.plus(parse(client(port, 120, "-F", file.toString(), "-P", Integer.toString(streams))));
+      }
+      return sum;
+    });
+  }
+
+  /** What runs against a loopback iperf3 server on {@code port}. */
+  @FunctionalInterface
+  private interface Runs {
+    Measurement on(int port) throws Exception;
+  }
+
+  /** A loopback iperf3 server for {@code runs}: for one test ({@code -1}) or for any number. */
+  private static Measurement withServer(boolean oneOff, Runs runs) throws Exception {
     int port;
     try (ServerSocket probe = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
       port = probe.getLocalPort();
     }
-    Process server = new ProcessBuilder("iperf3", "-s", "-1", "-B", "127.0.0.1", "-p",
-        Integer.toString(port)).redirectErrorStream(true)
+    List<String> cmd = new ArrayList<>(List.of("iperf3", "-s", "-B", "127.0.0.1", "-p",
+        Integer.toString(port)));
+    if (oneOff) {
+      cmd.add("-1");
+    }
+    Process server = new ProcessBuilder(cmd).redirectErrorStream(true)
         .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
     try {
-      int t = (int) Math.max(1, Math.round(seconds));
-      List<String> cmd = new ArrayList<>(List.of("iperf3", "-c", "127.0.0.1", "-p",
-          Integer.toString(port), "-t", Integer.toString(t), "-J", "-P", Integer.toString(streams)));
-      String json = null;
-      // The server needs a moment to listen; the client is retried until it connects.
-      for (int attempt = 0; attempt < 100; attempt++) {
-        Process client = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-        String out = new String(client.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        if (!client.waitFor(t + 30L, TimeUnit.SECONDS)) {
-          client.destroyForcibly();
-          throw new IOException("iperf3 client did not finish within " + (t + 30) + " s");
-        }
-        // iperf3 3.12 with -J may exit 0 with an "error" member instead of results.
-        if (client.exitValue() == 0 && !ERROR.matcher(out).find()) {
-          json = out;
-          break;
-        }
-        if (!out.contains("Connection refused")) {
-          throw new IOException("iperf3 client failed: " + out.strip());
-        }
-        Thread.sleep(100);
-      }
-      if (json == null) {
-        throw new IOException("iperf3 server on port " + port + " did not start listening");
-      }
-      return parse(json);
+      return runs.on(port);
     } finally {
       server.destroy();
       if (!server.waitFor(5, TimeUnit.SECONDS)) {
         server.destroyForcibly();
       }
     }
+  }
+
+  /** One client run to the loopback server on {@code port}, its JSON; retried while the server is not yet listening. */
+  private static String client(int port, long waitSeconds, String... args) throws Exception {
+    List<String> cmd = new ArrayList<>(List.of("iperf3", "-c", "127.0.0.1", "-p",
+        Integer.toString(port), "-J"));
+    cmd.addAll(List.of(args));
+    for (int attempt = 0; attempt < 100; attempt++) {
+      Process client = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+      String out = new String(client.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      if (!client.waitFor(waitSeconds, TimeUnit.SECONDS)) {
+        client.destroyForcibly();
+        throw new IOException("iperf3 client did not finish within " + waitSeconds + " s");
+      }
+      // iperf3 3.12 with -J may exit 0 with an "error" member instead of results.
+      if (client.exitValue() == 0 && !ERROR.matcher(out).find()) {
+        return out;
+      }
+      if (!out.contains("Connection refused")) {
+        throw new IOException("iperf3 client failed: " + out.strip());
+      }
+      Thread.sleep(100);
+    }
+    throw new IOException("iperf3 server on port " + port + " did not start listening");
   }
 
   /** Bytes, seconds and CPU seconds (client plus server) from iperf3's {@code -J} output. */

@@ -3,8 +3,12 @@ package io.gpudirect.bench;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** Reading iperf3's {@code -J} output (3.12's layout), and byte sizes from the command line. */
 class Iperf3Test {
@@ -32,6 +36,17 @@ class Iperf3Test {
     IllegalStateException e = assertThrows(IllegalStateException.class,
         () -> Iperf3.parse("{\"error\": \"unable to connect to server\"}"));
     assertTrue(e.getMessage().contains("iperf3"), e.getMessage());
+  }
+
+  @Test
+  void iperf3DashFSendsTheFileOverAndOverUntilTheTimeIsMeasured(@TempDir Path dir) throws Exception {
+    assumeTrue(Iperf3.available(), "iperf3 is not installed");
+    Path file = dir.resolve("f.bin");
+    Files.write(file, new byte[8 << 20]);
+    Measurement m = Iperf3.runFile(file, 2, 0.3);
+    assertTrue(m.seconds() >= 0.3, "measured " + m.seconds() + " s");
+    // Each run sends the file once (what arrives may fall a little short of it).
+    assertTrue(m.bytes() >= (4 << 20) && m.cpuSeconds() > 0, m.toString());
   }
 
   @Test

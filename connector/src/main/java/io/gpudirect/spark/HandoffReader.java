@@ -10,6 +10,8 @@ import java.io.IOException;
 import java.util.ArrayDeque;
 import org.apache.spark.sql.connector.metric.CustomTaskMetric;
 import org.apache.spark.sql.connector.read.PartitionReader;
+import org.apache.spark.sql.types.BinaryType;
+import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DecimalType;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
@@ -83,18 +85,22 @@ final class HandoffReader implements PartitionReader<ColumnarBatch> {
 
   /**
    * The columns as the engine holds them: decimals in the narrowest width their precision fits
-   * (cuDF's Parquet reader keeps the width the file stored). Columns already so are returned
-   * as they are; the others are new columns, the caller's to close.
+   * (cuDF's Parquet reader keeps the width the file stored), binary as LIST&lt;UINT8&gt; (where
+   * cuDF's Parquet reader gave STRING). Columns already so are returned as they are; the others
+   * are new columns, the caller's to close.
    */
   private ColumnVector[] engineLayout(ColumnVector[] columns) {
     ColumnVector[] out = columns.clone();
     try {
       for (int i = 0; i < out.length; i++) {
-        if (schema.fields()[i].dataType() instanceof DecimalType d) {
+        DataType type = schema.fields()[i].dataType();
+        if (type instanceof DecimalType d) {
           DType want = SparkCudfTypes.decimalType(d);
           if (!columns[i].getType().equals(want)) {
             out[i] = columns[i].castTo(want);
           }
+        } else if (type instanceof BinaryType && columns[i].getType().equals(DType.STRING)) {
+          out[i] = SparkCudfTypes.asByteLists(columns[i]);
         }
       }
       return out;

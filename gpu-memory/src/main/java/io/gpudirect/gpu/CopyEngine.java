@@ -24,6 +24,14 @@ import jcuda.runtime.cudaStream_t;
 public final class CopyEngine implements AutoCloseable {
   /** CRC32C results the GPU can hold for the completion thread at once (4 bytes each). */
   private static final int CRC_SLOTS = 256;
+  /**
+   * Whether the completion threads sleep while they wait for the GPU
+   * ({@code -Dgpudirect.copyEngine.blockingSync=true}) instead of spinning, as CUDA's default
+   * scheduling has them do while copies are queued. Off by default: a wake-up per chunk adds
+   * latency to every read; on, it may give the cores spun back to a fetch over many streams,
+   * which is CPU-bound (docs/benchmarks.md, H200; unmeasured so far).
+   */
+  private static final boolean BLOCKING_SYNC = Boolean.getBoolean("gpudirect.copyEngine.blockingSync");
 
   private final cudaStream_t stream;
   /** Copies whose chunk is still to go back to the pool, in stream order. */
@@ -168,7 +176,7 @@ public final class CopyEngine implements AutoCloseable {
   /** A spare event, or a new one; the caller holds the lock. */
   private cudaEvent_t event() {
     cudaEvent_t e = spareEvents.poll();
-    return e != null ? e : Cuda.createEvent();
+    return e != null ? e : Cuda.createEvent(BLOCKING_SYNC);
   }
 
   /** Gives chunks back as their copies land; hands checksummed ones on to the other thread. */

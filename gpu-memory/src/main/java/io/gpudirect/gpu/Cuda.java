@@ -93,10 +93,15 @@ final class Cuda {
     check("cudaStreamSynchronize", JCuda.cudaStreamSynchronize(s));
   }
 
-  static cudaEvent_t createEvent() {
+  /**
+   * An event without timing (cheaper; only completion is asked of it). With {@code blockingSync},
+   * a thread that waits for it sleeps until it fires; otherwise CUDA spins that thread's core
+   * while it waits (the default where the process has fewer contexts than cores).
+   */
+  static cudaEvent_t createEvent(boolean blockingSync) {
     cudaEvent_t e = new cudaEvent_t();
-    // Timing off: cheaper events, and only completion is asked of them.
-    check("cudaEventCreateWithFlags", JCuda.cudaEventCreateWithFlags(e, 0x02 /* cudaEventDisableTiming */));
+    int flags = 0x02 /* cudaEventDisableTiming */ | (blockingSync ? 0x01 /* cudaEventBlockingSync */ : 0);
+    check("cudaEventCreateWithFlags", JCuda.cudaEventCreateWithFlags(e, flags));
     return e;
   }
 

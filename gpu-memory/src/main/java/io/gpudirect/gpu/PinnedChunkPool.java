@@ -30,6 +30,8 @@ public final class PinnedChunkPool implements AutoCloseable {
   private final boolean registered;
   private final int chunkSize;
   private final Duration timeout;
+  /** The most chunks lent out at once since {@link #takePeakChunksInUse} last ran. */
+  private int peakInUse;
   private boolean closed;
 
   /**
@@ -96,7 +98,9 @@ public final class PinnedChunkPool implements AutoCloseable {
       if (closed) {
         throw new GpuDirectException("Pinned pool is closed");
       }
-      return free.poll();
+      PinnedChunk c = free.poll();
+      peakInUse = Math.max(peakInUse, all.size() - free.size());
+      return c;
     }
   }
 
@@ -125,6 +129,16 @@ public final class PinnedChunkPool implements AutoCloseable {
 
   public synchronized int chunksInUse() {
     return all.size() - free.size();
+  }
+
+  /**
+   * The most chunks lent out at once since the last call (or since the pool was made): how much
+   * of the pool a workload needed. The count starts again from the chunks lent out now.
+   */
+  public synchronized int takePeakChunksInUse() {
+    int peak = peakInUse;
+    peakInUse = all.size() - free.size();
+    return peak;
   }
 
   /** Unregisters and frees every chunk; fails, naming the count, if any is still lent out. */

@@ -37,6 +37,25 @@ class PinnedChunkPoolTest {
   }
 
   @Test
+  void thePeakCountsTheMostChunksLentOutAtOnceSinceItWasLastTaken() {
+    try (BufferAllocator root = BufferAllocator.newRoot("test", 1 << 20);
+         PinnedChunkPool pool = new PinnedChunkPool(root, 4, 4096, Duration.ofMillis(100), false)) {
+      PinnedChunk a = pool.acquire();
+      PinnedChunk b = pool.acquire();
+      PinnedChunk c = pool.acquire();
+      b.close();
+      c.close();
+      assertEquals(3, pool.takePeakChunksInUse());
+      // Counted again from the one still lent out.
+      assertEquals(1, pool.takePeakChunksInUse());
+      a.close();
+      pool.acquire().close();
+      assertEquals(1, pool.takePeakChunksInUse());
+      assertEquals(0, pool.takePeakChunksInUse());
+    }
+  }
+
+  @Test
   void closingWithChunksLentOutIsALeak() {
     BufferAllocator root = BufferAllocator.newRoot("test", 1 << 20);
     PinnedChunkPool pool = new PinnedChunkPool(root, 2, 4096, Duration.ofMillis(100), false);

@@ -3,6 +3,7 @@ package io.gpudirect.client;
 import io.gpudirect.protocol.FileVersion;
 import io.gpudirect.protocol.ListingOrder;
 import io.gpudirect.tls.TlsContexts;
+import io.gpudirect.transport.PayloadMemory;
 import io.gpudirect.transport.RequestTimeoutException;
 import io.gpudirect.transport.rdma.RdmaConnectionException;
 import io.gpudirect.verbs.RdmaUnavailableException;
@@ -151,7 +152,7 @@ public final class BlockClient implements RemoteStore {
   public CompletableFuture<Void> readAsync(String path, FileVersion version, long offset, ByteBuffer dst) {
     try {
       return threads.onWorker(chunks.readIntoHost(path, version, offset, dst, false,
-          chunks.chunkLength(), null));
+          chunks.chunkLength(dst.remaining()), null));
     } catch (RuntimeException e) {
       return CompletableFuture.failedFuture(e);
     }
@@ -171,7 +172,7 @@ public final class BlockClient implements RemoteStore {
     }
     try {
       ByteBuffer bytes = dst.slice();
-      int chunk = chunks.chunkLength();
+      int chunk = chunks.chunkLength(bytes.remaining());
       OptionalInt[] crcs = new OptionalInt[Math.max(1, (bytes.remaining() + chunk - 1) / chunk)];
       return threads.onWorker(chunks.readIntoHost(path, version, offset, dst, false, chunk, crcs)
           .thenApply(v -> ChunkChecksums.combined(serverName, path, offset, bytes, chunk, crcs)));
@@ -180,10 +181,44 @@ public final class BlockClient implements RemoteStore {
     }
   }
 
+  /**
+   * {@inheritDoc} Over TCP a read of one chunk ({@link ClientConfig#chunkSize}) binds the memory
+   * on the connection's reader thread when its answer's payload is next; a longer one binds it
+   * here, at once (see {@code ChunkedReads.readIntoLateHost}).
+   */
+  @Override
+  public CompletableFuture<Void> readAsync(String path, FileVersion version, long offset,
+      int length, PayloadMemory memory) {
+    try {
+      return threads.onWorker(chunks.readIntoLateHost(path, version, offset, length, memory,
+          chunks.chunkLength(), null));
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+  }
+
+  /** {@inheritDoc} As {@link #readAsyncUnverified(String, FileVersion, long, ByteBuffer)}, bound late. */
+  @Override
+  public CompletableFuture<OptionalInt> readAsyncUnverified(String path, FileVersion version,
+      long offset, int length, PayloadMemory memory) {
+    if (!config.checksums()) {
+      return readAsync(path, version, offset, length, memory).thenApply(v -> OptionalInt.empty());
+    }
+    try {
+      int chunk = chunks.chunkLength();
+      OptionalInt[] crcs = new OptionalInt[Math.max(1, (length + chunk - 1) / chunk)];
+      // Every chunk has arrived, so every slice is bound: bind() gives the memory without taking any.
+      return threads.onWorker(chunks.readIntoLateHost(path, version, offset, length, memory, chunk, crcs)
+          .thenApply(v -> ChunkChecksums.combined(serverName, path, offset, memory.bind(), chunk, crcs)));
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+  }
+
   @Override
   public void read(String path, FileVersion version, long offset, ByteBuffer dst) {
     try {
-      chunks.readIntoHost(path, version, offset, dst, true, chunks.chunkLength(), null).join();
+      chunks.readWaiting(path, version, offset, dst);
     } catch (CompletionException e) {
       throw Failures.rethrowable(Failures.unwrap(e));
     }

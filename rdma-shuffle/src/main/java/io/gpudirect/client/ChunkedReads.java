@@ -8,6 +8,7 @@ import io.gpudirect.transport.ChecksumMismatchException;
 import io.gpudirect.transport.Connection;
 import io.gpudirect.transport.ConnectionLostException;
 import io.gpudirect.transport.DeviceRegistration;
+import io.gpudirect.transport.PayloadMemory;
 import io.gpudirect.transport.RequestTimeoutException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -26,7 +27,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Reads of a byte range, cut into chunks of at most {@link ClientConfig#chunkSize} bytes,
- * spread round-robin over the connections and pipelined, while a window of
+ * each sent on whichever connection has room ({@link StreamQueue}) and pipelined, while a window of
  * {@link ClientConfig#maxBytesInFlight} bytes bounds what is requested but not yet received.
  * Each chunk lands straight in its slice of the destination. A chunk whose connection drops or
  * whose CRC32C does not match is retried (see {@link Retries}); a chunk that gets no answer
@@ -41,6 +42,7 @@ final class ChunkedReads {
   private final ClientThreads threads;
   private final Retries retries;
   private final Semaphore window;
+  private final StreamQueue<Attempt> queue;
   private final AtomicLong bytesFetched = new AtomicLong();
   private final AtomicLong reads = new AtomicLong();
   private final AtomicLong fetchNanos = new AtomicLong();
@@ -53,11 +55,29 @@ final class ChunkedReads {
     this.threads = threads;
     this.retries = retries;
     this.window = new Semaphore(config.maxBytesInFlight());
+    this.queue = new StreamQueue<>(connections.size());
   }
 
-  /** How much of a read one request asks for. */
+  /** Below this a read is not split further to spread it over the streams: the cost of a request would show. */
+  static final int MIN_SPREAD_CHUNK = 1 << 20;
+
+  /** The most one request asks for. */
   int chunkLength() {
     return Math.min(config.chunkSize(), connections.maxReadLength());
+  }
+
+  /**
+   * How much one request of a read of {@code length} bytes asks for: at most
+   * {@link #chunkLength()}, and less where that would not give every stream
+   * {@link StreamQueue#DEPTH} chunks of this read alone (not below {@link #MIN_SPREAD_CHUNK}).
+   * Then, while a caller has a second read in flight, its chunks wait for whichever stream is
+   * free first, and a read waits on its slowest stream for a small chunk, not a large one: with
+   * 4 MiB chunks, two 16 MiB reads in flight over 4 streams were all dealt out at once, and the
+   * streams that finished first sat idle (docs/benchmarks.md, "A link that is not loopback").
+   */
+  int chunkLength(long length) {
+    long spread = length / ((long) connections.size() * StreamQueue.DEPTH);
+    return (int) Math.min(chunkLength(), Math.max(MIN_SPREAD_CHUNK, spread));
   }
 
   TransferStats stats() {
@@ -73,20 +93,50 @@ final class ChunkedReads {
    */
   CompletableFuture<Void> readIntoHost(String path, FileVersion version, long offset,
       ByteBuffer dst, boolean callerWaits, int chunk, OptionalInt[] unverifiedCrcs) {
-    connections.checkOpen();
-    if (path == null || version == null) {
-      throw new IllegalArgumentException("path and version must not be null");
-    }
-    if (offset < 0) {
-      throw new IllegalArgumentException("Cannot read '" + path + "' from gpudirect server "
-          + serverName + ": negative offset " + offset);
-    }
     if (dst.isReadOnly()) {
       throw new IllegalArgumentException("Cannot read '" + path + "' into a read-only buffer");
     }
-    long start = System.nanoTime();
     int total = dst.remaining();
     ByteBuffer target = dst.slice();
+    return readChunks(path, version, offset, total, callerWaits, chunk, (off, len) -> {
+      ByteBuffer slice = target.slice(off, len);
+      return unverifiedCrcs == null ? new HostTarget(slice)
+          : new UnverifiedHostTarget(slice, unverifiedCrcs, off / chunk);
+    }).thenApply(v -> {
+      dst.position(dst.position() + total);
+      return null;
+    });
+  }
+
+  /**
+   * As {@link #readIntoHost}, into memory bound only when its bytes start to arrive (see
+   * {@link PayloadMemory}): {@code memory} gives all {@code length} bytes. A read of more than
+   * one chunk binds at once, as before: its requests wait on different connections, and reads
+   * bound on one connection while their other chunks wait behind unbound ones on another
+   * could hold all the memory there is.
+   */
+  CompletableFuture<Void> readIntoLateHost(String path, FileVersion version, long offset,
+      int length, PayloadMemory memory, int chunk, OptionalInt[] unverifiedCrcs) {
+    if (length < 0) {
+      throw new IllegalArgumentException("Cannot read '" + path + "': negative length " + length);
+    }
+    if (length > chunk) {
+      return readIntoHost(path, version, offset, memory.bind(), false, chunk, unverifiedCrcs);
+    }
+    return readChunks(path, version, offset, length, false, chunk, (off, len) ->
+        unverifiedCrcs == null ? new LateHostTarget(memory)
+            : new LateUnverifiedHostTarget(memory, unverifiedCrcs, 0));
+  }
+
+  /** Where the chunk at {@code off} ({@code len} bytes) of a read lands. */
+  private interface Targets {
+    Target at(int off, int len);
+  }
+
+  private CompletableFuture<Void> readChunks(String path, FileVersion version, long offset,
+      int total, boolean callerWaits, int chunk, Targets targets) {
+    checkRead(path, version, offset);
+    long start = System.nanoTime();
     List<CompletableFuture<Void>> parts = new ArrayList<>();
     AtomicBoolean failed = new AtomicBoolean();
     int off = 0;
@@ -96,10 +146,7 @@ final class ChunkedReads {
       if (part == null) {
         break;
       }
-      ByteBuffer slice = target.slice(off, len);
-      Target into = unverifiedCrcs == null ? new HostTarget(slice)
-          : new UnverifiedHostTarget(slice, unverifiedCrcs, off / chunk);
-      sendChunk(new Chunk(path, version, offset + off, len, into, part, failed), 0,
+      sendChunk(new Chunk(path, version, offset + off, len, targets.at(off, len), part, failed), 0,
           callerWaits && len == total);
       off += len;
     } while (off < total && !failed.get());
@@ -120,9 +167,50 @@ final class ChunkedReads {
             throw new CompletionException(Failures.unwrap(first));
           }
           bytesFetched.addAndGet(total);
-          dst.position(dst.position() + total);
           return null;
         });
+  }
+
+  /**
+   * Reads {@code dst.remaining()} bytes into host memory for a caller that waits: as
+   * {@link #readIntoHost} with {@code callerWaits}, joined. A read of one chunk, the usual small
+   * read, goes without the futures that gather a read's chunks (its one chunk's future is the
+   * read's); where the caller reads its answer itself, nothing of it runs on another thread.
+   * Failures are thrown as {@link CompletionException}s, as a join throws them.
+   */
+  void readWaiting(String path, FileVersion version, long offset, ByteBuffer dst) {
+    int total = dst.remaining();
+    int chunk = chunkLength(total);
+    if (total > chunk || total == 0) {
+      readIntoHost(path, version, offset, dst, true, chunk, null).join();
+      return;
+    }
+    if (dst.isReadOnly()) {
+      throw new IllegalArgumentException("Cannot read '" + path + "' into a read-only buffer");
+    }
+    checkRead(path, version, offset);
+    long start = System.nanoTime();
+    try {
+      window.acquire(total);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new CompletionException(new GpuDirectException("Interrupted while reading '" + path
+          + "' from gpudirect server " + serverName, e));
+    }
+    CompletableFuture<Void> done = new CompletableFuture<>();
+    try {
+      sendChunk(new Chunk(path, version, offset, total, new HostTarget(dst.slice()), done,
+          new AtomicBoolean()), 0, true, start);
+      done.join();
+    } catch (CompletionException e) {
+      throw new CompletionException(Failures.unwrap(e));
+    } finally {
+      window.release(total);
+      reads.incrementAndGet();
+      fetchNanos.addAndGet(System.nanoTime() - start);
+    }
+    bytesFetched.addAndGet(total);
+    dst.position(dst.position() + total);
   }
 
   /** Reads {@code length} bytes into registered device memory at {@code address}, in the registration's pieces. */
@@ -161,9 +249,23 @@ final class ChunkedReads {
         });
   }
 
+  private void checkRead(String path, FileVersion version, long offset) {
+    connections.checkOpen();
+    if (path == null || version == null) {
+      throw new IllegalArgumentException("path and version must not be null");
+    }
+    if (offset < 0) {
+      throw new IllegalArgumentException("Cannot read '" + path + "' from gpudirect server "
+          + serverName + ": negative offset " + offset);
+    }
+  }
+
   /** One request of a read; {@code readFailed} is set once any chunk of the same read failed. */
   private record Chunk(String path, FileVersion version, long offset, int length, Target target,
       CompletableFuture<Void> done, AtomicBoolean readFailed) {}
+
+  /** No clock read yet: {@link #sendChunk} reads it if it needs it. */
+  private static final long NOT_TIMED = Long.MIN_VALUE;
 
   /** Where a chunk lands, and how a connection puts it there. */
   private interface Target {
@@ -190,6 +292,23 @@ final class ChunkedReads {
     }
   }
 
+  /** Host memory bound when the chunk's bytes start to arrive, again on a retry (the same memory). */
+  private record LateHostTarget(PayloadMemory dst) implements Target {
+    @Override
+    public CompletableFuture<Void> read(Connection conn, ReadRequest request, boolean callerReads) {
+      return conn.read(request, dst);
+    }
+  }
+
+  /** As {@link LateHostTarget}, the CRC32C left to the caller: kept in {@code crcs[index]}. */
+  private record LateUnverifiedHostTarget(PayloadMemory dst, OptionalInt[] crcs, int index)
+      implements Target {
+    @Override
+    public CompletableFuture<Void> read(Connection conn, ReadRequest request, boolean callerReads) {
+      return conn.readUnverified(request, dst).thenAccept(crc -> crcs[index] = crc);
+    }
+  }
+
   /** Registered device memory: the server writes at {@code address}. */
   private record DeviceTarget(DeviceRegistration range, long address) implements Target {
     @Override
@@ -201,60 +320,134 @@ final class ChunkedReads {
   }
 
   /**
-   * Sends one chunk. With {@code callerReads} the calling thread then reads answers on that
-   * connection until this chunk's has arrived, where the connection lets it ({@link
-   * Connection#callerReads}) and no one else is reading them (first try only;
-   * a retry goes out from a worker and the caller waits as for any read).
+   * Sends one chunk on the freest stream, or leaves it waiting for one (see {@link StreamQueue}).
+   * With {@code callerReads}, where it goes out at once, the calling thread then reads answers
+   * on that connection until this chunk's has arrived, where the connection lets it ({@link
+   * Connection#callerReads}) and no one else is reading them (first try only; a retry goes out
+   * from a worker and the caller waits as for any read). A chunk whose answer the caller has
+   * read is settled right there, on this thread: its timeout was kept by the connection (see
+   * {@link CallerReads#readAnswersUntil(CompletableFuture, long)}), so no timer task is
+   * scheduled and cancelled for it, and no callback chained.
    */
   private void sendChunk(Chunk c, int attempt, boolean callerReads) {
+    sendChunk(c, attempt, callerReads, NOT_TIMED);
+  }
+
+  /** As above; {@code nowNanos}: {@link System#nanoTime} read just before, or NOT_TIMED. */
+  private void sendChunk(Chunk c, int attempt, boolean callerReads, long nowNanos) {
     if (connections.isClosed()) {
+      c.done.completeExceptionally(connections.closedError());
+      return;
+    }
+    int stream = queue.claim(new Attempt(c, attempt));
+    if (stream >= 0) {
+      sendOn(stream, c, attempt, callerReads, nowNanos);
+    }
+  }
+
+  /** A chunk waiting for a stream, and which try it is. */
+  private record Attempt(Chunk chunk, int attempt) {}
+
+  /** Sends a chunk on {@code stream}, which has counted it outstanding until it completes. */
+  private void sendOn(int stream, Chunk c, int attempt, boolean callerReads, long nowNanos) {
+    if (connections.isClosed()) {
+      finished(stream);
       c.done.completeExceptionally(connections.closedError());
       return;
     }
     Connection conn;
     try {
-      conn = connections.connection();
+      conn = connections.connection(stream);
     } catch (RuntimeException e) {
+      finished(stream);
       retryOrFail(c, attempt, e);
       return;
     }
     ReadRequest request = new ReadRequest(connections.nextRequestId(), c.path, c.version, c.offset,
         c.length);
-    AtomicBoolean timedOut = new AtomicBoolean();
     CompletableFuture<Void> f;
     try {
       f = c.target.read(conn, request, callerReads);
     } catch (RuntimeException e) {
       f = CompletableFuture.failedFuture(e);
     }
+    CallerReads caller = callerReads ? conn.callerReads().orElse(null) : null;
+    if (caller != null) {
+      long deadline = (nowNanos != NOT_TIMED ? nowNanos : System.nanoTime())
+          + config.requestTimeout().toNanos();
+      caller.readAnswersUntil(f, deadline);
+      if (f.isDone()) {
+        Throwable err = f.isCompletedExceptionally() ? f.handle((v, e) -> e).join() : null;
+        settle(stream, c, attempt, conn, request, err,
+            err != null && System.nanoTime() - deadline >= 0);
+        return;
+      }
+    }
     CompletableFuture<Void> pendingRead = f;
+    AtomicBoolean timedOut = new AtomicBoolean();
     ScheduledFuture<?> timeout = threads.schedule(() -> {
       if (!pendingRead.isDone()) {
         timedOut.set(true);
-        conn.abort(new ConnectionLostException("Connection to gpudirect server " + serverName
-            + " closed: request " + request.requestId() + " timed out", null));
+        conn.abort(timedOut(request));
       }
     }, config.requestTimeout().toNanos());
     f.whenComplete((v, err) -> {
       if (timeout != null) {
         timeout.cancel(false);
       }
-      if (err == null) {
-        c.done.complete(null);
-      } else if (timedOut.get()) {
-        c.done.completeExceptionally(new RequestTimeoutException("Reading '" + c.path
-            + "' at offset " + c.offset + " (" + request.length() + " bytes) from gpudirect"
-            + " server " + serverName + " timed out after " + config.requestTimeout()));
-      } else {
-        Throwable cause = Failures.unwrap(err);
-        if (cause instanceof ChecksumMismatchException) {
-          connections.retire(conn);
-        }
-        retryOrFail(c, attempt, cause);
-      }
+      settle(stream, c, attempt, conn, request, err, timedOut.get());
     });
-    if (callerReads) {
-      conn.callerReads().ifPresent(caller -> caller.readAnswersUntil(pendingRead));
+  }
+
+  private ConnectionLostException timedOut(ReadRequest request) {
+    return new ConnectionLostException("Connection to gpudirect server " + serverName
+        + " closed: request " + request.requestId() + " timed out", null);
+  }
+
+  /**
+   * A chunk's read on {@code stream} has ended: done, or failed and retried, or failed for
+   * good; the stream takes its next chunk.
+   */
+  private void settle(int stream, Chunk c, int attempt, Connection conn, ReadRequest request,
+      Throwable err, boolean timedOut) {
+    Throwable cause = err == null ? null : Failures.unwrap(err);
+    if (cause instanceof ChecksumMismatchException) {
+      // Before the stream takes its next chunk, so that it goes over a new connection.
+      connections.retire(conn);
+    }
+    // The stream's next chunk goes out before this one's reader hears of it.
+    finished(stream);
+    if (err == null) {
+      c.done.complete(null);
+    } else if (timedOut) {
+      c.done.completeExceptionally(new RequestTimeoutException("Reading '" + c.path
+          + "' at offset " + c.offset + " (" + request.length() + " bytes) from gpudirect"
+          + " server " + serverName + " timed out after " + config.requestTimeout()));
+    } else {
+      retryOrFail(c, attempt, cause);
+    }
+  }
+
+  /**
+   * {@code stream} is done with a request: the chunk that waited longest goes out, from this
+   * thread (usually a connection's reader: one small write) where its stream's connection is
+   * open, else from a worker, since connecting must not hold up a reader or the timer.
+   */
+  private void finished(int stream) {
+    StreamQueue.Assignment<Attempt> next = queue.finished(stream);
+    while (next != null && connections.isClosed()) {
+      next.task().chunk().done.completeExceptionally(connections.closedError());
+      next = queue.finished(next.stream());
+    }
+    if (next == null) {
+      return;
+    }
+    StreamQueue.Assignment<Attempt> a = next;
+    if (connections.isLive(a.stream())) {
+      sendOn(a.stream(), a.task().chunk(), a.task().attempt(), false, NOT_TIMED);
+    } else {
+      threads.runWorker(() -> sendOn(a.stream(), a.task().chunk(), a.task().attempt(), false,
+          NOT_TIMED));
     }
   }
 

@@ -68,7 +68,7 @@ public final class ClientConfig {
     return maxBytesInFlight;
   }
 
-  /** Reads are split into requests of at most this many bytes. */
+  /** Reads are split into requests of at most this many bytes (fewer where a read would not cover every stream). */
   public int chunkSize() {
     return chunkSize;
   }

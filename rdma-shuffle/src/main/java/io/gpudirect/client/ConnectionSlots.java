@@ -18,8 +18,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A client's {@link ClientConfig#streams} connections to one server, used round-robin: a
- * broken one is replaced when next used, a corrupt one retired. It also hands out the ids of
+ * A client's {@link ClientConfig#streams} connections to one server, one per slot (reads pick
+ * theirs through {@link StreamQueue}, control calls round-robin): a broken one is replaced
+ * when next used, a corrupt one retired. It also hands out the ids of
  * requests, unique over the client's connections, and knows whether the client is closed.
  */
 final class ConnectionSlots implements AutoCloseable {
@@ -85,7 +86,19 @@ final class ConnectionSlots implements AutoCloseable {
 
   /** A live connection, round-robin over the slots; a broken one is replaced (one attempt). */
   Connection connection() {
-    int i = Math.floorMod(nextSlot.getAndIncrement(), slots.length);
+    return connection(Math.floorMod(nextSlot.getAndIncrement(), slots.length));
+  }
+
+  /** Whether slot {@code i} holds an open connection: {@link #connection(int)} would not connect. */
+  boolean isLive(int i) {
+    synchronized (slots) {
+      Connection c = slots[i];
+      return c != null && c.isOpen();
+    }
+  }
+
+  /** Slot {@code i}'s connection; a broken one is replaced (one attempt). */
+  Connection connection(int i) {
     synchronized (slots) {
       Connection c = slots[i];
       if (c != null && c.isOpen()) {

@@ -34,11 +34,11 @@ final class ListingBudget {
       bytes += ListResponse.entryLength(e);
     }
     if (entries > config.maxListEntries()) {
-      throw over("more than " + config.maxListEntries() + " entries", "listing.maxEntries",
+      throw over(ListingLimitException.Limit.ENTRIES, "more than " + config.maxListEntries() + " entries", "listing.maxEntries",
           "maxListEntries");
     }
     if (bytes > config.maxListBytes()) {
-      throw over("more than " + config.maxListBytes() + " bytes of entries", "listing.maxBytes",
+      throw over(ListingLimitException.Limit.BYTES, "more than " + config.maxListBytes() + " bytes of entries", "listing.maxBytes",
           "maxListBytes");
     }
     if (nanosLeft() <= 0) {
@@ -47,12 +47,12 @@ final class ListingBudget {
   }
 
   ListingLimitException timedOut() {
-    return over("no last page within " + config.listTimeout() + " (" + entries
+    return over(ListingLimitException.Limit.TIME, "no last page within " + config.listTimeout() + " (" + entries
         + " entries so far)", "listing.timeout", "listTimeout");
   }
 
-  private ListingLimitException over(String what, String option, String setting) {
-    return new ListingLimitException("Listing '" + path + "' on gpudirect server " + server
+  private ListingLimitException over(ListingLimitException.Limit limit, String what, String option, String setting) {
+    return new ListingLimitException(limit, "Listing '" + path + "' on gpudirect server " + server
         + " stopped: it has " + what + ", the client's limit. Either the directory is that"
         + " large, or the server keeps sending pages. To allow more, raise the option " + option
         + " (spark.gpudirect." + option + "; ClientConfig." + setting + ")");

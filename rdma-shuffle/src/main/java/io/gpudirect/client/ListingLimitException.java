@@ -9,7 +9,17 @@ import io.gpudirect.GpuDirectException;
  * path, the limit and the option that raises it.
  */
 public class ListingLimitException extends GpuDirectException {
-  public ListingLimitException(String message) {
+  /** Which of the client's listing limits was reached. */
+  public enum Limit { ENTRIES, BYTES, TIME }
+
+  private final Limit limit;
+
+  public ListingLimitException(Limit limit, String message) {
     super(message);
+    this.limit = limit;
+  }
+
+  public Limit limit() {
+    return limit;
   }
 }

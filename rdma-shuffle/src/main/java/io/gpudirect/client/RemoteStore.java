@@ -1,6 +1,7 @@
 package io.gpudirect.client;
 
 import io.gpudirect.protocol.FileVersion;
+import io.gpudirect.transport.PayloadMemory;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.List;
@@ -68,6 +69,36 @@ public interface RemoteStore extends AutoCloseable {
   default CompletableFuture<OptionalInt> readAsyncUnverified(String path, FileVersion version,
       long offset, ByteBuffer dst) {
     return readAsync(path, version, offset, dst).thenApply(v -> OptionalInt.empty());
+  }
+
+  /**
+   * As {@link #readAsync(String, FileVersion, long, ByteBuffer)} of {@code length} bytes, into
+   * memory taken only when they start to arrive (late binding; see {@link PayloadMemory}), so
+   * that a read still waiting on the wire holds none. {@code memory.bind()} gives a buffer of
+   * {@code length} bytes, the same one on every call; the store may call it on the caller's
+   * thread or its own, and need not call it when the read fails before any byte came. The
+   * memory is the caller's again once the future completes, failed or not.
+   */
+  default CompletableFuture<Void> readAsync(String path, FileVersion version, long offset,
+      int length, PayloadMemory memory) {
+    try {
+      return readAsync(path, version, offset, memory.bind());
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+  }
+
+  /**
+   * As {@link #readAsyncUnverified(String, FileVersion, long, ByteBuffer)}, into memory bound
+   * as in {@link #readAsync(String, FileVersion, long, int, PayloadMemory)}.
+   */
+  default CompletableFuture<OptionalInt> readAsyncUnverified(String path, FileVersion version,
+      long offset, int length, PayloadMemory memory) {
+    try {
+      return readAsyncUnverified(path, version, offset, memory.bind());
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
   }
 
   /** Blocking form of {@link #readAsync(String, FileVersion, long, ByteBuffer)}. */

@@ -6,10 +6,8 @@ import ai.rapids.cudf.HostMemoryBuffer;
 import io.gpudirect.GpuDirectException;
 import io.gpudirect.client.RemoteStore;
 import io.gpudirect.gpu.CopyEngine;
-import io.gpudirect.gpu.PinnedChunk;
 import io.gpudirect.gpu.PinnedChunkPool;
 import io.gpudirect.protocol.FileVersion;
-import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -26,7 +24,8 @@ import org.slf4j.LoggerFactory;
  * A remote file as cuDF's {@link ai.rapids.cudf.DataSource}: cuDF's readers
  * ({@code Table.readParquet(options, source)} and the others) ask it for byte ranges, and
  * only those ranges cross the wire. Device reads go socket → pinned chunk → GPU, with the
- * copy of one chunk overlapping the arrival of the next; host reads (footers) go straight
+ * copy of one chunk overlapping the arrival of the next, each chunk taken from the pool only
+ * when its bytes start to arrive ({@link ChunkOnArrival}); host reads (footers) go straight
  * into cuDF's host buffer.
  *
  * <p>Every read names the file's version (from the listing or stat that gave its size), so a
@@ -46,6 +45,8 @@ public final class RemoteFileDataSource extends ai.rapids.cudf.DataSource {
   private final long size;
   private final PinnedChunkPool pool;
   private final CopyEngine engine;
+  /** Takes each piece's chunk before its request is sent, as before late binding: for comparison only. */
+  private final boolean bindAtSend;
   /**
    * What this source's reads fetched and how long their callers waited, host and device reads
    * alike. Counted here rather than per thread, since cuDF may call back on threads of its own;
@@ -56,6 +57,13 @@ public final class RemoteFileDataSource extends ai.rapids.cudf.DataSource {
 
   public RemoteFileDataSource(RemoteStore store, String path, FileVersion version, long size,
       PinnedChunkPool pool, CopyEngine engine) {
+    this(store, path, version, size, pool, engine, false);
+  }
+
+  /** With {@code bindAtSend}, the way every device read took its chunks before late binding (GpuFetchBenchmark). */
+  RemoteFileDataSource(RemoteStore store, String path, FileVersion version, long size,
+      PinnedChunkPool pool, CopyEngine engine, boolean bindAtSend) {
+    this.bindAtSend = bindAtSend;
     this.store = store;
     this.path = path;
     this.version = version;
@@ -185,22 +193,27 @@ public final class RemoteFileDataSource extends ai.rapids.cudf.DataSource {
    * device memory, false when the GPU found them corrupt.
    */
   private CompletableFuture<Boolean> fetch(Piece p, boolean checkOnDevice) {
-    PinnedChunk chunk = pool.acquire();
-    ByteBuffer view = chunk.view().limit(p.length());
+    // The chunk is taken from the pool when the piece's bytes start to arrive, not now: see
+    // ChunkOnArrival. The caller waits here only for the store's bytes-in-flight window.
+    ChunkOnArrival chunk = new ChunkOnArrival(pool, p.length());
+    if (bindAtSend) {
+      chunk.bind();
+    }
     CompletableFuture<OptionalInt> read = checkOnDevice
-        ? store.readAsyncUnverified(path, version, p.fileOffset(), view)
-        : store.readAsync(path, version, p.fileOffset(), view).thenApply(v -> OptionalInt.empty());
+        ? store.readAsyncUnverified(path, version, p.fileOffset(), p.length(), chunk)
+        : store.readAsync(path, version, p.fileOffset(), p.length(), chunk)
+            .thenApply(v -> OptionalInt.empty());
     // The socket fills the chunk; then the engine owns it and gives it back after the copy.
     return read.handle((crc, err) -> {
           if (err != null) {
-            chunk.close();
+            chunk.giveBack();
             throw err instanceof CompletionException ce ? ce : new CompletionException(err);
           }
           return crc;
         })
         .thenCompose(expected -> expected.isEmpty()
-            ? engine.copyToDevice(chunk, p.length(), p.deviceAddress()).thenApply(v -> true)
-            : engine.copyToDeviceWithCrc32c(chunk, p.length(), p.deviceAddress())
+            ? engine.copyToDevice(chunk.handOver(), p.length(), p.deviceAddress()).thenApply(v -> true)
+            : engine.copyToDeviceWithCrc32c(chunk.handOver(), p.length(), p.deviceAddress())
                 .thenApply(actual -> intact(p, expected.getAsInt(), actual)));
   }
 

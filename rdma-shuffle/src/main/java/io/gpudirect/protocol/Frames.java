@@ -15,14 +15,23 @@ public final class Frames {
 
   /** The whole frame, length prefix included, ready to write (position 0). */
   public static ByteBuffer encode(Message m) {
-    int bodyLength = m.encodedLength();
-    ByteBuffer buf = ByteBuffer.allocate(HEADER_BYTES + bodyLength);
-    buf.putInt(1 + bodyLength);
+    int frameLength = HEADER_BYTES + m.encodedLength();
+    return encode(m, ByteBuffer.allocate(frameLength), frameLength);
+  }
+
+  /**
+   * The whole frame, {@code frameLength} bytes ({@link #HEADER_BYTES} + the message's
+   * {@code encodedLength()}), written into {@code buf} from position 0, which must have room
+   * for it; returns {@code buf}, ready to write.
+   */
+  public static ByteBuffer encode(Message m, ByteBuffer buf, int frameLength) {
+    buf.clear().limit(frameLength);
+    buf.putInt(frameLength - HEADER_BYTES + 1);
     buf.put(m.type().id());
     m.encode(buf);
     if (buf.hasRemaining()) {
       throw new IllegalStateException(m.type() + " wrote " + buf.position() + " of "
-          + buf.capacity() + " bytes");
+          + frameLength + " bytes");
     }
     return buf.flip();
   }

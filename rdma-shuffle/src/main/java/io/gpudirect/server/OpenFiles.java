@@ -33,7 +33,7 @@ import java.util.Map;
  *
  * <p>Bounds: at most {@link #MAX_OPEN} files per connection, the least recently used closed
  * first; all of them closed once the connection has been idle for a while (see
- * {@link #closeIfIdle}, so that an idle client does not hold a deleted file's blocks), and
+ * {@link #closeUnlessInUse}, so that an idle client does not hold a deleted file's blocks), and
  * when the connection ends. The connection's thread uses the files between {@link #acquire}
  * and {@link #release}; the server's sweeper closes them only outside that.
  */
@@ -70,7 +70,6 @@ final class OpenFiles implements RootDirectory.KeptDirectories, AutoCloseable {
   private final Map<String, KeptDirectory> directories = new LinkedHashMap<>(16, 0.75f, true);
   private boolean inUse;
   private boolean closed;
-  private long lastReleasedNanos = System.nanoTime();
 
   /**
    * An open channel on the regular file {@code requested} names below {@code root}: the cached
@@ -159,16 +158,15 @@ final class OpenFiles implements RootDirectory.KeptDirectories, AutoCloseable {
   /** The request that acquired a file is done with it. */
   synchronized void release() {
     inUse = false;
-    lastReleasedNanos = System.nanoTime();
   }
 
   /**
-   * Closes every file when none has been used for {@code idleNanos}; called by the server's
-   * sweeper, never while a request holds one.
+   * Closes every file unless a request holds them now; called by the server's sweeper once the
+   * connection has been idle for a while ({@link ServerConnection#closeIdleFiles}, which keeps
+   * the time: no clock is read per request here).
    */
-  synchronized void closeIfIdle(long now, long idleNanos) {
-    if (!inUse && (!open.isEmpty() || !directories.isEmpty())
-        && now - lastReleasedNanos >= idleNanos) {
+  synchronized void closeUnlessInUse() {
+    if (!inUse && (!open.isEmpty() || !directories.isEmpty())) {
       evictBeyond(0, null);
       closeDirectories();
     }

@@ -140,13 +140,11 @@ final class ReadAnswers {
    * then takes the usual way, which refuses or answers it.
    */
   private boolean answeredFromKeptFile(ReadRequest r) throws IOException {
-    RequestedPath path;
-    try {
-      path = RequestedPath.of(r.path());
-    } catch (RequestRefusedException e) {
+    LastPath path = lastPath(r.path());
+    if (path == null) {
       return false;
     }
-    OpenFiles.Entry kept = openFiles.peek(path.normalized());
+    OpenFiles.Entry kept = openFiles.peek(path.normalized);
     if (kept == null) {
       return false;
     }
@@ -165,7 +163,7 @@ final class ReadAnswers {
       }
       BasicFileAttributes now;
       try {
-        now = server.root().attributesNow(path, openFiles);
+        now = server.root().attributesNow(path.requested, path.last, openFiles);
       } catch (RequestRefusedException e) {
         return false;
       }
@@ -180,6 +178,34 @@ final class ReadAnswers {
     } finally {
       openFiles.release();
     }
+  }
+
+  /**
+   * A path taken apart once for a run of READs that name it alike, as a reader 4 KiB at a time
+   * does: the request's string is compared, not parsed, normalised and made into a name again.
+   */
+  private record LastPath(String text, RequestedPath requested, String normalized, Path last) {}
+
+  private LastPath lastPath;
+
+  /** The path {@code text} names, taken apart; null when it names nothing to read. */
+  private LastPath lastPath(String text) {
+    LastPath p = lastPath;
+    if (p != null && p.text.equals(text)) {
+      return p;
+    }
+    RequestedPath requested;
+    try {
+      requested = RequestedPath.of(text);
+    } catch (RequestRefusedException e) {
+      return null;
+    }
+    if (requested.isRoot()) {
+      return null;
+    }
+    p = new LastPath(text, requested, requested.normalized(), requested.last());
+    lastPath = p;
+    return p;
   }
 
   /** Status, CRC32C and header around the payload read into {@code b}; then one write. */

@@ -194,9 +194,14 @@ final class RootDirectory implements AutoCloseable {
     if (path.isRoot()) {
       throw notAFile(path.requested(), true);
     }
+    return attributesNow(path, path.last(), kept);
+  }
+
+  /** As above, for a path that is not the root, whose {@link RequestedPath#last} is {@code last}. */
+  BasicFileAttributes attributesNow(RequestedPath path, Path last, KeptDirectories kept) {
     try (Walk walk = new Walk(path, kept)) {
       walk.toParent();
-      return attributes(walk.at, path.last(), path);
+      return attributes(walk.at, last, path);
     }
   }
 

@@ -108,7 +108,11 @@ final class ServerConnection implements Runnable {
 
   /** Closes the files kept open for this connection once it has been idle for {@code idleNanos}. */
   void closeIdleFiles(long now, long idleNanos) {
-    openFiles.closeIfIdle(now, idleNanos);
+    // A request that starts meanwhile either holds the files already (they stay) or opens
+    // them again.
+    if (!busy && now - idleSinceNanos >= idleNanos) {
+      openFiles.closeUnlessInUse();
+    }
   }
 
   void closeNow() {

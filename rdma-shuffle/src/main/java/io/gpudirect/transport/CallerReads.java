@@ -22,5 +22,19 @@ public interface CallerReads {
    * caller then waits for {@code done} as usual. Other requests' futures that it completes
    * on the way complete on the calling thread.
    */
-  void readAnswersUntil(CompletableFuture<?> done);
+  default void readAnswersUntil(CompletableFuture<?> done) {
+    readAnswersUntil(done, NO_DEADLINE);
+  }
+
+  /** A deadline for {@link #readAnswersUntil(CompletableFuture, long)} that never comes. */
+  long NO_DEADLINE = Long.MIN_VALUE;
+
+  /**
+   * As {@link #readAnswersUntil(CompletableFuture)}, and the connection keeps the request's
+   * timeout: while this caller reads, a connection with no answer for {@code done} by
+   * {@code deadlineNanos} (of {@link System#nanoTime}) is aborted, which fails {@code done},
+   * within a fraction of a second after it; the caller needs no timer task of its own. Once
+   * this returns with {@code done} not complete, the deadline is the caller's to keep.
+   */
+  void readAnswersUntil(CompletableFuture<?> done, long deadlineNanos);
 }

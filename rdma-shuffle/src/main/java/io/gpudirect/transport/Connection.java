@@ -49,6 +49,20 @@ public interface Connection extends AutoCloseable {
     return read(request, dst).thenApply(v -> OptionalInt.empty());
   }
 
+  /**
+   * As {@link #read(ReadRequest, ByteBuffer)}, into memory bound when the payload starts to
+   * arrive (see {@link PayloadMemory}). Here, as where a peer writes into the memory, it is
+   * bound at once; a transport that reads a socket overrides this to bind late.
+   */
+  default CompletableFuture<Void> read(ReadRequest request, PayloadMemory dst) {
+    return read(request, dst.bind());
+  }
+
+  /** As {@link #readUnverified(ReadRequest, ByteBuffer)}, into memory bound as in {@link #read(ReadRequest, PayloadMemory)}. */
+  default CompletableFuture<OptionalInt> readUnverified(ReadRequest request, PayloadMemory dst) {
+    return readUnverified(request, dst.bind());
+  }
+
   /** Reads whose answer the waiting caller may read itself, where this connection allows it (TCP); empty otherwise. */
   default Optional<CallerReads> callerReads() {
     return Optional.empty();

@@ -255,6 +255,49 @@ class BlockClientTest {
   }
 
   @Test
+  void aReadIsSplitSoThatEveryStreamTakesPartButNotIntoChunksBelowOneMebibyte() throws Exception {
+    try (BlockClient client = BlockClient.connect(address(server.port()),
+            config().streams(4).chunkSize(4 << 20).maxBytesInFlight(8 << 20).build());
+        HostBuffer b = allocator.allocate(4 << 20)) {
+      FileVersion version = client.stat("data/big.bin").version();
+      long before = server.stats().requests();
+      // 4 MiB over 4 streams: four requests of 1 MiB, not one of the configured 4 MiB.
+      client.read("data/big.bin", version, 0, b.nioBuffer());
+      assertEquals(4, server.stats().requests() - before);
+      assertEquals(ByteBuffer.wrap(big, 0, 4 << 20), b.nioBuffer());
+    }
+  }
+
+  @Test
+  void aStreamThatIsHeldUpGetsNoMoreChunksWhileTheOthersTakeTheRest() throws Exception {
+    // The first connection stops forwarding the server's bytes inside its first chunk until
+    // released. Of a read of 16 chunks, the held stream keeps only those it had taken (at most
+    // StreamQueue.DEPTH); the free one takes all the others meanwhile. Chunks dealt out in
+    // advance would leave half of them behind the held stream, and the free one idle.
+    int chunk = 256 * 1024;
+    int chunks = 16;
+    try (LoopbackCutter held = new LoopbackCutter(server.port(), 100_000, 1).holdUntilReleased();
+        BlockClient client = BlockClient.connect(address(held.port()),
+            config().streams(2).chunkSize(chunk).maxBytesInFlight(chunks * chunk).build());
+        HostBuffer b = allocator.allocate(chunks * chunk)) {
+      CompletableFuture<Void> read = client.readAsync("data/big.bin", 0, b.nioBuffer());
+      long expected = (long) (chunks - StreamQueue.DEPTH) * chunk;
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+      while (held.bytesFromServer(1) < expected && System.nanoTime() < deadline) {
+        Thread.sleep(10);
+      }
+      assertTrue(held.bytesFromServer(1) >= expected, "the free stream received "
+          + held.bytesFromServer(1) + " bytes while the other was held; expected the "
+          + (chunks - StreamQueue.DEPTH) + " chunks the held one had not taken: " + expected);
+      assertEquals(1, held.faultsInjected(), "the first stream was not held");
+      assertFalse(read.isDone());
+      held.release();
+      read.get(10, TimeUnit.SECONDS);
+      assertEquals(ByteBuffer.wrap(big, 0, chunks * chunk), b.nioBuffer());
+    }
+  }
+
+  @Test
   void everyOutstandingReadFailsPromptlyNamingThePeerWhenConnectionsKeepDropping()
       throws Exception {
     // Every connection dies after 100 kB, less than one chunk: no read can ever complete.
@@ -424,6 +467,26 @@ class BlockClientTest {
           () -> client.read("data/big.bin", 0, dst));
       assertTrue(e.getMessage().contains("timed out") && e.getMessage().contains("big.bin"),
           e.getMessage());
+    }
+  }
+
+  @Test
+  void aStalledServerTimesOutAReadWhoseCallerReadsItsAnswerItself() throws Exception {
+    // One chunk that the caller waits for: the caller reads its answer itself and no timer task
+    // watches it; the connection's reader thread keeps its deadline. Without that it would
+    // wait for the stalled server forever.
+    try (LoopbackCutter staller = new LoopbackCutter(server.port(), 200_000, Integer.MAX_VALUE)
+             .stallInsteadOfClose();
+        BlockClient client = BlockClient.connect(address(staller.port()), config().streams(1)
+            .chunkSize(1 << 20).requestTimeout(Duration.ofMillis(500)).build())) {
+      ByteBuffer dst = ByteBuffer.allocateDirect(1 << 20);
+      long start = System.nanoTime();
+      RequestTimeoutException e = assertThrows(RequestTimeoutException.class,
+          () -> client.read("data/big.bin", 0, dst));
+      assertTrue(e.getMessage().contains("timed out") && e.getMessage().contains("big.bin"),
+          e.getMessage());
+      assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(10),
+          "the timeout came late: " + (System.nanoTime() - start) / 1_000_000 + " ms");
     }
   }
 

@@ -1,5 +1,6 @@
 package io.gpudirect.client;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -54,6 +55,7 @@ class HostileServerTest {
         sampler.join();
       }
       long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+      assertEquals(ListingLimitException.Limit.ENTRIES, e.limit());
       assertTrue(e.getMessage().contains("127.0.0.1:" + hostile.port())
           && e.getMessage().contains("more than 1000000 entries")
           && e.getMessage().contains("listing.maxEntries"), e.getMessage());
@@ -69,6 +71,7 @@ class HostileServerTest {
     try (EndlessListingServer hostile = new EndlessListingServer(1000, Duration.ZERO);
         BlockClient c = connect(hostile, ClientConfig.builder().maxListBytes(1 << 20))) {
       ListingLimitException e = assertThrows(ListingLimitException.class, () -> c.list("x"));
+      assertEquals(ListingLimitException.Limit.BYTES, e.limit());
       assertTrue(e.getMessage().contains("more than 1048576 bytes of entries")
           && e.getMessage().contains("listing.maxBytes") && e.getMessage().contains("'x'"),
           e.getMessage());
@@ -82,6 +85,7 @@ class HostileServerTest {
       long t0 = System.nanoTime();
       ListingLimitException e = assertThrows(ListingLimitException.class, () -> c.list("/"));
       long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+      assertEquals(ListingLimitException.Limit.TIME, e.limit());
       assertTrue(e.getMessage().contains("no last page within PT1S")
           && e.getMessage().contains("listing.timeout"), e.getMessage());
       assertTrue(ms < 5000, "gave up after " + ms + " ms");

@@ -33,7 +33,13 @@ import java.util.concurrent.CompletableFuture;
  * Bytes into device memory over loopback TCP, beside its two limits measured in the same run:
  * the raw loopback socket (sendfile to a plain reader, same stream count) and the pinned
  * host-to-device copy. Run on the GPU machine:
- * {@code run.sh java io.gpudirect.cudf.GpuFetchBenchmark [GiB] [streams,...]}.
+ * {@code run.sh java io.gpudirect.cudf.GpuFetchBenchmark [GiB] [streams,...] [chunkMiB,...]}.
+ *
+ * <p>Each row also gives the same read with each piece's pinned chunk taken before its request
+ * is sent ("bound at send", as before late binding) and the most pinned chunks each column
+ * held at once. Properties: {@code gpudirect.bench.rounds} (5), {@code .pinnedChunks} (64),
+ * {@code .chunksPerStream}, {@code .profile}, {@code .ucx}; and
+ * {@code -Dgpudirect.copyEngine.blockingSync=true} for completion threads that sleep.
  */
 public final class GpuFetchBenchmark {
   /** The chunk the file is written with and the raw baseline reads into by default. */
@@ -59,7 +65,7 @@ public final class GpuFetchBenchmark {
       for (String c : chunkSizes) {
         int chunk = Integer.parseInt(c.trim()) << 20;
         try (BufferAllocator allocator = BufferAllocator.newRoot("bench", 4L << 30);
-             PinnedChunkPool pool = PinnedChunkPool.forThisJvm(allocator, 64, chunk,
+             PinnedChunkPool pool = PinnedChunkPool.forThisJvm(allocator, PINNED_CHUNKS, chunk,
                  Duration.ofSeconds(60));
              CopyEngine engine = new CopyEngine();
              CopyEngine cpuChecks = new CopyEngine(false)) {
@@ -73,13 +79,16 @@ public final class GpuFetchBenchmark {
             int streams = Integer.parseInt(s.trim());
             // Each round measures every column once, so that the machine's drift (large on a
             // shared host) hits them all alike; a ratio is the median of the rounds' ratios.
-            double[][] gbs = new double[6][ROUNDS];
+            double[][] gbs = new double[7][ROUNDS];
             double[] ucxGbs = new double[ROUNDS];
             String ucxTransport;
             try (DeviceFetch on = new DeviceFetch(server, pool, engine, device, bytes, streams, chunk, true, "on");
                  DeviceFetch first = new DeviceFetch(uncached, pool, engine, device, bytes, streams, chunk, true, "on, first read");
                  DeviceFetch cpu = new DeviceFetch(server, pool, cpuChecks, device, bytes, streams, chunk, true, "by the CPU");
                  DeviceFetch off = new DeviceFetch(server, pool, engine, device, bytes, streams, chunk, false, "off");
+                 // Each piece's chunk taken before its request is sent: how device reads ran before late binding.
+                 DeviceFetch atSend = new DeviceFetch(server, pool, engine, device, bytes, streams, chunk, true,
+                     "on, bound at send", "tcp", true);
                  DeviceFetch ucx = UCX ? new DeviceFetch(ucxServer, pool, engine, device, bytes, streams, chunk, true,
                      "on, over UCX", "rdma") : null) {
               for (int r = 0; r < ROUNDS; r++) {
@@ -91,12 +100,15 @@ public final class GpuFetchBenchmark {
                 gbs[3][r] = first.gbPerSecond();
                 gbs[4][r] = cpu.gbPerSecond();
                 gbs[5][r] = off.gbPerSecond();
+                gbs[6][r] = atSend.gbPerSecond();
                 ucxGbs[r] = ucx == null ? 0 : ucx.gbPerSecond();
               }
               ucxTransport = ucx == null ? "" : ucx.client.transport();
-              for (DeviceFetch f : List.of(on, first, cpu, off)) {
+              for (DeviceFetch f : List.of(on, first, cpu, off, atSend)) {
                 f.printProfile();
               }
+              System.out.printf("    most pinned chunks in use (on, first, CPU, off, bound at send): %d, %d, %d, %d, %d of %d%n",
+                  on.peakChunks, first.peakChunks, cpu.peakChunks, off.peakChunks, atSend.peakChunks, PINNED_CHUNKS);
             }
             StringBuilder line = new StringBuilder(String.format("%7d | %15.2f | %14.2f | %19.2f | %21.2f | %17.2f | %10.2f |",
                 streams, median(gbs[0]), median(gbs[1]), median(gbs[2]), median(gbs[3]), median(gbs[4]), median(gbs[5])));
@@ -110,6 +122,14 @@ public final class GpuFetchBenchmark {
               }
               line.append(reference == 0 ? " |" : "");
             }
+            double[] atSendRatios = new double[ROUNDS];
+            double[] lateOverAtSend = new double[ROUNDS];
+            for (int r = 0; r < ROUNDS; r++) {
+              atSendRatios[r] = gbs[6][r] / Math.min(gbs[0][r], h2d);
+              lateOverAtSend[r] = gbs[2][r] / gbs[6][r];
+            }
+            line.append(String.format(" | on, bound at send %.2f GB/s, ratio %.2f; on (bound on arrival) / bound at send %.2f",
+                median(gbs[6]), median(atSendRatios), median(lateOverAtSend)));
             if (UCX) {
               double[] ratios = new double[ROUNDS];
               for (int r = 0; r < ROUNDS; r++) {
@@ -129,6 +149,8 @@ public final class GpuFetchBenchmark {
 
   private static final int ROUNDS = Integer.getInteger("gpudirect.bench.rounds", 5);
   private static final boolean UCX = Boolean.getBoolean("gpudirect.bench.ucx");
+  /** Chunks of the pinned pool all columns share ({@code -Dgpudirect.bench.pinnedChunks=N}). */
+  private static final int PINNED_CHUNKS = Integer.getInteger("gpudirect.bench.pinnedChunks", 64);
 
   private static double median(double[] values) {
     double[] v = values.clone();
@@ -148,6 +170,9 @@ public final class GpuFetchBenchmark {
     private final DeviceMemoryBuffer device;
     private final long bytes;
     private final String label;
+    private final PinnedChunkPool pool;
+    /** The most pinned chunks this fetch's reads held at once. */
+    int peakChunks;
     /** CPU nanoseconds by thread role during this fetch's reads alone (with the profile on). */
     private final Map<String, Long> cpu = new TreeMap<>();
     private int reads;
@@ -159,12 +184,19 @@ public final class GpuFetchBenchmark {
 
     DeviceFetch(BlockServer server, PinnedChunkPool pool, CopyEngine engine, DeviceMemoryBuffer device,
         long bytes, int streams, int chunk, boolean checksums, String label, String transport) {
+      this(server, pool, engine, device, bytes, streams, chunk, checksums, label, transport, false);
+    }
+
+    DeviceFetch(BlockServer server, PinnedChunkPool pool, CopyEngine engine, DeviceMemoryBuffer device,
+        long bytes, int streams, int chunk, boolean checksums, String label, String transport, boolean bindAtSend) {
       int window = chunksPerStream(streams) * streams * chunk;
       ClientConfig config = ClientConfig.builder().streams(streams).chunkSize(chunk).maxBytesInFlight(window)
           .checksums(checksums).transport(transport)
           .rdmaProvider(io.gpudirect.verbs.provider.RdmaProvider.UCX).build();
       this.client = BlockClient.connect(new InetSocketAddress("127.0.0.1", server.port()), config);
-      this.source = new RemoteFileDataSource(client, "data.bin", client.stat("data.bin").version(), bytes, pool, engine);
+      this.source = new RemoteFileDataSource(client, "data.bin", client.stat("data.bin").version(), bytes, pool, engine,
+          bindAtSend);
+      this.pool = pool;
       this.device = device;
       this.bytes = bytes;
       this.label = String.format("%d streams, %d MiB, CRC32C %s", streams, chunk >> 20, label);
@@ -172,9 +204,11 @@ public final class GpuFetchBenchmark {
 
     double gbPerSecond() {
       Map<String, Long> before = PROFILE ? cpuByRole() : Map.of();
+      pool.takePeakChunksInUse();
       long start = System.nanoTime();
       source.deviceRead(0, device, ai.rapids.cudf.Cuda.DEFAULT_STREAM);
       double gbs = bytes / ((System.nanoTime() - start) / 1e9) / 1e9;
+      peakChunks = Math.max(peakChunks, pool.takePeakChunksInUse());
       reads++;
       if (PROFILE) {
         cpuByRole().forEach((role, ns) -> cpu.merge(role, ns - before.getOrDefault(role, 0L), Long::sum));

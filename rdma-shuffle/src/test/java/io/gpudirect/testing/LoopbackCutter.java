@@ -9,6 +9,7 @@ import java.net.Socket;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A loopback TCP proxy for fault tests: forwards both ways, and on the first
@@ -25,6 +26,8 @@ public final class LoopbackCutter implements AutoCloseable {
   private final AtomicInteger accepted = new AtomicInteger();
   private final AtomicInteger faults = new AtomicInteger();
   private final List<Socket> sockets = new CopyOnWriteArrayList<>();
+  /** Bytes forwarded from the server, per connection in the order accepted. */
+  private final List<AtomicLong> fromServer = new CopyOnWriteArrayList<>();
   private final Thread acceptor;
   private volatile boolean stall;
   private volatile boolean corrupt;
@@ -101,6 +104,11 @@ public final class LoopbackCutter implements AutoCloseable {
     return accepted.get();
   }
 
+  /** Bytes forwarded from the server to the client on connection {@code i} (0: the first accepted). */
+  public long bytesFromServer(int i) {
+    return i < fromServer.size() ? fromServer.get(i).get() : 0;
+  }
+
   /** Cuts, stalls, drips and flipped bytes that have fired so far. */
   public int faultsInjected() {
     return faults.get();
@@ -125,15 +133,17 @@ public final class LoopbackCutter implements AutoCloseable {
         sockets.add(client);
         sockets.add(server);
         boolean cut = accepted.incrementAndGet() <= cutConnections;
-        pump(client, server, Long.MAX_VALUE);
-        pump(server, client, cut ? cutAfterBytes : Long.MAX_VALUE);
+        AtomicLong forwarded = new AtomicLong();
+        fromServer.add(forwarded);
+        pump(client, server, Long.MAX_VALUE, new AtomicLong());
+        pump(server, client, cut ? cutAfterBytes : Long.MAX_VALUE, forwarded);
       }
     } catch (IOException done) {
       // listener closed
     }
   }
 
-  private void pump(Socket from, Socket to, long limit) {
+  private void pump(Socket from, Socket to, long limit, AtomicLong forwarded) {
     Thread t = new Thread(() -> {
       byte[] buf = new byte[8192];
       long sent = 0;
@@ -179,6 +189,7 @@ public final class LoopbackCutter implements AutoCloseable {
           }
           out.write(buf, 0, n);
           sent += n;
+          forwarded.addAndGet(n);
         }
         if (sent >= limit && limit != Long.MAX_VALUE && !corrupt && dripDelayMillis < 0 && !hold) {
           faults.incrementAndGet();

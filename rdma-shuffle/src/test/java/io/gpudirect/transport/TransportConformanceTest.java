@@ -27,9 +27,12 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.OptionalInt;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicIntegerArray;
+import java.util.zip.CRC32C;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -133,6 +136,46 @@ public abstract class TransportConformanceTest {
         buffers.get(i).flip().get(got);
         assertArrayEquals(Arrays.copyOfRange(data, i << 20, (i + 1) << 20), got, "chunk " + i);
       }
+    }
+  }
+
+  @Test
+  void readsIntoMemoryBoundOnArrivalLandInItAndBindItOnce() throws Exception {
+    // Where the transport binds (at send over RDMA, at the payload's first byte over TCP) is
+    // its own; that each read binds its memory once and its bytes land there is common.
+    try (Connection c = connect()) {
+      int n = 8;
+      List<ByteBuffer> buffers = new ArrayList<>();
+      AtomicIntegerArray binds = new AtomicIntegerArray(n);
+      List<CompletableFuture<OptionalInt>> reads = new ArrayList<>();
+      for (int i = 0; i < n; i++) {
+        int index = i;
+        int len = i % 4 == 3 ? 1000 : 1 << 20;
+        ByteBuffer dst = ByteBuffer.allocateDirect(len);
+        buffers.add(dst);
+        PayloadMemory memory = () -> {
+          binds.incrementAndGet(index);
+          return dst.duplicate();
+        };
+        ReadRequest r = new ReadRequest(i + 1, "d.bin", (long) i << 20, len);
+        reads.add(i % 2 == 0 ? c.readUnverified(r, memory)
+            : c.read(r, memory).thenApply(v -> OptionalInt.empty()));
+      }
+      for (int i = 0; i < n; i++) {
+        OptionalInt crc = reads.get(i).get(10, TimeUnit.SECONDS);
+        int len = buffers.get(i).capacity();
+        byte[] want = Arrays.copyOfRange(data, i << 20, (i << 20) + len);
+        byte[] got = new byte[len];
+        buffers.get(i).duplicate().get(got);
+        assertArrayEquals(want, got, "read " + i);
+        assertEquals(1, binds.get(i), "read " + i + " bound its memory once");
+        if (crc.isPresent()) {
+          CRC32C expected = new CRC32C();
+          expected.update(want);
+          assertEquals((int) expected.getValue(), crc.getAsInt(), "read " + i + ": the server's CRC32C");
+        }
+      }
+      assertTrue(c.isOpen());
     }
   }
 

@@ -28,8 +28,13 @@ final class CatCommand implements Callable<Integer> {
   ClientOptions client;
 
   /**
-   * Two buffers: while one is written to stdout, the next range is already arriving in the
-   * other, so the network never waits for the disk or the pipe.
+   * Two buffers, both being filled at once: while one range arrives the next one is already
+   * asked for, and when the first has landed it is written to stdout while the second goes on
+   * arriving, and the range after that is asked for into the buffer just written. The streams
+   * never drain at a range's end, waiting for the next request to go out (which, on a link with
+   * drops, then starts each stream with a burst; docs/benchmarks.md, "A link that is not
+   * loopback"), and the network never waits for the disk or the pipe for longer than one
+   * range's write.
    */
   @Override
   public Integer call() throws Exception {
@@ -49,17 +54,31 @@ final class CatCommand implements Callable<Integer> {
          HostBuffer a = allocator.allocate(bufferSize);
          HostBuffer b = allocator.allocate(bufferSize)) {
       ByteBuffer[] views = {a.nioBuffer(), b.nioBuffer()};
-      long offset = 0;
-      int i = 0;
-      CompletableFuture<?> pending = fetch(store, location, file, offset, views[i]);
-      while (pending != null) {
-        pending.join();
-        ByteBuffer ready = views[i];
-        offset += ready.remaining();
-        i ^= 1;
-        pending = fetch(store, location, file, offset, views[i]);
-        while (ready.hasRemaining()) {
-          out.write(ready);
+      CompletableFuture<?>[] pending = new CompletableFuture<?>[views.length];
+      long next = 0;
+      for (int k = 0; k < views.length; k++) {
+        pending[k] = fetch(store, location, file, next, views[k]);
+        next += views[k].remaining();
+      }
+      try {
+        for (int i = 0; pending[i] != null; i = (i + 1) % views.length) {
+          CompletableFuture<?> landed = pending[i];
+          pending[i] = null;
+          landed.join();
+          ByteBuffer ready = views[i];
+          while (ready.hasRemaining()) {
+            out.write(ready);
+          }
+          pending[i] = fetch(store, location, file, next, views[i]);
+          next += views[i].remaining();
+        }
+      } finally {
+        // A failed read or write leaves the other range arriving into its buffer: it must have
+        // landed (or failed) before the buffers are freed.
+        for (CompletableFuture<?> p : pending) {
+          if (p != null) {
+            p.handle((v, e) -> null).join();
+          }
         }
       }
     }

@@ -29,8 +29,8 @@ final class LsCommand implements Callable<Integer> {
       files = store.list(location.path());
     } catch (ListingLimitException e) {
       // The client's message names the Spark option; on this command line it is a flag.
-      if (e.getMessage().contains("listing.maxEntries")) {
-        throw new ListingLimitException(e.getMessage() + "; for gpudirect ls: --max-entries N");
+      if (e.limit() == ListingLimitException.Limit.ENTRIES) {
+        throw new ListingLimitException(e.limit(), e.getMessage() + "; for gpudirect ls: --max-entries N");
       }
       throw e;
     }

@@ -52,6 +52,7 @@ class LsCommandTest {
       Run run = ls("--max-entries", "50000", "gpudirect://127.0.0.1:" + hostile.port() + "/");
       assertEquals(1, run.exit);
       ListingLimitException e = assertInstanceOf(ListingLimitException.class, run.error);
+      assertEquals(ListingLimitException.Limit.ENTRIES, e.limit());
       assertTrue(e.getMessage().contains("127.0.0.1:" + hostile.port())
           && e.getMessage().contains("more than 50000 entries")
           && e.getMessage().contains("--max-entries N"), e.getMessage());

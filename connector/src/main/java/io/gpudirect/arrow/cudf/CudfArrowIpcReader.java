@@ -6,6 +6,7 @@ import ai.rapids.cudf.ColumnView;
 import ai.rapids.cudf.Cuda;
 import ai.rapids.cudf.DType;
 import ai.rapids.cudf.DeviceMemoryBuffer;
+import ai.rapids.cudf.HostColumnVector;
 import ai.rapids.cudf.HostMemoryBuffer;
 import ai.rapids.cudf.OutOfBoundsPolicy;
 import ai.rapids.cudf.Scalar;
@@ -13,7 +14,9 @@ import ai.rapids.cudf.Table;
 import io.gpudirect.arrow.cudf.CudfBatchPlan.Column;
 import io.gpudirect.arrow.cudf.CudfBatchPlan.Kind;
 import io.gpudirect.arrow.cudf.CudfBatchPlan.Slice;
+import io.gpudirect.arrow.ArrowFormatException;
 import io.gpudirect.gpu.DeviceAllocator;
+import java.math.BigInteger;
 import java.nio.channels.SeekableByteChannel;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -22,6 +25,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import org.apache.arrow.vector.ipc.message.ArrowBlock;
+import org.apache.arrow.vector.types.pojo.ArrowType;
 import org.apache.arrow.vector.types.pojo.Field;
 
 /**
@@ -110,6 +114,7 @@ public final class CudfArrowIpcReader {
       try {
         for (int i = 0; i < columns.length; i++) {
           columns[i] = column(plan.columns().get(i), body, dictionaries);
+          refuseWideDecimals(fields.get(i), columns[i], step.where());
         }
         return new Table(columns);
       } finally {
@@ -192,6 +197,10 @@ public final class CudfArrowIpcReader {
       case LIST:
       case STRUCT:
         return nested(c, body, dictionaries);
+      case NULL:
+        try (Scalar none = Scalar.fromNull(c.type())) {
+          return ColumnVector.fromScalar(none, Math.toIntExact(c.rows()));
+        }
       default:
         return leaf(c, body);
     }
@@ -264,6 +273,38 @@ public final class CudfArrowIpcReader {
          Table dictionary = new Table(values);
          Table gathered = dictionary.gather(map, OutOfBoundsPolicy.NULLIFY)) {
       return gathered.getColumn(0).incRefCount();
+    }
+  }
+
+  /**
+   * Spark refuses a decimal with more digits than its type's precision, and the host reader
+   * ({@code LoadedBatchCheck}) refuses the file for it; so does this, on the GPU, so that such
+   * a value never reaches an operator that would carry it on as if it fitted. Top-level
+   * columns only: nested decimals are not checked here.
+   */
+  private void refuseWideDecimals(Field field, ColumnVector column, String where) {
+    if (!(field.getType() instanceof ArrowType.Decimal d) || !column.getType().isDecimalType()) {
+      return;
+    }
+    BigInteger bound = BigInteger.TEN.pow(d.getPrecision());
+    try (Scalar high = Scalar.fromDecimal(bound, column.getType());
+         Scalar low = Scalar.fromDecimal(bound.negate(), column.getType());
+         ColumnVector over = column.greaterOrEqualTo(high);
+         ColumnVector under = column.lessOrEqualTo(low);
+         ColumnVector wide = over.or(under);
+         Scalar any = wide.any()) {
+      if (!any.isValid() || !any.getBoolean()) {
+        return;
+      }
+      // Only on the way to an error: find the first such row on the host, to name it.
+      try (HostColumnVector flags = wide.copyToHost(); HostColumnVector values = column.copyToHost()) {
+        for (long r = 0; r < flags.getRowCount(); r++) {
+          if (!flags.isNull(r) && flags.getBoolean(r)) {
+            throw new ArrowFormatException(displayName, where + ", column '" + field.getName() + "' row " + r
+                + " holds " + values.getBigDecimal(r) + ", more digits than its type " + d + " allows");
+          }
+        }
+      }
     }
   }
 

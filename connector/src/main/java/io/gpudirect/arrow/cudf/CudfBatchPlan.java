@@ -31,7 +31,9 @@ record CudfBatchPlan(long rows, List<Column> columns, boolean needsBody, byte[] 
     /** Children of the same length. */
     STRUCT,
     /** Indices (data, of {@code type}) into dictionary {@code dictionaryId}, checked against its size. */
-    DICTIONARY
+    DICTIONARY,
+    /** Arrow's Null type: no buffers at all, every row null (an INT8 column on the GPU). */
+    NULL
   }
 
   /**

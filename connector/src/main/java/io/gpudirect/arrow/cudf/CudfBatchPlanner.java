@@ -148,9 +148,13 @@ final class CudfBatchPlanner {
       throw new ArrowFormatException(displayName, where + " has " + n.length() + " values where " + rows + " belong");
     }
     long nulls = n.nullCount();
+    String name = field.getName();
+    if (field.getType().getTypeID() == ArrowType.ArrowTypeID.Null && field.getDictionary() == null) {
+      // Arrow writes no buffers for a Null column, not even a validity bitmap.
+      return new Column(name, Kind.NULL, DType.INT8, rows, rows, null, null, null, List.of(), -1);
+    }
     int validityBuffer = buffer++;
     Slice validity = nulls == 0 ? null : resolve(validityBuffer, bitBytes(rows), where + ": validity");
-    String name = field.getName();
     if (field.getDictionary() != null) {
       DType index = CudfTypeMapping.indexType(field, displayName);
       Slice indices = resolve(buffer++, rows * index.getSizeInBytes(), where + ": dictionary indices");

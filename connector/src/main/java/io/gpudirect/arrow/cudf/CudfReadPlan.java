@@ -94,9 +94,6 @@ record CudfReadPlan(List<Field> fields, List<Step> steps) {
     List<Step> steps = new ArrayList<>();
     int records = 0;
     int dictionaries = 0;
-    if (order.stream().allMatch(StreamLayout.Batch::dictionary)) {
-      throw new ArrowFormatException(displayName, "it has no record batches, so there is no table to make");
-    }
     for (StreamLayout.Batch batch : order) {
       ArrowBlock block = batch.block();
       if (records >= endBatch) {

@@ -12,7 +12,8 @@ import org.apache.arrow.vector.types.pojo.FieldType;
 
 /**
  * Arrow types and the cuDF types they become (docs/arrow-type-mapping.md). Most are read as
- * they are; booleans are unpacked on the GPU, binary becomes LIST&lt;UINT8&gt;, large offsets
+ * they are; booleans are unpacked on the GPU, binary becomes LIST&lt;UINT8&gt;, nulls an all-null
+ * INT8 column (no buffers to fetch), large offsets
  * are narrowed on the host, fixed-size lists get offsets made on the host, and
  * dictionary-encoded columns are decoded with a cuDF gather. Anything else is refused, naming
  * the column (with its path inside nested columns) and its type.
@@ -59,6 +60,9 @@ final class CudfTypeMapping {
       }
       case Bool:
         return DType.BOOL8;
+      case Null:
+        // cuDF has no null-only type; an all-null INT8 column is how the RAPIDS plugin holds one.
+        return DType.INT8;
       case Utf8:
       case LargeUtf8:
         return DType.STRING;
@@ -114,7 +118,6 @@ final class CudfTypeMapping {
 
   private static String reason(ArrowType t) {
     switch (t.getTypeID()) {
-      case Null: return "it has no null-only type";
       case Union: return "it has no union type";
       case Time: return "it has no time-of-day type";
       case Interval: return "it has no calendar interval type";

@@ -1,8 +1,11 @@
 package io.gpudirect.spark.cudf;
 
+import ai.rapids.cudf.BaseDeviceMemoryBuffer;
 import ai.rapids.cudf.ColumnView;
 import ai.rapids.cudf.DType;
+import ai.rapids.cudf.HostColumnVector;
 import io.gpudirect.GpuDirectException;
+import java.util.Optional;
 import org.apache.spark.sql.types.ArrayType;
 import org.apache.spark.sql.types.BinaryType;
 import org.apache.spark.sql.types.BooleanType;
@@ -15,6 +18,7 @@ import org.apache.spark.sql.types.FloatType;
 import org.apache.spark.sql.types.IntegerType;
 import org.apache.spark.sql.types.LongType;
 import org.apache.spark.sql.types.MapType;
+import org.apache.spark.sql.types.NullType;
 import org.apache.spark.sql.types.ShortType;
 import org.apache.spark.sql.types.StringType;
 import org.apache.spark.sql.types.StructField;
@@ -122,6 +126,9 @@ public final class SparkCudfTypes {
       return DType.TIMESTAMP_DAYS;
     } else if (type instanceof TimestampType || type instanceof TimestampNTZType) {
       return DType.TIMESTAMP_MICROSECONDS;
+    } else if (type instanceof NullType) {
+      // Every row null; INT8 is how the RAPIDS plugin holds a NullType column.
+      return DType.INT8;
     }
     return null;
   }
@@ -134,6 +141,32 @@ public final class SparkCudfTypes {
     DType.DTypeEnum id = d.precision() <= 9 ? DType.DTypeEnum.DECIMAL32
         : d.precision() <= 18 ? DType.DTypeEnum.DECIMAL64 : DType.DTypeEnum.DECIMAL128;
     return DType.create(id, -d.scale());
+  }
+
+  /**
+   * {@code strings}' bytes as LIST&lt;UINT8&gt;, the layout GPU engines (the RAPIDS plugin) hold
+   * Spark's binary in: the same offsets, validity and bytes, viewed as a list of bytes and copied
+   * once on the device. Nothing goes through the host. The caller owns the result.
+   */
+  public static ai.rapids.cudf.ColumnVector asByteLists(ColumnView strings) {
+    long rows = strings.getRowCount();
+    if (rows == 0) {
+      return ai.rapids.cudf.ColumnVector.empty(
+          new HostColumnVector.ListType(true, new HostColumnVector.BasicType(false, DType.UINT8)));
+    }
+    BaseDeviceMemoryBuffer offsets = strings.getOffsets();
+    BaseDeviceMemoryBuffer bytes = strings.getData(); // null when every value is empty or null
+    if (offsets == null || offsets.getLength() != (rows + 1) * Integer.BYTES) {
+      // cuDF widens a strings column's offsets to 64 bits past 2 GiB of characters; a list's stay 32.
+      throw new GpuDirectException("A binary column of " + rows + " rows holds more than 2 GiB of bytes in one"
+          + " batch, which the GPU's list of bytes cannot index: lower spark.rapids.sql.batchSizeBytes");
+    }
+    try (ColumnView byteView = new ColumnView(DType.UINT8, bytes == null ? 0 : bytes.getLength(), Optional.of(0L),
+            bytes, null);
+         ColumnView lists = new ColumnView(DType.LIST, rows, Optional.of(strings.getNullCount()), strings.getValid(),
+            offsets, new ColumnView[] {byteView})) {
+      return lists.copyToColumnVector();
+    }
   }
 
   /** The cuDF type of a column of {@code type} that holds only nulls, or null when nested. */

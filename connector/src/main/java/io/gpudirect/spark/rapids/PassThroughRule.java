@@ -69,14 +69,13 @@ final class PassThroughRule extends Rule<SparkPlan> {
 
   /**
    * Why gpudirect's device columns of {@code schema} are not yet in the plugin's layout, or
-   * null when they are: the plugin holds binary as LIST of bytes where cuDF's Parquet reader
-   * gives strings, and nested decimals in the narrowest width, which only top-level columns
-   * are cast to ({@code HandoffReader}).
+   * null when they are: the plugin holds binary as LIST of bytes and decimals in the narrowest
+   * width, which the hand-off ({@code HandoffReader}) makes of top-level columns only.
    */
   static String layoutRefusal(StructType schema) {
     for (StructField f : schema.fields()) {
-      if (contains(f.dataType(), BinaryType.class)) {
-        return "column '" + f.name() + "' holds binary, which is not yet handed over on the device";
+      if (!(f.dataType() instanceof BinaryType) && contains(f.dataType(), BinaryType.class)) {
+        return "column '" + f.name() + "' holds nested binary, which is not yet handed over on the device";
       }
       if (!(f.dataType() instanceof DecimalType) && contains(f.dataType(), DecimalType.class)) {
         return "column '" + f.name() + "' holds nested decimals, which are not yet handed over on the device";

@@ -1,12 +1,18 @@
 package io.gpudirect.spark.rapids;
 
+import ai.rapids.cudf.DType;
+import ai.rapids.cudf.HostColumnVector;
 import io.gpudirect.GpuDirectException;
 import io.gpudirect.spark.DeviceHandoff;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
+import java.util.ArrayList;
+import java.util.List;
 import org.apache.spark.TaskContext;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.internal.SQLConf;
+import org.apache.spark.sql.types.BinaryType;
+import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.vectorized.ColumnVector;
@@ -99,9 +105,52 @@ final class RapidsHandoff implements DeviceHandoff {
     }
   }
 
+  /**
+   * Copies a batch read on the host with the plugin's own builder, except binary columns, which
+   * its copy has no case for: those are built here as the LIST&lt;UINT8&gt; it holds them in.
+   */
   @Override
   public ColumnarBatch fromHost(ColumnarBatch host, StructType schema) {
     int rows = host.numRows();
+    List<Integer> copied = new ArrayList<>();
+    StructType copiedSchema = new StructType();
+    for (int i = 0; i < schema.fields().length; i++) {
+      if (!(schema.fields()[i].dataType() instanceof BinaryType)) {
+        copied.add(i);
+        copiedSchema = copiedSchema.add(schema.fields()[i]);
+      }
+    }
+    ColumnVector[] vectors = new ColumnVector[schema.fields().length];
+    try {
+      if (!copied.isEmpty()) {
+        ColumnarBatch built = build(host, copied, copiedSchema, rows);
+        for (int j = 0; j < copied.size(); j++) {
+          vectors[copied.get(j)] = built.column(j);
+        }
+      }
+      for (int i = 0; i < vectors.length; i++) {
+        if (vectors[i] == null) {
+          ai.rapids.cudf.ColumnVector bytes = byteLists(host.column(i), rows);
+          try {
+            vectors[i] = (ColumnVector) call(plugin().column, null, bytes, DataTypes.BinaryType);
+          } catch (RuntimeException e) {
+            bytes.close();
+            throw e;
+          }
+        }
+      }
+      return new ColumnarBatch(vectors, rows);
+    } catch (RuntimeException e) {
+      for (ColumnVector v : vectors) {
+        if (v != null) {
+          v.close();
+        }
+      }
+      throw e;
+    }
+  }
+
+  private ColumnarBatch build(ColumnarBatch host, List<Integer> columns, StructType schema, int rows) {
     Object builder;
     try {
       builder = plugin().builder.getConstructor(StructType.class, int.class).newInstance(schema, rows);
@@ -112,14 +161,29 @@ final class RapidsHandoff implements DeviceHandoff {
     }
     try (AutoCloseable closing = (AutoCloseable) builder) {
       Method copy = builder.getClass().getMethod("copyColumnar", ColumnVector.class, int.class, int.class);
-      for (int i = 0; i < host.numCols(); i++) {
-        call(copy, builder, host.column(i), i, rows);
+      for (int j = 0; j < columns.size(); j++) {
+        call(copy, builder, host.column(columns.get(j)), j, rows);
       }
       return (ColumnarBatch) call(builder.getClass().getMethod("build", int.class), builder, rows);
     } catch (RuntimeException e) {
       throw e;
     } catch (Exception e) {
       throw new GpuDirectException("Cannot copy a host batch with the RAPIDS Accelerator's builder: " + e, e);
+    }
+  }
+
+  /** A host binary column as the LIST&lt;UINT8&gt; device column the plugin holds binary in. */
+  private static ai.rapids.cudf.ColumnVector byteLists(ColumnVector binary, int rows) {
+    try (HostColumnVector.ColumnBuilder b = new HostColumnVector.ColumnBuilder(
+        new HostColumnVector.ListType(true, new HostColumnVector.BasicType(false, DType.UINT8)), rows)) {
+      for (int r = 0; r < rows; r++) {
+        if (binary.isNullAt(r)) {
+          b.appendNull();
+        } else {
+          b.appendByteList(binary.getBinary(r));
+        }
+      }
+      return b.buildAndPutOnDevice();
     }
   }
 

@@ -95,6 +95,8 @@ final class PlannedValues {
       return null;
     }
     switch (c.kind()) {
+      case NULL:
+        return null;
       case BOOL:
         return batch.bit(c.data(), r);
       case STRING:

@@ -19,6 +19,7 @@ import io.gpudirect.transport.Connection;
 import io.gpudirect.transport.ConnectionLostException;
 import io.gpudirect.transport.ConnectionOptions;
 import io.gpudirect.transport.ConnectionThreads;
+import io.gpudirect.transport.PayloadMemory;
 import io.gpudirect.transport.ServerErrorException;
 import java.io.EOFException;
 import java.io.IOException;
@@ -68,6 +69,8 @@ final class TcpConnection implements Connection, CallerReads {
   private static final int INBOX_BYTES = READ_DATA_FRAME + INLINE_VERIFY_BYTES + ReadData.TRAILER_BYTES;
   /** How long without a request before the reader thread watches the socket (see above). */
   static final long IDLE_WATCH_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+  /** A READ with the longest path and file id, and room to spare. */
+  private static final int OUTBOX_BYTES = 8 * 1024;
 
   private final SocketChannel channel;
   /** What requests are written to and answers read from: the socket, or TLS over it. */
@@ -78,6 +81,8 @@ final class TcpConnection implements Connection, CallerReads {
   private final boolean crc;
   private final long capabilities;
   private final Object writeLock = new Object();
+  /** Requests are encoded here, under {@link #writeLock} (room for a READ of the longest path). */
+  private final ByteBuffer outbox = ByteBuffer.allocateDirect(OUTBOX_BYTES);
   private final Map<Long, Pending> pending = new ConcurrentHashMap<>();
   private final Thread reader;
   /** Held by the one thread that reads answers now: the reader thread or a waiting caller. */
@@ -91,16 +96,23 @@ final class TcpConnection implements Connection, CallerReads {
       new AtomicInteger();
   /** Checks large payloads' checksums off this connection's reader thread. */
   private final ConnectionThreads threads;
-  private volatile long lastSendNanos = System.nanoTime();
+  /**
+   * Requests sent so far (written under {@link #writeLock}): the reader thread tells an idle
+   * connection by this not changing while it parks, so that no send reads the clock.
+   */
+  private volatile long sends;
+  /** When the read a caller waits for while it reads answers times out (see CallerReads). */
+  private volatile long callerDeadline = NO_DEADLINE;
   private volatile GpuDirectException failure;
   /** The read whose payload the reader thread is filling; it is no longer in {@link #pending}. */
   private volatile Pending receiving;
 
   /**
    * A request waiting for its answer. {@code unverified}: a READ whose checksum is handed to
-   * the caller (its future completes with the CRC32C, or null without checksums).
+   * the caller (its future completes with the CRC32C, or null without checksums). A READ has
+   * either {@code dst} or {@code memory}, bound when its payload starts to arrive.
    */
-  private record Pending(long requestId, ReadRequest read, ByteBuffer dst,
+  private record Pending(long requestId, ReadRequest read, ByteBuffer dst, PayloadMemory memory,
       CompletableFuture<Object> future, boolean unverified) {
     /** A control call or a READ whose whole answer fits the inbox. */
     boolean small() {
@@ -164,7 +176,7 @@ final class TcpConnection implements Connection, CallerReads {
   @Override
   @SuppressWarnings("unchecked")
   public CompletableFuture<Message> call(Request request) {
-    CompletableFuture<Object> f = send(new Pending(request.requestId(), null, null,
+    CompletableFuture<Object> f = send(new Pending(request.requestId(), null, null, null,
         new CompletableFuture<>(), false), request, false);
     return (CompletableFuture<Message>) (CompletableFuture<?>) f;
   }
@@ -180,8 +192,12 @@ final class TcpConnection implements Connection, CallerReads {
   }
 
   @Override
+  @SuppressWarnings("unchecked")
   public CompletableFuture<Void> readForCaller(ReadRequest request, ByteBuffer dst) {
-    return read(request, dst, true);
+    // A verified read's future completes with null: it is a CompletableFuture<Void> already,
+    // and a caller that reads its answer itself is spared a future chained to it.
+    CompletableFuture<?> f = send(readPending(request, dst, false), request, true);
+    return (CompletableFuture<Void>) f;
   }
 
   @Override
@@ -190,16 +206,43 @@ final class TcpConnection implements Connection, CallerReads {
         .thenApply(crc -> crc == null ? OptionalInt.empty() : OptionalInt.of((Integer) crc));
   }
 
+  @Override
+  public CompletableFuture<Void> read(ReadRequest request, PayloadMemory dst) {
+    return send(new Pending(request.requestId(), request, null, dst, new CompletableFuture<>(),
+        false), request, false).thenApply(x -> null);
+  }
+
+  @Override
+  public CompletableFuture<OptionalInt> readUnverified(ReadRequest request, PayloadMemory dst) {
+    return send(new Pending(request.requestId(), request, null, dst, new CompletableFuture<>(),
+        true), request, false)
+        .thenApply(crc -> crc == null ? OptionalInt.empty() : OptionalInt.of((Integer) crc));
+  }
+
   private CompletableFuture<Void> read(ReadRequest request, ByteBuffer dst, boolean callerReads) {
     return send(readPending(request, dst, false), request, callerReads).thenApply(x -> null);
   }
 
+  /**
+   * A request's frame, encoded into {@link #outbox} when it fits (under the write lock): no
+   * heap buffer per request, which the JDK would copy into a direct one of its own to write.
+   */
+  private ByteBuffer encode(Message request) {
+    int length = Frames.HEADER_BYTES + request.encodedLength();
+    return length <= outbox.capacity() ? Frames.encode(request, outbox.clear(), length)
+        : Frames.encode(request);
+  }
+
   private static Pending readPending(ReadRequest request, ByteBuffer dst, boolean unverified) {
+    checkRoom(request, dst);
+    return new Pending(request.requestId(), request, dst, null, new CompletableFuture<>(), unverified);
+  }
+
+  private static void checkRoom(ReadRequest request, ByteBuffer dst) {
     if (dst.remaining() != request.length()) {
       throw new IllegalArgumentException("Destination has " + dst.remaining()
           + " bytes left for a READ of " + request.length());
     }
-    return new Pending(request.requestId(), request, dst, new CompletableFuture<>(), unverified);
   }
 
   /**
@@ -215,15 +258,14 @@ final class TcpConnection implements Connection, CallerReads {
       p.future.completeExceptionally(f);
       return p.future;
     }
-    ByteBuffer frame = Frames.encode(request);
     if (p.small()) {
       smallDue.incrementAndGet();
     }
     due.incrementAndGet();
-    lastSendNanos = System.nanoTime();
     try {
       synchronized (writeLock) {
-        writeFully(wire, frame);
+        sends++;
+        writeFully(wire, encode(request));
       }
     } catch (IOException e) {
       abort(new ConnectionLostException("Connection to gpudirect server " + server
@@ -242,11 +284,12 @@ final class TcpConnection implements Connection, CallerReads {
    * read outstanding on it then fails as on a lost connection, and the client retries them.)
    */
   @Override
-  public void readAnswersUntil(CompletableFuture<?> done) {
+  public void readAnswersUntil(CompletableFuture<?> done, long deadlineNanos) {
     if (done.isDone() || due.get() == 0 || Thread.currentThread().isInterrupted()
         || !reading.compareAndSet(false, true)) {
       return;
     }
+    callerDeadline = deadlineNanos;
     try {
       while (!done.isDone() && due.get() > 0 && failure == null) {
         readAnswer();
@@ -254,6 +297,7 @@ final class TcpConnection implements Connection, CallerReads {
     } catch (Throwable t) {
       failReading(t);
     } finally {
+      callerDeadline = NO_DEADLINE;
       releaseReading();
     }
   }
@@ -264,14 +308,25 @@ final class TcpConnection implements Connection, CallerReads {
    * to notice at once a server that closes the connection or sends a connection error.
    */
   private void readerLoop() {
+    long sendsSeen = -1;
     while (failure == null) {
       boolean idle = due.get() == 0;
-      if (idle && System.nanoTime() - lastSendNanos < IDLE_WATCH_NANOS) {
+      long sent = sends;
+      if (idle && sent != sendsSeen) {
+        // A request went out since the last look: not idle yet. One whole park with none is.
+        sendsSeen = sent;
         LockSupport.parkNanos(this, IDLE_WATCH_NANOS);
         continue;
       }
       if (!reading.compareAndSet(false, true)) {
         // A caller is reading; it wakes this thread if it lets go with answers still due.
+        // Meanwhile this thread keeps the caller's deadline (see CallerReads).
+        long deadline = callerDeadline;
+        if (deadline != NO_DEADLINE && System.nanoTime() - deadline >= 0) {
+          abort(new ConnectionLostException("Connection to gpudirect server " + server
+              + " closed: no answer came in time for the read its caller waits for", null));
+          continue;
+        }
         LockSupport.parkNanos(this, IDLE_WATCH_NANOS);
         continue;
       }
@@ -287,6 +342,8 @@ final class TcpConnection implements Connection, CallerReads {
       } finally {
         releaseReading();
       }
+      // Idle only after a whole park from now with no request sent.
+      sendsSeen = -1;
     }
   }
 
@@ -374,17 +431,35 @@ final class TcpConnection implements Connection, CallerReads {
           + p.read);
     }
     receiving = p;
-    int start = p.dst.position();
-    drainInbox(p.dst);
-    // A large payload into direct memory is checksummed as it arrives (see receiveChecking).
-    boolean checkOnTheWay = crc && !p.unverified && p.dst.isDirect()
-        && p.read.length() > INLINE_VERIFY_BYTES;
-    if (checkOnTheWay) {
-      receiveChecking(p.dst, start);
-    } else if (p.dst.isDirect()) {
-      Frames.readFully(wire, p.dst, false);
+    ByteBuffer dst = p.dst;
+    RuntimeException unbound = null;
+    if (dst == null) {
+      // Late binding: the memory is taken now that this payload is next on the wire.
+      try {
+        dst = p.memory.bind();
+        checkRoom(p.read, dst);
+      } catch (RuntimeException e) {
+        dst = null;
+        unbound = e;
+      }
+    }
+    boolean checkOnTheWay = false;
+    if (dst == null) {
+      // No memory for it: read past the payload, so that this read alone fails.
+      skip(p.read.length());
     } else {
-      readIntoHeap(p.dst);
+      int start = dst.position();
+      drainInbox(dst);
+      // A large payload into direct memory is checksummed as it arrives (see receiveChecking).
+      checkOnTheWay = crc && !p.unverified && dst.isDirect()
+          && p.read.length() > INLINE_VERIFY_BYTES;
+      if (checkOnTheWay) {
+        receiveChecking(dst, start);
+      } else if (dst.isDirect()) {
+        Frames.readFully(wire, dst, false);
+      } else {
+        readIntoHeap(dst);
+      }
     }
     fill(ReadData.trailerBytes(crc), false);
     byte status = inbox.get();
@@ -395,6 +470,10 @@ final class TcpConnection implements Connection, CallerReads {
     }
     // Still "receiving" until the trailer is in: a connection lost before then fails this read too.
     receiving = null;
+    if (unbound != null) {
+      p.future.completeExceptionally(unbound);
+      return;
+    }
     if (!crc) {
       p.future.complete(null);
       return;
@@ -408,9 +487,12 @@ final class TcpConnection implements Connection, CallerReads {
     if (checkOnTheWay) {
       settle(p, expected, (int) onTheWay.getValue());
     } else if (p.read.length() <= INLINE_VERIFY_BYTES) {
-      verify(p, expected);
+      onTheWay.reset();
+      onTheWay.update(dst.duplicate().flip());
+      settle(p, expected, (int) onTheWay.getValue());
     } else {
-      threads.verify(() -> verify(p, expected));
+      ByteBuffer bytes = dst;
+      threads.verify(() -> verify(p, bytes, expected));
     }
   }
 
@@ -491,6 +573,16 @@ final class TcpConnection implements Connection, CallerReads {
     }
   }
 
+  /** Reads past {@code n} bytes of payload, through the inbox. */
+  private void skip(int n) throws IOException {
+    for (int left = n; left > 0; ) {
+      int k = Math.min(left, inbox.capacity());
+      fill(k, false);
+      inbox.position(inbox.position() + k);
+      left -= k;
+    }
+  }
+
   /** Moves what the inbox holds of {@code dst}'s bytes into it. */
   private void drainInbox(ByteBuffer dst) {
     int n = Math.min(inbox.remaining(), dst.remaining());
@@ -500,9 +592,9 @@ final class TcpConnection implements Connection, CallerReads {
     }
   }
 
-  private void verify(Pending p, int expected) {
+  private void verify(Pending p, ByteBuffer dst, int expected) {
     CRC32C c = new CRC32C();
-    c.update(p.dst.duplicate().flip());
+    c.update(dst.duplicate().flip());
     settle(p, expected, (int) c.getValue());
   }
 

@@ -12,13 +12,16 @@ final class RemoteRegion {
   final int id;
   final long address;
   final long length;
+  /** Whether the peer can take a put from a NIC (its RKEY frame says): else WRITEs go on the stream. */
+  final boolean nativePuts;
   final UcpRemoteKey key;
   private int puts;
   private boolean revoked;
   private boolean destroyed;
 
-  RemoteRegion(int id, long address, long length, UcpRemoteKey key) {
+  RemoteRegion(int id, long address, long length, boolean nativePuts, UcpRemoteKey key) {
     this.id = id;
+    this.nativePuts = nativePuts;
     this.address = address;
     this.length = length;
     this.key = key;

@@ -19,6 +19,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import org.openucx.jucx.UcxCallback;
@@ -46,6 +47,15 @@ import org.openucx.jucx.ucs.UcsConstants;
  *   <li><b>Access checks</b>: over TCP or shared memory UCX writes where a put says, unchecked (a
  *       NIC would check the rkey's bounds), so every put is checked against the announced region
  *       here, and a bad one fails as {@link Status#REMOTE_ACCESS_ERROR} without being issued.</li>
+ *   <li><b>WRITEs without a NIC</b>: where either side has no RDMA device (each says so in its
+ *       RKEY frames), a WRITE goes on the stream as a WRITE frame (rkey number, address, then the
+ *       bytes), and the receiver checks it against its own regions and receives it in place. UCX
+ *       would otherwise emulate the put in software, and its receiver acknowledges each emulated
+ *       put from inside its AM handler: if that acknowledgement fails because the putter just
+ *       died, UCX aborts the receiving process ({@code ucp_put_handler} → {@code
+ *       ucp_progress_rma_cmpl} returns the send error → {@code ucp_request_try_send}: {@code
+ *       ucs_fatal("unexpected error")}; src/ucp/rma/rma_sw.c, the same from 1.13 to master). A
+ *       client that a dying server can kill is not acceptable; a stream receive only fails.</li>
  *   <li><b>Errors</b>: as with RC, the first failed work request breaks the endpoint: it is closed
  *       (the peer's error handler fires), and everything outstanding completes as flushed.</li>
  * </ul>
@@ -56,7 +66,14 @@ final class UcxEndpoint implements RdmaEndpoint {
   private static final int SEND = 1;
   private static final int RKEY = 2;
   private static final int REVOKE = 3;
-  /** RKEY frames: id, address, length, then the packed key (tens of bytes in practice). */
+  private static final int WRITE = 4;
+  /** A WRITE frame's body before its bytes: rkey number, remote address. */
+  private static final int WRITE_PREFIX = 12;
+  /** RKEY frames: id, address, length, flags, then the packed key. */
+  private static final int RKEY_PREFIX = 24;
+  /** RKEY flag: the announcer can take a put from a NIC (it has an RDMA device UCX may use). */
+  private static final int NATIVE_PUTS = 1;
+  /** The packed key is tens of bytes in practice. */
   private static final int MAX_RKEY_FRAME = 4096;
   /** No control message comes near this; a larger frame is a broken peer. */
   private static final int MAX_SEND_FRAME = 16 << 20;
@@ -72,6 +89,9 @@ final class UcxEndpoint implements RdmaEndpoint {
     final long wrId;
     final Opcode opcode;
     final ByteBuffer frame;
+    /** A WRITE frame's bytes, sent from where they are behind the frame. */
+    long payload;
+    int payloadLength;
     RemoteRegion remote;
     long putsBefore;
     boolean done;
@@ -87,6 +107,7 @@ final class UcxEndpoint implements RdmaEndpoint {
   private final UcpContext context;
   private final String peerName;
   private final QueueSizes sizes;
+  private final WritePaths writes;
   private final AtomicInteger sendsPosted = new AtomicInteger();
   private final AtomicInteger nextRkey = new AtomicInteger();
   private volatile InetSocketAddress peer;
@@ -98,7 +119,10 @@ final class UcxEndpoint implements RdmaEndpoint {
 
   // Loop-thread state.
   private final ByteBuffer header = ByteBuffer.allocateDirect(HEADER_BYTES);
+  private final ByteBuffer writePrefix = ByteBuffer.allocateDirect(WRITE_PREFIX);
   private final ArrayDeque<Recv> recvs = new ArrayDeque<>();
+  /** This side's remotely writable regions by rkey number: what a WRITE frame may land in. */
+  private final Map<Integer, UcxRegion> writable = new ConcurrentHashMap<>();
   private final Set<Op> outstanding = new LinkedHashSet<>();
   private final Map<Integer, RemoteRegion> remote = new HashMap<>();
   private final ArrayDeque<Op> waitingForFlush = new ArrayDeque<>();
@@ -106,9 +130,15 @@ final class UcxEndpoint implements RdmaEndpoint {
   private long putsFlushed;
   private boolean flushing;
 
+  /**
+   * @param writes whether a put to or from this side can be carried by a NIC (UCX may use verbs
+   *     here; where it cannot, WRITEs travel as stream frames, see the class comment), and the
+   *     counts of each
+   */
   UcxEndpoint(WorkerLoop loop, UcpContext context, InetSocketAddress peer, String peerName,
-      QueueSizes sizes) {
+      QueueSizes sizes, WritePaths writes) {
     this.loop = loop;
+    this.writes = writes;
     this.context = context;
     this.peer = peer;
     this.peerName = peerName;
@@ -189,10 +219,11 @@ final class UcxEndpoint implements RdmaEndpoint {
     }
     int id = nextRkey.incrementAndGet();
     ByteBuffer packed = memory.getRemoteKeyBuffer();
-    ByteBuffer frame = ByteBuffer.allocateDirect(HEADER_BYTES + 20 + packed.remaining());
-    frame.putInt(RKEY).putInt(20 + packed.remaining()).putInt(id).putLong(address).putLong(length)
-        .put(packed).flip();
+    ByteBuffer frame = ByteBuffer.allocateDirect(HEADER_BYTES + RKEY_PREFIX + packed.remaining());
+    frame.putInt(RKEY).putInt(RKEY_PREFIX + packed.remaining()).putInt(id).putLong(address)
+        .putLong(length).putInt(writes.nativePuts ? NATIVE_PUTS : 0).put(packed).flip();
     UcxRegion region = new UcxRegion(this, address, length, memory, id);
+    writable.put(id, region);
     // On the stream before this returns: a SEND naming the key may be posted next from any
     // thread, the loop's own included, and must not overtake the RKEY frame.
     loop.call(() -> {
@@ -212,6 +243,7 @@ final class UcxEndpoint implements RdmaEndpoint {
 
   /** Tells the peer {@code region} is gone, then unmaps it (UCX's put path never reads the map again). */
   void revoke(UcxRegion region, UcpMemory memory) {
+    writable.remove(region.rkey());
     ByteBuffer frame = ByteBuffer.allocateDirect(HEADER_BYTES + 4);
     frame.putInt(REVOKE).putInt(4).putInt(region.rkey()).flip();
     onLoop(() -> {
@@ -288,6 +320,17 @@ final class UcxEndpoint implements RdmaEndpoint {
       breakEndpoint("a WRITE was refused: " + why, false);
       return;
     }
+    if (!writes.nativePuts || !r.nativePuts) {
+      writes.streamWrites.increment();
+      ByteBuffer frame = ByteBuffer.allocateDirect(HEADER_BYTES + WRITE_PREFIX);
+      frame.putInt(WRITE).putInt(WRITE_PREFIX + length).putInt(rkey).putLong(remoteAddress).flip();
+      Op write = new Op(op.wrId, op.opcode, frame);
+      write.payload = address;
+      write.payloadLength = length;
+      sendFrame(write);
+      return;
+    }
+    writes.puts.increment();
     outstanding.add(op);
     op.remote = r;
     r.putStarted();
@@ -349,6 +392,23 @@ final class UcxEndpoint implements RdmaEndpoint {
       return;
     }
     try {
+      if (op.opcode == Opcode.RDMA_WRITE) {
+        // The frame, then its bytes from where they are, back to back on this thread: the
+        // stream keeps them together and in order. The WRITE is done when its bytes are sent.
+        boolean empty = op.payloadLength == 0;
+        endpoint.sendStreamNonBlocking(UcxUtils.getAddress(op.frame), op.frame.remaining(),
+            callback(req -> {
+              if (empty) {
+                finish(op, Status.SUCCESS, 0, null);
+              }
+            }, (status, message) -> failed(op, status, message)));
+        if (!empty) {
+          endpoint.sendStreamNonBlocking(op.payload, op.payloadLength, callback(
+              req -> finish(op, Status.SUCCESS, op.payloadLength, null),
+              (status, message) -> failed(op, status, message)));
+        }
+        return;
+      }
       endpoint.sendStreamNonBlocking(UcxUtils.getAddress(op.frame), op.frame.remaining(), callback(
           req -> finish(op, Status.SUCCESS, op.frame.remaining() - HEADER_BYTES, null),
           (status, message) -> failed(op, status, message)));
@@ -389,6 +449,14 @@ final class UcxEndpoint implements RdmaEndpoint {
           });
         }
       }
+      case WRITE -> {
+        if (length < WRITE_PREFIX) {
+          breakEndpoint(peerName + " sent a WRITE frame of " + length + " bytes", true);
+          return;
+        }
+        writePrefix.clear();
+        readBody(UcxUtils.getAddress(writePrefix), WRITE_PREFIX, () -> onWrite(length - WRITE_PREFIX));
+      }
       case RKEY, REVOKE -> {
         if (length < 4 || length > MAX_RKEY_FRAME) {
           breakEndpoint(peerName + " sent a key frame of " + length + " bytes", true);
@@ -412,14 +480,38 @@ final class UcxEndpoint implements RdmaEndpoint {
     }
   }
 
+  /**
+   * A WRITE frame's prefix has arrived: its bytes are received in place if they fall inside a
+   * region this side announced and has not revoked (a NIC's rkey check, done by the receiver).
+   */
+  private void onWrite(int bytes) {
+    int id = writePrefix.getInt(0);
+    long address = writePrefix.getLong(4);
+    UcxRegion region = writable.get(id);
+    if (region == null || !region.covers(address, bytes)) {
+      breakEndpoint(peerName + " sent a WRITE of " + bytes + " bytes at 0x" + Long.toHexString(address)
+          + (region == null ? " with rkey " + id + ", which is not a region of this side's"
+              : " outside rkey " + id + "'s region"), true);
+    } else if (bytes == 0) {
+      readHeader();
+    } else {
+      readBody(address, bytes, this::readHeader);
+    }
+  }
+
   private void announced(ByteBuffer body) {
+    if (body.capacity() < RKEY_PREFIX) {
+      breakEndpoint(peerName + " sent a key frame of " + body.capacity() + " bytes", true);
+      return;
+    }
     int id = body.getInt(0);
     long address = body.getLong(4);
     long length = body.getLong(12);
-    ByteBuffer packed = ByteBuffer.allocateDirect(body.capacity() - 20);
-    packed.put(body.duplicate().position(20)).flip();
+    boolean peerNativePuts = (body.getInt(20) & NATIVE_PUTS) != 0;
+    ByteBuffer packed = ByteBuffer.allocateDirect(body.capacity() - RKEY_PREFIX);
+    packed.put(body.duplicate().position(RKEY_PREFIX)).flip();
     try {
-      RemoteRegion old = remote.put(id, new RemoteRegion(id, address, length,
+      RemoteRegion old = remote.put(id, new RemoteRegion(id, address, length, peerNativePuts,
           endpoint.unpackRemoteKey(packed)));
       if (old != null) {
         old.revoke();

@@ -24,6 +24,7 @@ final class UcxListener implements RdmaListener {
   private final WorkerLoop loop;
   private final UcpContext context;
   private final QueueSizes sizes;
+  private final WritePaths writes;
   private final Verbs.EndpointSetup setup;
   private final UcpListener listener;
   private final InetSocketAddress address;
@@ -31,8 +32,9 @@ final class UcxListener implements RdmaListener {
 
   /** Call on {@code loop}'s thread. */
   UcxListener(WorkerLoop loop, UcpContext context, InetSocketAddress bind, QueueSizes sizes,
-      Verbs.EndpointSetup setup) {
+      WritePaths writes, Verbs.EndpointSetup setup) {
     this.loop = loop;
+    this.writes = writes;
     this.context = context;
     this.sizes = sizes;
     this.setup = setup;
@@ -50,7 +52,8 @@ final class UcxListener implements RdmaListener {
     }
     InetSocketAddress client = request.getClientAddress();
     loop.retain();
-    UcxEndpoint e = new UcxEndpoint(loop, context, client, "client " + UcxVerbs.describe(client), sizes);
+    UcxEndpoint e = new UcxEndpoint(loop, context, client, "client " + UcxVerbs.describe(client), sizes,
+        writes);
     try {
       e.bind(loop.worker().newEndpoint(new UcpEndpointParams().setConnectionRequest(request)
           .setPeerErrorHandlingMode().setErrorHandler((ep, status, message) -> e.peerFailed(status, message))));

@@ -23,11 +23,13 @@ import org.openucx.jucx.ucs.UcsConstants;
  * is built with CUDA and nvidia-peermem is loaded); elsewhere TCP, which runs the same calls
  * but is not RDMA and is never called that. Shared memory is left out (see {@link #open(Reach)}).
  *
- * <p>Known fault of UCX 1.13 (Debian's) over TCP: puts are emulated in software there, and when
- * the putting server dies mid-read, the client's UCX may abort the whole process while
- * acknowledging a put that arrived ({@code ucp_put_handler} → {@code ucp_request_try_send:
- * Fatal: unexpected error: Endpoint timeout}; about one run in three of
- * {@code RdmaOverUcxFaultsTest}'s kill). So {@code transport=auto} never takes UCX over TCP.
+ * <p>Puts are used only where a NIC may carry them. Without an RDMA device on either side, UCX
+ * would emulate each put in software, and its receiver aborts the whole process when the
+ * acknowledgement of a put fails because the putting peer just died ({@code ucp_put_handler} →
+ * {@code ucp_request_try_send: Fatal: unexpected error: Endpoint timeout}; one run in five of
+ * {@code RdmaOverUcxFaultsTest}'s kill on UCX 1.13). There the endpoints carry WRITEs on their
+ * stream instead ({@link UcxEndpoint}), which fails cleanly. {@code transport=auto} never takes
+ * UCX over TCP all the same: our own TCP path is faster there.
  *
  * <p>One UCX context per {@link Reach} per JVM, created on first use and kept. The client side
  * shares one worker and its progress thread; each listener has its own.
@@ -51,11 +53,13 @@ public final class UcxVerbs implements Verbs {
   private final Reach reach;
   private final UcpContext context;
   private final boolean cudaMemory;
+  private final WritePaths writes;
   private final String version;
   private WorkerLoop clientLoop;
 
-  private UcxVerbs(Reach reach, UcpContext context, String version) {
+  private UcxVerbs(Reach reach, UcpContext context, String version, boolean forcePuts) {
     this.reach = reach;
+    this.writes = new WritePaths(forcePuts || nativePuts(reach));
     this.context = context;
     this.version = version;
     this.cudaMemory = UcsConstants.MEMORY_TYPE.isMemTypeSupported(context.getMemoryTypesMask(),
@@ -107,13 +111,63 @@ public final class UcxVerbs implements Verbs {
           + ": " + e.getMessage(), DEVICE, e, reach == Reach.RDMA_ONLY
           ? "UCX has no RDMA transport" : "UCX cannot start");
     }
-    v = new UcxVerbs(reach, context, UcxLibrary.version());
+    v = new UcxVerbs(reach, context, UcxLibrary.version(), false);
     OPEN.put(reach, v);
     return v;
   }
 
   public Reach reach() {
     return reach;
+  }
+
+  /**
+   * Whether a put from or to this side may be carried by a NIC: UCX is limited to verbs, or this
+   * host has an RDMA device and UCX_TLS (if set) does not leave verbs out. Where it cannot, UCX
+   * would emulate the put in software, which the endpoints avoid (see the class comment).
+   */
+  static boolean nativePuts(Reach reach) {
+    return nativePuts(reach, UcxLibrary.rdmaDevices(), USER_TLS);
+  }
+
+  /** {@link #nativePuts(Reach)} given this host's RDMA devices and UCX_TLS (null: not set). */
+  static boolean nativePuts(Reach reach, String rdmaDevices, String userTls) {
+    if (reach == Reach.RDMA_ONLY) {
+      return true;
+    }
+    if (rdmaDevices.isEmpty()) {
+      return false;
+    }
+    if (userTls == null) {
+      return true;
+    }
+    String tls = userTls.toLowerCase(java.util.Locale.ROOT);
+    // "^a,b" is all but a and b: verbs stay in unless a verbs transport is named. When unsure,
+    // answer no: stream WRITEs are merely slower on a NIC, software puts can abort the client.
+    boolean excluding = tls.startsWith("^");
+    for (String t : (excluding ? tls.substring(1) : tls).split(",")) {
+      String name = t.trim();
+      if (name.equals("ib") || name.startsWith("rc") || name.startsWith("ud") || name.startsWith("dc")) {
+        return !excluding;
+      }
+      if (name.equals("all")) {
+        return true;
+      }
+    }
+    return excluding;
+  }
+
+  /**
+   * For tests: the same UCX context, but its WRITEs are UCX puts even without a NIC (UCX's
+   * software puts), so that the put path keeps running on machines without one. Never kill a
+   * peer of these: UCX may abort this JVM then (see the class comment).
+   */
+  UcxVerbs withSoftwarePuts() {
+    return new UcxVerbs(reach, context, version, true);
+  }
+
+  /** How this side's WRITEs travel, with their counts. */
+  WritePaths writes() {
+    return writes;
   }
 
   /** Whether this UCX can map GPU memory (it was built with CUDA): the context's memory types say. */
@@ -170,7 +224,8 @@ public final class UcxVerbs implements Verbs {
   public RdmaEndpoint connect(InetSocketAddress server, Duration timeout, QueueSizes sizes,
       EndpointSetup setup) {
     WorkerLoop loop = clientLoop();
-    UcxEndpoint e = new UcxEndpoint(loop, context, server, "gpudirect server " + describe(server), sizes);
+    UcxEndpoint e = new UcxEndpoint(loop, context, server, "gpudirect server " + describe(server), sizes,
+        writes);
     try {
       loop.call(() -> {
         e.bind(loop.worker().newEndpoint(new UcpEndpointParams().setSocketAddress(server)
@@ -194,7 +249,7 @@ public final class UcxVerbs implements Verbs {
   public RdmaListener listen(InetSocketAddress bind, QueueSizes sizes, EndpointSetup setup) {
     WorkerLoop loop = new WorkerLoop(context, "gpudirect-ucx-listener-" + LISTENERS.incrementAndGet());
     try {
-      return loop.call(() -> new UcxListener(loop, context, bind, sizes, setup), Duration.ofSeconds(30));
+      return loop.call(() -> new UcxListener(loop, context, bind, sizes, writes, setup), Duration.ofSeconds(30));
     } catch (RuntimeException e) {
       loop.release();
       throw new RdmaException(RdmaException.Phase.CONNECT, "UCX listener on " + describe(bind),
