@@ -207,11 +207,15 @@ final class RemoteInputStream extends FSInputStream
 
   private int fromReadAhead(ByteBuffer dst, int n) throws IOException {
     if (pos < readAheadStart || pos >= readAheadStart + readAhead.limit()) {
+      // Near the end, the window ends at the end: a reader that first reads a file's last
+      // bytes (Parquet's footer length, ORC's postscript) reads the footer before them next,
+      // and finds it here when it is smaller than the window, one round trip instead of two.
+      long start = Math.max(0, Math.min(pos, length - READ_AHEAD));
       readAhead.clear();
-      readAhead.limit((int) Math.min(READ_AHEAD, length - pos));
-      fetch(pos, readAhead);
+      readAhead.limit((int) Math.min(READ_AHEAD, length - start));
+      fetch(start, readAhead);
       readAhead.flip();
-      readAheadStart = pos;
+      readAheadStart = start;
     }
     ByteBuffer view = readAhead.duplicate();
     view.position((int) (pos - readAheadStart));

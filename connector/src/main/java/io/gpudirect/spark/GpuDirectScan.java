@@ -9,8 +9,6 @@ import io.gpudirect.spark.read.ParquetReadSettings;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import org.apache.hadoop.conf.Configuration;
-import org.apache.spark.broadcast.Broadcast;
 import org.apache.spark.sql.connector.metric.CustomMetric;
 import org.apache.spark.sql.connector.metric.CustomTaskMetric;
 import org.apache.spark.sql.connector.read.Batch;
@@ -21,8 +19,6 @@ import org.apache.spark.sql.connector.read.Statistics;
 import org.apache.spark.sql.connector.read.SupportsReportStatistics;
 import org.apache.spark.sql.sources.Filter;
 import org.apache.spark.sql.types.StructType;
-import org.apache.spark.util.SerializableConfiguration;
-import scala.reflect.ClassTag$;
 
 /** Plans partitions from whole row groups or record batches, and reports what it skipped. */
 final class GpuDirectScan implements Scan, Batch, SupportsReportStatistics {
@@ -125,16 +121,10 @@ final class GpuDirectScan implements Scan, Batch, SupportsReportStatistics {
 
   @Override
   public PartitionReaderFactory createReaderFactory() {
-    // A copy: scans of one table (a self-join, say) request different columns.
-    Configuration hadoopConf = new Configuration(context.hadoopConf);
-    ParquetReadSettings parquet = null;
-    if (!context.arrow) {
-      parquet = ParquetReadSettings.from(context.session.sessionState().conf(), readSchema);
-      parquet.requestSchema(hadoopConf, context.session.sessionState().conf(), readSchema);
-    }
-    Broadcast<SerializableConfiguration> conf = context.session.sparkContext().broadcast(
-        new SerializableConfiguration(hadoopConf), ClassTag$.MODULE$.apply(SerializableConfiguration.class));
-    return new GpuDirectReaderFactory(conf, context.spec, readSchema, parquet);
+    // Spark calls this for every copy of the scan's plan node, several times per query.
+    ParquetReadSettings parquet = context.arrow ? null
+        : ParquetReadSettings.from(context.session.sessionState().conf(), readSchema);
+    return new GpuDirectReaderFactory(context.broadcastConf(), context.spec, readSchema, parquet);
   }
 
   @Override

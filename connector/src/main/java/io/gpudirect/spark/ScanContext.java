@@ -11,9 +11,12 @@ import io.gpudirect.spark.plan.ParquetPlanner;
 import java.util.List;
 import java.util.stream.Collectors;
 import org.apache.hadoop.conf.Configuration;
+import org.apache.spark.broadcast.Broadcast;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
+import org.apache.spark.util.SerializableConfiguration;
+import scala.reflect.ClassTag$;
 
 /**
  * What the driver knows about one read: the session, the resolved options, the listed files
@@ -28,6 +31,7 @@ final class ScanContext {
   final Configuration hadoopConf;
   final boolean arrow;
   private ParquetPlanner parquet;
+  private Broadcast<SerializableConfiguration> broadcastConf;
 
   ScanContext(SparkSession session, ResolvedOptions options, CaseInsensitiveStringMap readOptions, List<DataFile> files) {
     this.session = session;
@@ -66,6 +70,20 @@ final class ScanContext {
   private static boolean isGpuDirectKey(String key) {
     String k = key.toLowerCase(java.util.Locale.ROOT);
     return GpuDirectOption.forKey(k) != null || k.startsWith("spark.gpudirect.");
+  }
+
+  /**
+   * {@link #hadoopConf} as executors get it: broadcast once for every scan of this read, not
+   * once per scan. Serializing a Hadoop conf of a thousand keys costs milliseconds, and Spark
+   * asks for a reader factory on every copy of the scan's plan node. Kept as long as the
+   * table is, which keeps Spark's cleaner from removing it.
+   */
+  synchronized Broadcast<SerializableConfiguration> broadcastConf() {
+    if (broadcastConf == null) {
+      broadcastConf = session.sparkContext().broadcast(new SerializableConfiguration(hadoopConf),
+          ClassTag$.MODULE$.apply(SerializableConfiguration.class));
+    }
+    return broadcastConf;
   }
 
   ParquetPlanner parquet() {

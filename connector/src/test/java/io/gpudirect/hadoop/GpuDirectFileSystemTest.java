@@ -318,11 +318,15 @@ class GpuDirectFileSystemTest {
     }
   }
 
-  /** A reader given the scan's listed version (in its conf) cannot open a file changed since. */
+  /**
+   * A reader given the scan's listed version (in its conf) opens the file and asks for its
+   * status without a round trip (the listing has both), and a file changed since the listing
+   * fails at its first read, naming it and the version listed, before any byte is used.
+   */
   @Test
-  void openingAFileChangedSinceTheListingFails(@TempDir java.nio.file.Path dir) throws IOException {
+  void aFileChangedSinceTheListingFailsItsFirstRead(@TempDir java.nio.file.Path dir) throws IOException {
     java.nio.file.Path file = dir.resolve("listed.bin");
-    FileChanges.writeSettled(file, 100_000, 13);
+    byte[] bytes = FileChanges.writeSettled(file, 100_000, 13);
     try (BlockServer own = BlockServer.builder().root(dir).port(0).build().start()) {
       String at = "gpudirect://127.0.0.1:" + own.port();
       FileVersion listed;
@@ -334,14 +338,43 @@ class GpuDirectFileSystemTest {
       conf.setBoolean("fs.gpudirect.impl.disable.cache", true);
       ExpectedVersion.set(conf, at + "/listed.bin", listed);
       try (FileSystem reader = FileSystem.newInstance(URI.create(at + "/"), conf)) {
-        try (FSDataInputStream in = reader.open(new Path(at + "/listed.bin"))) {
-          in.readFully(new byte[100]);
-        }
+        long requests = own.stats().requests();
+        FileStatus status = reader.getFileStatus(new Path(at + "/listed.bin"));
+        FSDataInputStream in = reader.open(new Path(at + "/listed.bin"));
+        assertEquals(requests, own.stats().requests(), "no STAT: the listing gave the status");
+        assertEquals(bytes.length, status.getLen());
+        byte[] first = new byte[100];
+        in.readFully(first);
+        assertArrayEquals(Arrays.copyOf(bytes, 100), first);
+        in.close();
+
         FileChanges.RENAMED_OVER.apply(file, 14);
-        IOException e = assertThrows(IOException.class, () -> reader.open(new Path(at + "/listed.bin")));
-        assertChanged(e, "listed.bin");
-        assertTrue(e.getMessage().contains(listed.describe()), e.getMessage());
+        try (FSDataInputStream changed = reader.open(new Path(at + "/listed.bin"))) {
+          IOException e = assertThrows(IOException.class, () -> changed.readFully(new byte[100]));
+          assertChanged(e, "listed.bin");
+          assertTrue(e.getMessage().contains(listed.describe()), e.getMessage());
+        }
       }
+    }
+  }
+
+  /**
+   * Parquet reads a file's last 8 bytes (the footer's length), then the footer before them:
+   * one round trip for both when the footer fits the stream's small-read window.
+   */
+  @Test
+  void theTailAndTheFooterBeforeItComeInOneRead() throws IOException {
+    try (FSDataInputStream in = fs.open(new Path(base + "/big.bin"))) {
+      long opened = server.stats().requests();
+      byte[] tail = new byte[8];
+      in.seek(big.length - 8);
+      in.readFully(tail);
+      byte[] footer = new byte[30_000];
+      in.seek(big.length - 8 - footer.length);
+      in.readFully(footer);
+      assertArrayEquals(Arrays.copyOfRange(big, big.length - 8, big.length), tail);
+      assertArrayEquals(Arrays.copyOfRange(big, big.length - 8 - footer.length, big.length - 8), footer);
+      assertEquals(1, server.stats().requests() - opened, "one READ for the tail and the footer");
     }
   }
 

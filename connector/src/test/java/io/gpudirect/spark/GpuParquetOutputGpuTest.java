@@ -119,7 +119,6 @@ class GpuParquetOutputGpuTest {
       }
       ParquetReadSettings settings = ParquetReadSettings.from(sql, schema);
       Configuration read = new Configuration(conf);
-      settings.requestSchema(read, sql, schema);
       ParquetPlanner.Counts counts = new ParquetPlanner.Counts();
       // Small slices, so that files with several row groups are cut and the footer rewrite is exercised.
       List<FileSlice> slices = planner.slice(file, List.of(), 1, counts);

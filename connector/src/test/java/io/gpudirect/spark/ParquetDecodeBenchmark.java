@@ -64,7 +64,6 @@ public final class ParquetDecodeBenchmark {
       DataFile f = DatasetListing.list(DatasetListing.locations(List.of(uri), options), options).get(0);
       StructType schema = planner.inferSchema(f);
       ParquetReadSettings settings = ParquetReadSettings.from(sql, schema);
-      settings.requestSchema(conf, sql, schema);
       List<FileSlice> slices = planner.slice(f, List.of(), 64L << 20, new ParquetPlanner.Counts());
       System.out.println("schema " + schema.simpleString() + ", " + slices.size() + " slices");
       for (int round = 0; round < 2; round++) { // the first round warms both paths up

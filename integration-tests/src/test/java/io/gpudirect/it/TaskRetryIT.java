@@ -26,9 +26,10 @@ class TaskRetryIT {
   void aRetriedTaskReadsExactlyTheRows() throws Exception {
     Path parquet = LocalSpark.testdata().resolve("parquet");
     try (BlockServer server = BlockServer.builder().root(parquet).port(0).build().start();
-        // The first connection carries the driver's footer reads, then the task's 8 KB chunks
-        // of the 73 KB file: cut it 30 KB in, inside the column data.
-        LoopbackCutter cutter = new LoopbackCutter(server.port(), 30_000, 1)) {
+        // The first connection carries the driver's footer read and the task's (each the
+        // file's last 64 KiB: the footer with its length), then the task's 8 KB chunks of the
+        // 73 KB file's column data: cut it 30 KB into those.
+        LoopbackCutter cutter = new LoopbackCutter(server.port(), 2 * 65_536 + 30_000, 1)) {
       String out = SparkSubmitProcess.submit(tmp, RetryApp.class, "local[1,3]", List.of(), 0,
           "gpudirect://127.0.0.1:" + cutter.port() + "/" + FILE, parquet.resolve(FILE).toString());
       System.out.println(out);

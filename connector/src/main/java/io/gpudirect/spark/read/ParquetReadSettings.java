@@ -1,6 +1,8 @@
 package io.gpudirect.spark.read;
 
 import java.io.Serializable;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.parquet.hadoop.ParquetInputFormat;
 import org.apache.spark.sql.execution.datasources.parquet.ParquetReadSupport$;
@@ -13,29 +15,41 @@ import org.apache.spark.sql.types.StructType;
 /**
  * The session settings Spark's Parquet reader depends on, captured on the driver so that
  * executors read exactly as {@code spark.read.parquet} would in the same session.
+ *
+ * @param readerConf what Spark's Parquet read support and schema converter read from the
+ *     Hadoop conf, set as Spark's own Parquet scan sets them: the requested schema among
+ *     them. It travels here rather than in the broadcast conf, so that one broadcast serves
+ *     every scan of a table, whatever columns each asks for.
  */
 public record ParquetReadSettings(String sessionTimeZone, String datetimeRebaseModeInRead,
     String int96RebaseModeInRead, boolean int96TimestampConversion, boolean offHeap,
-    int batchSize, boolean vectorized) implements Serializable {
+    int batchSize, boolean vectorized, Map<String, String> readerConf) implements Serializable {
 
-  /**
-   * Sets what Spark's Parquet read support and schema converter read from the Hadoop conf,
-   * as Spark's own Parquet scan does.
-   */
-  public void requestSchema(Configuration conf, SQLConf sql, StructType readSchema) {
+  public ParquetReadSettings {
+    readerConf = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(readerConf));
+  }
+
+  /** Sets {@link #readerConf()} in {@code conf}, a reader's own copy. */
+  public void applyTo(Configuration conf) {
+    readerConf.forEach(conf::set);
+  }
+
+  private static Map<String, String> readerConf(SQLConf sql, StructType readSchema) {
     String json = readSchema.json();
-    conf.set(ParquetInputFormat.READ_SUPPORT_CLASS, ParquetReadSupport.class.getName());
-    conf.set(ParquetReadSupport$.MODULE$.SPARK_ROW_REQUESTED_SCHEMA(), json);
-    conf.set(ParquetWriteSupport$.MODULE$.SPARK_ROW_SCHEMA(), json);
-    conf.set(SQLConf.SESSION_LOCAL_TIMEZONE().key(), sessionTimeZone);
-    conf.setBoolean(SQLConf.NESTED_SCHEMA_PRUNING_ENABLED().key(), sql.nestedSchemaPruningEnabled());
-    conf.setBoolean(SQLConf.CASE_SENSITIVE().key(), sql.caseSensitiveAnalysis());
-    conf.setBoolean(SQLConf.PARQUET_BINARY_AS_STRING().key(), sql.isParquetBinaryAsString());
-    conf.setBoolean(SQLConf.PARQUET_INT96_AS_TIMESTAMP().key(), sql.isParquetINT96AsTimestamp());
-    conf.setBoolean(SQLConf.PARQUET_INFER_TIMESTAMP_NTZ_ENABLED().key(), sql.parquetInferTimestampNTZEnabled());
-    conf.setBoolean(SQLConf.LEGACY_PARQUET_NANOS_AS_LONG().key(), sql.legacyParquetNanosAsLong());
-    conf.setBoolean(SQLConf.PARQUET_FIELD_ID_READ_ENABLED().key(), sql.parquetFieldIdReadEnabled());
-    conf.setBoolean(SQLConf.IGNORE_MISSING_PARQUET_FIELD_ID().key(), sql.ignoreMissingParquetFieldId());
+    Map<String, String> m = new LinkedHashMap<>();
+    m.put(ParquetInputFormat.READ_SUPPORT_CLASS, ParquetReadSupport.class.getName());
+    m.put(ParquetReadSupport$.MODULE$.SPARK_ROW_REQUESTED_SCHEMA(), json);
+    m.put(ParquetWriteSupport$.MODULE$.SPARK_ROW_SCHEMA(), json);
+    m.put(SQLConf.SESSION_LOCAL_TIMEZONE().key(), sql.sessionLocalTimeZone());
+    m.put(SQLConf.NESTED_SCHEMA_PRUNING_ENABLED().key(), String.valueOf(sql.nestedSchemaPruningEnabled()));
+    m.put(SQLConf.CASE_SENSITIVE().key(), String.valueOf(sql.caseSensitiveAnalysis()));
+    m.put(SQLConf.PARQUET_BINARY_AS_STRING().key(), String.valueOf(sql.isParquetBinaryAsString()));
+    m.put(SQLConf.PARQUET_INT96_AS_TIMESTAMP().key(), String.valueOf(sql.isParquetINT96AsTimestamp()));
+    m.put(SQLConf.PARQUET_INFER_TIMESTAMP_NTZ_ENABLED().key(), String.valueOf(sql.parquetInferTimestampNTZEnabled()));
+    m.put(SQLConf.LEGACY_PARQUET_NANOS_AS_LONG().key(), String.valueOf(sql.legacyParquetNanosAsLong()));
+    m.put(SQLConf.PARQUET_FIELD_ID_READ_ENABLED().key(), String.valueOf(sql.parquetFieldIdReadEnabled()));
+    m.put(SQLConf.IGNORE_MISSING_PARQUET_FIELD_ID().key(), String.valueOf(sql.ignoreMissingParquetFieldId()));
+    return m;
   }
 
   public static ParquetReadSettings from(SQLConf conf, StructType readSchema) {
@@ -49,6 +63,7 @@ public record ParquetReadSettings(String sessionTimeZone, String datetimeRebaseM
         conf.isParquetINT96TimestampConversion(),
         conf.offHeapColumnVectorEnabled(),
         conf.parquetVectorizedReaderBatchSize(),
-        vectorized);
+        vectorized,
+        readerConf(conf, readSchema));
   }
 }

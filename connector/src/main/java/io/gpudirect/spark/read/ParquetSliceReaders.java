@@ -43,7 +43,7 @@ public final class ParquetSliceReaders {
         datetime.mode().toString(), datetime.timeZone(), int96.mode().toString(), int96.timeZone(),
         s.offHeap() && TaskContext.get() != null, s.batchSize());
     try {
-      reader.initialize(split(slice), context(slice, conf));
+      reader.initialize(split(slice), context(slice, conf, s));
       reader.initBatch(new StructType(), InternalRow.empty());
       reader.enableReturningBatches();
     } catch (IOException | InterruptedException | RuntimeException e) {
@@ -59,7 +59,7 @@ public final class ParquetSliceReaders {
         datetimeRebase(slice, s), int96Rebase(slice, s));
     ParquetRecordReader<InternalRow> reader = new ParquetRecordReader<>(support);
     try {
-      reader.initialize(split(slice), context(slice, conf));
+      reader.initialize(split(slice), context(slice, conf, s));
     } catch (IOException | InterruptedException | RuntimeException e) {
       reader.close();
       throw e;
@@ -72,9 +72,11 @@ public final class ParquetSliceReaders {
     return new FileSplit(new Path(slice.file().uri().toString()), slice.start(), slice.length(), new String[0]);
   }
 
-  private static TaskAttemptContextImpl context(ParquetSlice slice, Configuration shared) {
-    // The broadcast conf is shared by every task of the executor: copy before adding the predicate.
+  private static TaskAttemptContextImpl context(ParquetSlice slice, Configuration shared, ParquetReadSettings s) {
+    // The broadcast conf is shared by every task of the executor, and by every scan of the
+    // table: copy before adding this scan's settings and this slice's predicate.
     Configuration conf = new Configuration(shared);
+    s.applyTo(conf);
     if (slice.predicate() != null) {
       ParquetInputFormat.setFilterPredicate(conf, slice.predicate());
     }
