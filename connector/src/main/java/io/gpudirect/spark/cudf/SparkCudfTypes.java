@@ -159,7 +159,7 @@ public final class SparkCudfTypes {
     if (offsets == null || offsets.getLength() != (rows + 1) * Integer.BYTES) {
       // cuDF widens a strings column's offsets to 64 bits past 2 GiB of characters; a list's stay 32.
       throw new GpuDirectException("A binary column of " + rows + " rows holds more than 2 GiB of bytes in one"
-          + " batch, which the GPU's list of bytes cannot index: lower spark.rapids.sql.batchSizeBytes");
+          + " slice, which the GPU's list of bytes cannot index: read smaller slices (option maxPartitionBytes)");
     }
     try (ColumnView byteView = new ColumnView(DType.UINT8, bytes == null ? 0 : bytes.getLength(), Optional.of(0L),
             bytes, null);
