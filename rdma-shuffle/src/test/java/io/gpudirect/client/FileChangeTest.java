@@ -80,25 +80,29 @@ class FileChangeTest {
   /**
    * The file is written while the server sends one chunk (held in sendfile by a proxy that
    * stops forwarding until released): the server voids the payload after it, and the read
-   * fails; with and without checksums (the trailer's status byte is there either way).
+   * fails; with and without checksums (the trailer's status byte is there either way). The
+   * file is large enough that its first chunk (half of it: the read is cut so that the one
+   * stream has two requests outstanding) is still being sent when the proxy holds it, however
+   * much the loopback's socket buffers take in.
    */
   @ParameterizedTest
   @ValueSource(booleans = {true, false})
   void aWriteDuringTheTransferFailsTheRead(boolean checksums) throws Exception {
     String name = "during-" + checksums + ".bin";
-    FileChanges.writeSettled(root.resolve(name), SIZE, 7);
+    int size = 64 << 20;
+    FileChanges.writeSettled(root.resolve(name), size, 7);
     try (LoopbackCutter held = new LoopbackCutter(server.port(), 1 << 20, 1).holdUntilReleased();
         BlockClient client = BlockClient.connect(addr(held.port()),
-            config().streams(1).chunkSize(SIZE).maxBytesInFlight(SIZE).checksums(checksums).build())) {
+            config().streams(1).chunkSize(size).maxBytesInFlight(size).checksums(checksums).build())) {
       FileEntry entry = client.stat(name);
-      ByteBuffer dst = ByteBuffer.allocateDirect(SIZE);
+      ByteBuffer dst = ByteBuffer.allocateDirect(size);
       CompletableFuture<Void> read = client.readAsync(name, entry.version(), 0, dst);
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
       while (held.faultsInjected() == 0 && System.nanoTime() < deadline) {
         Thread.sleep(5);
       }
       assertEquals(1, held.faultsInjected(), "the proxy holds the answer");
-      // The proxy forwarded 1 MiB and holds 64 KiB: the server is in sendfile with 8 MiB to go.
+      // The proxy forwarded 1 MiB and holds 64 KiB: the server is in sendfile of a 32 MiB chunk.
       FileChanges.OVERWRITTEN.apply(root.resolve(name), 8);
       held.release();
       ExecutionException e = assertThrows(ExecutionException.class, () -> read.get(20, TimeUnit.SECONDS));
