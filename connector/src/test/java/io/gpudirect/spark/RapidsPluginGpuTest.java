@@ -55,11 +55,7 @@ class RapidsPluginGpuTest {
     }
     assumeTrue(plugin && io.gpudirect.gpu.GpuEnvironment.get().gpu(),
         "skipped: needs a GPU and the RAPIDS Accelerator jar (rapids-4-spark_2.12, cuda12) on the classpath");
-    spark = SparkSession.builder()
-        .appName("gpudirect-rapids")
-        .master("local[4]")
-        .config("spark.ui.enabled", "false")
-        .config("spark.driver.host", "127.0.0.1")
+    spark = LocalSessions.builder("gpudirect-rapids", 4)
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.sql.adaptive.enabled", "false")
         .config("spark.plugins", PLUGIN)

@@ -34,11 +34,7 @@ class ScanConfBroadcastTest {
   static void start() {
     server = BlockServer.builder().root(TestData.root().resolve("parquet")).bindAddress("127.0.0.1").port(0)
         .build().start();
-    spark = SparkSession.builder()
-        .appName("gpudirect-conf-broadcast")
-        .master("local[2]")
-        .config("spark.ui.enabled", "false")
-        .config("spark.driver.host", "127.0.0.1")
+    spark = LocalSessions.builder("gpudirect-conf-broadcast", 2)
         .getOrCreate();
   }
 

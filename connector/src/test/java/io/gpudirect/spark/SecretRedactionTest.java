@@ -60,11 +60,7 @@ class SecretRedactionTest {
   static void start() {
     server = BlockServer.builder().root(TestData.root().resolve("parquet")).bindAddress("127.0.0.1").port(0)
         .secret(SECRET.getBytes(StandardCharsets.UTF_8)).build().start();
-    spark = SparkSession.builder()
-        .appName("gpudirect-redaction")
-        .master("local[2]")
-        .config("spark.ui.enabled", "false")
-        .config("spark.driver.host", "127.0.0.1")
+    spark = LocalSessions.builder("gpudirect-redaction", 2)
         .config("spark.sql.adaptive.enabled", "false")
         .config("spark.eventLog.enabled", "true")
         .config("spark.eventLog.dir", events.toUri().toString())

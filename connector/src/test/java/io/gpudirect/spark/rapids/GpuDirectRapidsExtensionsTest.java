@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.gpudirect.remote.RemoteStores;
 import io.gpudirect.server.BlockServer;
+import io.gpudirect.spark.LocalSessions;
 import io.gpudirect.testing.TestData;
 import java.util.ArrayList;
 import java.util.List;
@@ -39,11 +40,7 @@ class GpuDirectRapidsExtensionsTest {
   @BeforeAll
   static void start() {
     server = BlockServer.builder().root(TestData.root()).bindAddress("127.0.0.1").port(0).build().start();
-    spark = SparkSession.builder()
-        .appName("gpudirect-rapids-extension")
-        .master("local[2]")
-        .config("spark.ui.enabled", "false")
-        .config("spark.driver.host", "127.0.0.1")
+    spark = LocalSessions.builder("gpudirect-rapids-extension", 2)
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.sql.extensions", GpuDirectRapidsExtensions.class.getName())
         .getOrCreate();

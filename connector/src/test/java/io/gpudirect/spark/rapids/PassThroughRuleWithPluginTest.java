@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.gpudirect.remote.RemoteStores;
 import io.gpudirect.server.BlockServer;
+import io.gpudirect.spark.LocalSessions;
 import io.gpudirect.testing.TestData;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.execution.ColumnarToRowExec;
@@ -37,11 +38,7 @@ class PassThroughRuleWithPluginTest {
     assumeTrue(RapidsPlugin.version().isPresent(), "skipped: needs the RAPIDS Accelerator jar on the class path");
     server = BlockServer.builder().root(TestData.root()).bindAddress("127.0.0.1").port(0).build().start();
     uri = "gpudirect://127.0.0.1:" + server.port() + "/" + FILE;
-    spark = SparkSession.builder()
-        .appName("gpudirect-pass-through-rule")
-        .master("local[1]")
-        .config("spark.ui.enabled", "false")
-        .config("spark.driver.host", "127.0.0.1")
+    spark = LocalSessions.builder("gpudirect-pass-through-rule", 1)
         // The plugin's plan classes without its SQL plugin: its shim for the Spark it was built
         // for, whichever 3.5 runs the test (the classes built here touch nothing that differs).
         .config("spark.rapids.shims-provider-override",

@@ -11,6 +11,7 @@ import io.gpudirect.gpu.GpuEnvironment;
 import io.gpudirect.gpu.GpuResources;
 import io.gpudirect.remote.RemoteStores;
 import io.gpudirect.server.BlockServer;
+import io.gpudirect.spark.LocalSessions;
 import io.gpudirect.testing.TestData;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -80,11 +81,7 @@ class RapidsPassThroughGpuTest {
         "skipped: needs a GPU and the RAPIDS Accelerator jar (rapids-4-spark_2.12 24.12, cuda12) on the class path");
     server = BlockServer.builder().root(TestData.root()).bindAddress("127.0.0.1").port(0).build().start();
     base = "gpudirect://127.0.0.1:" + server.port() + "/";
-    spark = SparkSession.builder()
-        .appName("gpudirect-rapids-pass-through")
-        .master("local[4]")
-        .config("spark.ui.enabled", "false")
-        .config("spark.driver.host", "127.0.0.1")
+    spark = LocalSessions.builder("gpudirect-rapids-pass-through", 4)
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.sql.adaptive.enabled", "false")
         // A broadcast keeps its device batch cached on executors; the leak check wants none.

@@ -2,6 +2,7 @@ package io.gpudirect.spark.rapids;
 
 import io.gpudirect.remote.RemoteStores;
 import io.gpudirect.server.BlockServer;
+import io.gpudirect.spark.LocalSessions;
 import io.gpudirect.testing.TestClassPath;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -57,11 +58,7 @@ public final class RapidsScanBenchmark {
     if (!plugin) {
       System.out.println("the RAPIDS Accelerator is not on the class path: a dry run on the CPU, not a measurement");
     }
-    SparkSession spark = SparkSession.builder()
-        .appName("gpudirect-rapids-scan-benchmark")
-        .master("local[16]")
-        .config("spark.ui.enabled", "false")
-        .config("spark.driver.host", "127.0.0.1")
+    SparkSession spark = LocalSessions.builder("gpudirect-rapids-scan-benchmark", 16)
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.plugins", plugin ? "com.nvidia.spark.SQLPlugin" : "")
         .config("spark.sql.extensions", GpuDirectRapidsExtensions.class.getName())
