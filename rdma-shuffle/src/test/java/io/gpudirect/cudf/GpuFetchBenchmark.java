@@ -9,6 +9,7 @@ import io.gpudirect.gpu.PinnedChunk;
 import io.gpudirect.gpu.PinnedChunkPool;
 import io.gpudirect.memory.BufferAllocator;
 import io.gpudirect.server.BlockServer;
+import io.gpudirect.testing.Medians;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadInfo;
@@ -111,14 +112,14 @@ public final class GpuFetchBenchmark {
                   on.peakChunks, first.peakChunks, cpu.peakChunks, off.peakChunks, atSend.peakChunks, PINNED_CHUNKS);
             }
             StringBuilder line = new StringBuilder(String.format("%7d | %15.2f | %14.2f | %19.2f | %21.2f | %17.2f | %10.2f |",
-                streams, median(gbs[0]), median(gbs[1]), median(gbs[2]), median(gbs[3]), median(gbs[4]), median(gbs[5])));
+                streams, Medians.of(gbs[0]), Medians.of(gbs[1]), Medians.of(gbs[2]), Medians.of(gbs[3]), Medians.of(gbs[4]), Medians.of(gbs[5])));
             for (int reference = 0; reference < 2; reference++) {
               for (int col = 2; col < 6; col++) {
                 double[] ratios = new double[ROUNDS];
                 for (int r = 0; r < ROUNDS; r++) {
                   ratios[r] = gbs[col][r] / Math.min(gbs[reference][r], h2d);
                 }
-                line.append(String.format(col == 2 ? " %.2f" : ", %.2f", median(ratios)));
+                line.append(String.format(col == 2 ? " %.2f" : ", %.2f", Medians.of(ratios)));
               }
               line.append(reference == 0 ? " |" : "");
             }
@@ -129,13 +130,13 @@ public final class GpuFetchBenchmark {
               lateOverAtSend[r] = gbs[2][r] / gbs[6][r];
             }
             line.append(String.format(" | on, bound at send %.2f GB/s, ratio %.2f; on (bound on arrival) / bound at send %.2f",
-                median(gbs[6]), median(atSendRatios), median(lateOverAtSend)));
+                Medians.of(gbs[6]), Medians.of(atSendRatios), Medians.of(lateOverAtSend)));
             if (UCX) {
               double[] ratios = new double[ROUNDS];
               for (int r = 0; r < ROUNDS; r++) {
                 ratios[r] = ucxGbs[r] / gbs[2][r];
               }
-              line.append(String.format(" | %s %.2f GB/s, to TCP on %.2f", ucxTransport, median(ucxGbs), median(ratios)));
+              line.append(String.format(" | %s %.2f GB/s, to TCP on %.2f", ucxTransport, Medians.of(ucxGbs), Medians.of(ratios)));
             }
             System.out.println(line);
           }
@@ -151,12 +152,6 @@ public final class GpuFetchBenchmark {
   private static final boolean UCX = Boolean.getBoolean("gpudirect.bench.ucx");
   /** Chunks of the pinned pool all columns share ({@code -Dgpudirect.bench.pinnedChunks=N}). */
   private static final int PINNED_CHUNKS = Integer.getInteger("gpudirect.bench.pinnedChunks", 64);
-
-  private static double median(double[] values) {
-    double[] v = values.clone();
-    java.util.Arrays.sort(v);
-    return v.length % 2 == 1 ? v[v.length / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
-  }
 
   /** Chunks in flight per stream: enough to keep every connection busy while earlier chunks copy. */
   private static int chunksPerStream(int streams) {

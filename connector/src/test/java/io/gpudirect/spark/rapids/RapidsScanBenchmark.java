@@ -3,6 +3,7 @@ package io.gpudirect.spark.rapids;
 import io.gpudirect.remote.RemoteStores;
 import io.gpudirect.server.BlockServer;
 import io.gpudirect.spark.LocalSessions;
+import io.gpudirect.testing.Medians;
 import io.gpudirect.testing.TestClassPath;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -126,8 +127,8 @@ public final class RapidsScanBenchmark {
       System.out.printf("%n%-38s %9s %12s %12s %9s %9s%n", "way (median of " + rounds + ")", "wall s",
           "client CPU s", "server CPU s", "wall/(1)", "wall/(2)");
       for (Way w : ways) {
-        System.out.printf("%-38s %9.2f %12.1f %12.1f %9.2f %9.2f%n", w.name, median(w.walls), median(w.cpus),
-            median(w.serverCpus), median(w.walls) / median(ways[0].walls), median(w.walls) / median(ways[1].walls));
+        System.out.printf("%-38s %9.2f %12.1f %12.1f %9.2f %9.2f%n", w.name, Medians.of(w.walls), Medians.of(w.cpus),
+            Medians.of(w.serverCpus), Medians.of(w.walls) / Medians.of(ways[0].walls), Medians.of(w.walls) / Medians.of(ways[1].walls));
       }
     } finally {
       if (server != null) {
@@ -193,11 +194,6 @@ public final class RapidsScanBenchmark {
 
   private static long cpuNanos(Process p) {
     return p.toHandle().info().totalCpuDuration().map(Duration::toNanos).orElse(0L);
-  }
-
-  private static double median(List<Double> xs) {
-    double[] s = xs.stream().mapToDouble(Double::doubleValue).sorted().toArray();
-    return s.length == 0 ? Double.NaN : s.length % 2 == 1 ? s[s.length / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
   }
 
 }

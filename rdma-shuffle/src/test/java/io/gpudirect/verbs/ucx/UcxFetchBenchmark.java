@@ -7,6 +7,7 @@ import io.gpudirect.memory.BufferAllocator;
 import io.gpudirect.memory.HostBuffer;
 import io.gpudirect.server.BlockServer;
 import io.gpudirect.server.RdmaMode;
+import io.gpudirect.testing.Medians;
 import io.gpudirect.testing.TestFiles;
 import io.gpudirect.verbs.provider.RdmaProvider;
 import java.net.InetSocketAddress;
@@ -58,8 +59,8 @@ public final class UcxFetchBenchmark {
               tcpRates.add(read(tcp, dst.nioBuffer()));
               ucxRates.add(read(ucx, dst.nioBuffer()));
             }
-            double tm = median(tcpRates);
-            double um = median(ucxRates);
+            double tm = Medians.of(tcpRates);
+            double um = Medians.of(ucxRates);
             System.out.printf("streams %d: tcp median %.2f GB/s (best %.2f), %s median %.2f GB/s"
                     + " (best %.2f), ucx/tcp %.2f%n", streams, tm, Collections.max(tcpRates), ucx.transport(),
                 um, Collections.max(ucxRates), um / tm);
@@ -80,12 +81,5 @@ public final class UcxFetchBenchmark {
       throw new IllegalStateException("short read");
     }
     return dst.capacity() / ((System.nanoTime() - start) / 1e9) / 1e9;
-  }
-
-  private static double median(List<Double> xs) {
-    List<Double> s = new ArrayList<>(xs);
-    Collections.sort(s);
-    int n = s.size();
-    return n % 2 == 1 ? s.get(n / 2) : (s.get(n / 2 - 1) + s.get(n / 2)) / 2;
   }
 }
