@@ -95,8 +95,9 @@ final class GpuDirectScan implements Scan, Batch, SupportsReportStatistics {
     if (partitions == null) {
       long target = PartitionPacker.target(context.options.maxPartitionBytes(),
           context.files, minPartitions());
-      // Slices list their column chunks only for read-ahead, which is what reads them.
-      StructType chunksOf = context.options.readAhead() > 0 ? readSchema : null;
+      // Slices list their column chunks for what reads them: read-ahead on the host, and the
+      // fetch into device memory before a GPU decode (PrefetchedChunks).
+      StructType chunksOf = context.options.readAhead() > 0 || output() != Output.HOST ? readSchema : null;
       List<FileSlice> slices = new ArrayList<>();
       for (DataFile f : context.files) {
         slices.addAll(context.arrow

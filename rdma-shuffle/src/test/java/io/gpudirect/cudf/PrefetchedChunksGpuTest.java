@@ -92,8 +92,8 @@ class PrefetchedChunksGpuTest {
 
   /**
    * Every page lies between the leading magic and the footer: fetched ahead as one range,
-   * cuDF's device reads are all served from device memory, and the server is asked for the
-   * footer alone (its length, then itself).
+   * cuDF's device reads are all served from device memory, and the server is asked only for
+   * what cuDF reads on the host: the leading magic, the footer's length and the footer.
    */
   @ParameterizedTest
   @MethodSource("parquet")
@@ -102,7 +102,8 @@ class PrefetchedChunksGpuTest {
     long pagesEnd = Files.size(testdata.resolve(path)) - 8 - footer;
     long more = decodeFetchedAhead(path, new long[] {4, pagesEnd - 4}, pagesEnd - 4);
     if (more >= 0) {
-      assertEquals(8 + footer, more, path + ": after the fetch ahead only the footer comes from the server");
+      assertEquals(4 + 8 + footer, more, path + ": after the fetch ahead only the leading magic and the footer come"
+          + " from the server");
     }
   }
 
