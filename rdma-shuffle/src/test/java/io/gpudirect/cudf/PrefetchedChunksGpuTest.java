@@ -150,7 +150,8 @@ class PrefetchedChunksGpuTest {
   void aFullAllocatorMeansNoFetchAheadRatherThanAFailure() {
     String path = "parquet/alltypes_plain.parquet";
     RemoteFileDataSource file = source(path);
-    try (DataSource same = PrefetchedChunks.fetch(file, new long[] {4, file.size() - 4}, tiny(), path)) {
+    try (BufferAllocator tiny = prefetch.accounts().newChildAllocator("tiny", 16);
+         DataSource same = PrefetchedChunks.fetch(file, new long[] {4, file.size() - 4}, new DeviceAllocator(tiny), path)) {
       assertSame(file, same, "too large for the allocator: the file itself, to read as it decodes");
       assertEquals(0, file.fetchedBytes(), "nothing was fetched");
     }
@@ -182,10 +183,6 @@ class PrefetchedChunksGpuTest {
       }
       assertTrue(t instanceof FileChangedException, "a changed file is named as changed: " + t);
     }
-  }
-
-  private static DeviceAllocator tiny() {
-    return new DeviceAllocator(prefetch.accounts().newChildAllocator("tiny", 16));
   }
 
   private static long footerLength(Path file) throws Exception {
