@@ -10,7 +10,11 @@ import org.apache.spark.sql.vectorized.ColumnarBatch;
  * on the driver, used on executors on the task's thread.
  */
 public interface DeviceHandoff extends Serializable {
-  /** Called before the scan puts anything of its next batch on the GPU: the engine's admission. */
+  /**
+   * The engine's admission: called before the scan decodes or builds anything of its next batch
+   * on the GPU. Column chunks fetched ahead (a bounded share of the GPU's memory) may already be
+   * there: fetching is not what the engine admits tasks for.
+   */
   void beforeGpuWork();
 
   /**

@@ -89,7 +89,7 @@ final class GpuDirectReaderFactory implements PartitionReaderFactory {
     } else if (output == Output.GPU) {
       opener = slice -> new GpuParquetSliceReader((ParquetSlice) slice, store(slice, hadoop), parquet, readSchema);
     } else {
-      opener = slice -> gpuOrHost((ParquetSlice) slice, hadoop);
+      opener = slice -> gpuOrHost((ParquetSlice) slice, hadoop, () -> {});
     }
     return new GpuDirectPartitionReader<>((GpuDirectPartition) partition, opener, transport(partition, hadoop));
   }
@@ -101,12 +101,13 @@ final class GpuDirectReaderFactory implements PartitionReaderFactory {
    */
   private PartitionReader<ColumnarBatch> deviceReader(InputPartition partition, Configuration hadoop) {
     GpuDirectPartitionReader.Opener<ColumnarBatch> opener;
+    Runnable admission = handoff::beforeGpuWork;
     if (parquet == null) {
       opener = slice -> readSchema.fields().length > 0
-          ? new GpuArrowSliceReader((ArrowSlice) slice, store(slice, hadoop), readSchema)
+          ? new GpuArrowSliceReader((ArrowSlice) slice, store(slice, hadoop), readSchema, admission)
           : new ArrowSliceReader((ArrowSlice) slice, store(slice, hadoop), readSchema);
     } else {
-      opener = slice -> gpuOrHost((ParquetSlice) slice, hadoop);
+      opener = slice -> gpuOrHost((ParquetSlice) slice, hadoop, admission);
     }
     return new GpuDirectPartitionReader<>((GpuDirectPartition) partition, opener, transport(partition, hadoop));
   }
@@ -115,10 +116,14 @@ final class GpuDirectReaderFactory implements PartitionReaderFactory {
     return spec.store(slice.file().uri(), hadoop);
   }
 
-  /** output=auto: the GPU decodes what it can serve exactly; the rest is read on the host. */
-  private SliceReader<ColumnarBatch> gpuOrHost(ParquetSlice slice, Configuration hadoop) throws Exception {
+  /**
+   * output=auto: the GPU decodes what it can serve exactly; the rest is read on the host.
+   * {@code admission} is called before a GPU decode, never for a slice read on the host.
+   */
+  private SliceReader<ColumnarBatch> gpuOrHost(ParquetSlice slice, Configuration hadoop, Runnable admission)
+      throws Exception {
     try {
-      return new GpuParquetSliceReader(slice, store(slice, hadoop), parquet, readSchema);
+      return new GpuParquetSliceReader(slice, store(slice, hadoop), parquet, readSchema, admission);
     } catch (NotOnGpuException e) {
       // One line per reason, not per file.
       if (FALLBACKS_LOGGED.add(e.reason())) {

@@ -40,10 +40,12 @@ final class HandoffReader implements PartitionReader<ColumnarBatch> {
   public boolean next() throws IOException {
     current = null;
     if (ready.isEmpty()) {
-      handoff.beforeGpuWork();
+      // A slice decoded on the GPU is admitted by its reader, once its bytes are fetched and
+      // before its decode; this admits the others before their batches are copied over.
       if (!slices.next()) {
         return false;
       }
+      handoff.beforeGpuWork();
       handOver(slices.get());
     }
     current = ready.poll();

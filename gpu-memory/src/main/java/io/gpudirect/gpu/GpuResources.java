@@ -1,5 +1,6 @@
 package io.gpudirect.gpu;
 
+import ai.rapids.cudf.Cuda;
 import io.gpudirect.memory.BufferAllocator;
 import java.time.Duration;
 import java.util.List;
@@ -24,6 +25,12 @@ public final class GpuResources implements AutoCloseable {
    * unlimited by default, since RMM (or the RAPIDS plugin's pool) already bounds the GPU.
    */
   static final long DEVICE_LIMIT = Long.getLong("gpudirect.deviceMemoryLimit", Long.MAX_VALUE);
+  /**
+   * Share of the GPU's memory that bytes fetched ahead of their decode may hold at once
+   * ({@code -Dgpudirect.prefetchFraction=F}): they are fetched before the GPU engine admits the
+   * task, outside the limits it keeps, so they get a small bound of their own.
+   */
+  static final double PREFETCH_FRACTION = Double.parseDouble(System.getProperty("gpudirect.prefetchFraction", "0.125"));
   /** Those not closed yet, for leak checks only: nothing reads through this set. */
   private static final Set<GpuResources> OPEN = ConcurrentHashMap.newKeySet();
 
@@ -31,14 +38,16 @@ public final class GpuResources implements AutoCloseable {
   private final PinnedChunkPool pool;
   private final CopyEngine engine;
   private final DeviceAllocator device;
+  private final DeviceAllocator prefetch;
   private final AtomicBoolean closed = new AtomicBoolean();
 
   private GpuResources(BufferAllocator pinned, PinnedChunkPool pool, CopyEngine engine,
-      DeviceAllocator device) {
+      DeviceAllocator device, DeviceAllocator prefetch) {
     this.pinned = pinned;
     this.pool = pool;
     this.engine = engine;
     this.device = device;
+    this.prefetch = prefetch;
   }
 
   /**
@@ -51,8 +60,10 @@ public final class GpuResources implements AutoCloseable {
     try {
       pool = PinnedChunkPool.forThisJvm(pinned, CHUNKS, CHUNK_SIZE, ACQUIRE_TIMEOUT);
       CopyEngine engine = new CopyEngine();
-      DeviceAllocator device = new DeviceAllocator(BufferAllocator.root().newChildAllocator("device", DEVICE_LIMIT));
-      GpuResources made = new GpuResources(pinned, pool, engine, device);
+      BufferAllocator deviceBytes = BufferAllocator.root().newChildAllocator("device", DEVICE_LIMIT);
+      long prefetchLimit = (long) (Cuda.memGetInfo().total * PREFETCH_FRACTION);
+      GpuResources made = new GpuResources(pinned, pool, engine, new DeviceAllocator(deviceBytes),
+          new DeviceAllocator(deviceBytes.newChildAllocator("prefetch", prefetchLimit)));
       OPEN.add(made);
       return made;
     } catch (RuntimeException e) {
@@ -83,6 +94,15 @@ public final class GpuResources implements AutoCloseable {
   /** Where reads get (and charge) their device buffers. */
   public DeviceAllocator device() {
     return device;
+  }
+
+  /**
+   * Where bytes fetched ahead of their decode get their device buffers: a part of
+   * {@link #device()} with a limit of its own, a share of the GPU's memory. A charge past it
+   * fails at once, so a reader that cannot fetch ahead reads as it decodes instead of waiting.
+   */
+  public DeviceAllocator prefetch() {
+    return prefetch;
   }
 
   /** Stops the copy engine and gives the pinned chunks back; device buffers stay with cuDF. */

@@ -125,33 +125,63 @@ public final class RemoteFileDataSource extends ai.rapids.cudf.DataSource {
   public long deviceRead(long offset, DeviceMemoryBuffer dest, Cuda.Stream stream) {
     long start = System.nanoTime();
     long n = clamp(offset, dest.getLength());
-    deviceFill(offset, dest, n);
+    deviceFill(new long[] {offset, n}, dest.getAddress());
     fetched(n, start);
     return n;
   }
 
-  private void deviceFill(long offset, DeviceMemoryBuffer dest, long n) {
-    // GPUDirect RDMA: the NIC writes into dest, no host copy. False when the store cannot
-    // (TCP, or GPU memory not registrable); then socket -> pinned chunk -> GPU below.
-    if (n > 0 && store.readIntoDevice(path, version, offset, dest.getAddress(), n)) {
-      return;
+  /**
+   * Fills {@code dest} with several ranges of the file, back to back in the order given. Their
+   * chunks are all asked for at once, so a slice's column chunks come over every stream
+   * together instead of one range's round trip after another's.
+   *
+   * @param ranges offset and length pairs; their lengths add up to at most {@code dest}'s
+   */
+  public void deviceReadRanges(long[] ranges, DeviceMemoryBuffer dest) {
+    long start = System.nanoTime();
+    long total = 0;
+    for (int i = 0; i < ranges.length; i += 2) {
+      if (clamp(ranges[i], ranges[i + 1]) != ranges[i + 1]) {
+        throw new GpuDirectException("Cannot read '" + path + "' at offset " + ranges[i] + ": the range of "
+            + ranges[i + 1] + " bytes passes the end of the file (" + size + " bytes)");
+      }
+      total += ranges[i + 1];
+    }
+    if (total > dest.getLength()) {
+      throw new IllegalArgumentException(total + " bytes of ranges do not fit a buffer of " + dest.getLength());
+    }
+    deviceFill(ranges, dest.getAddress());
+    fetched(total, start);
+  }
+
+  /** Reads the offset and length pairs {@code ranges} to device memory from {@code address} on, back to back. */
+  private void deviceFill(long[] ranges, long address) {
+    // GPUDirect RDMA: the NIC writes into device memory, no host copy. What the store cannot
+    // take that way (TCP, or GPU memory not registrable) goes socket -> pinned chunk -> GPU below.
+    int first = intoDevice(ranges, address);
+    long to = address;
+    for (int r = 0; r < first; r += 2) {
+      to += ranges[r + 1];
     }
     boolean checkOnDevice = engine.checksumsOnDevice();
     Map<Piece, CompletableFuture<Boolean>> pieces = new LinkedHashMap<>();
     // The first failure of any piece, seen at once instead of by rescanning every future.
     AtomicReference<Throwable> failed = new AtomicReference<>();
-    long done = 0;
-    while (done < n && failed.get() == null) {
-      int len = (int) Math.min(pool.chunkSize(), n - done);
-      Piece piece = new Piece(offset + done, len, dest.getAddress() + done);
-      CompletableFuture<Boolean> landed = fetch(piece, checkOnDevice);
-      landed.whenComplete((v, err) -> {
-        if (err != null) {
-          failed.compareAndSet(null, err instanceof CompletionException ce && ce.getCause() != null ? ce.getCause() : err);
-        }
-      });
-      pieces.put(piece, landed);
-      done += len;
+    for (int r = first; r < ranges.length && failed.get() == null; r += 2) {
+      long done = 0;
+      while (done < ranges[r + 1] && failed.get() == null) {
+        int len = (int) Math.min(pool.chunkSize(), ranges[r + 1] - done);
+        Piece piece = new Piece(ranges[r] + done, len, to + done);
+        CompletableFuture<Boolean> landed = fetch(piece, checkOnDevice);
+        landed.whenComplete((v, err) -> {
+          if (err != null) {
+            failed.compareAndSet(null, err instanceof CompletionException ce && ce.getCause() != null ? ce.getCause() : err);
+          }
+        });
+        pieces.put(piece, landed);
+        done += len;
+      }
+      to += ranges[r + 1];
     }
     RuntimeException failure = null;
     List<Piece> corrupt = new ArrayList<>();
@@ -181,6 +211,21 @@ public final class RemoteFileDataSource extends ai.rapids.cudf.DataSource {
     }
     // Each copy's future completes only once its event has fired, so every byte has landed.
     // No engine-wide synchronize here: it would make concurrent tasks wait for each other's copies.
+  }
+
+  /**
+   * How many leading ranges the store put straight into device memory (GPUDirect RDMA), from
+   * {@code address} on; it stops at the first it cannot take.
+   */
+  private int intoDevice(long[] ranges, long address) {
+    long to = address;
+    for (int r = 0; r < ranges.length; r += 2) {
+      if (ranges[r + 1] > 0 && !store.readIntoDevice(path, version, ranges[r], to, ranges[r + 1])) {
+        return r;
+      }
+      to += ranges[r + 1];
+    }
+    return ranges.length;
   }
 
   /** A chunk-sized piece of a device read: where it is in the file and where it goes. */

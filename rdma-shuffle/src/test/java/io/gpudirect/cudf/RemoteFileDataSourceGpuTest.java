@@ -246,6 +246,41 @@ class RemoteFileDataSourceGpuTest {
     }
   }
 
+  /**
+   * Several ranges read at once land back to back in one buffer, each exactly the file's bytes
+   * (a range smaller than a chunk, one of several chunks, one ending at the file's end), and are
+   * counted as fetched; a range past the end is refused before anything is read.
+   */
+  @Test
+  void severalRangesLandBackToBack(@org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
+    int length = 1024 * 1024 + 123;
+    byte[] file = new byte[length];
+    new java.util.Random(11).nextBytes(file);
+    Files.write(dir.resolve("r.bin"), file);
+    long[] ranges = {7, 1000, 5000, 3 * 64 * 1024 + 5, length - 70_000, 70_000};
+    int total = 1000 + 3 * 64 * 1024 + 5 + 70_000;
+    try (BlockServer own = BlockServer.builder().root(dir).port(0).build().start();
+         BlockClient c = BlockClient.connect(new InetSocketAddress("127.0.0.1", own.port()), ClientConfig.defaults());
+         RemoteFileDataSource source = source(c, "r.bin");
+         ai.rapids.cudf.DeviceMemoryBuffer d = device.allocate(total, "ranges");
+         ai.rapids.cudf.HostMemoryBuffer h = ai.rapids.cudf.HostMemoryBuffer.allocate(total)) {
+      source.deviceReadRanges(ranges, d);
+      assertEquals(total, source.fetchedBytes());
+      h.copyFromDeviceBuffer(d);
+      byte[] got = new byte[total];
+      h.getBytes(got, 0, 0, total);
+      java.io.ByteArrayOutputStream want = new java.io.ByteArrayOutputStream();
+      for (int i = 0; i < ranges.length; i += 2) {
+        want.write(file, (int) ranges[i], (int) ranges[i + 1]);
+      }
+      org.junit.jupiter.api.Assertions.assertArrayEquals(want.toByteArray(), got);
+      RuntimeException e = org.junit.jupiter.api.Assertions.assertThrows(RuntimeException.class,
+          () -> source.deviceReadRanges(new long[] {0, 10, length - 5, 10}, d));
+      assertTrue(e.getMessage().contains("r.bin") && e.getMessage().contains("end of the file"), e.getMessage());
+      assertEquals(total, source.fetchedBytes(), "the refused read fetched nothing");
+    }
+  }
+
   private static byte[] deviceRead(RemoteFileDataSource source, long offset, int length) {
     try (ai.rapids.cudf.DeviceMemoryBuffer d = device.allocate(length, "device read of " + length + " bytes");
          ai.rapids.cudf.HostMemoryBuffer h = ai.rapids.cudf.HostMemoryBuffer.allocate(length)) {

@@ -26,6 +26,16 @@ import org.apache.spark.sql.vectorized.ColumnarBatch;
  */
 public final class GpuArrowSliceReader extends OneBatchReader {
   public GpuArrowSliceReader(ArrowSlice slice, RemoteStore store, StructType readSchema) {
+    this(slice, store, readSchema, () -> {});
+  }
+
+  /**
+   * @param admission called before anything is put on the GPU: a GPU engine's admission of the
+   *     task ({@code DeviceHandoff}). The bodies land in device memory as they are fetched, so
+   *     unlike a Parquet slice's chunks nothing is fetched before it.
+   */
+  public GpuArrowSliceReader(ArrowSlice slice, RemoteStore store, StructType readSchema, Runnable admission) {
+    admission.run();
     DataFile f = slice.file();
     GpuResources gpu = ClientContext.shared().gpu();
     String[] names = readSchema.fieldNames();

@@ -2,11 +2,13 @@ package io.gpudirect.spark.read;
 
 import ai.rapids.cudf.ColumnVector;
 import ai.rapids.cudf.DType;
+import ai.rapids.cudf.DataSource;
 import ai.rapids.cudf.ParquetOptions;
 import ai.rapids.cudf.Scalar;
 import ai.rapids.cudf.Table;
 import io.gpudirect.client.ClientContext;
 import io.gpudirect.client.RemoteStore;
+import io.gpudirect.cudf.PrefetchedChunks;
 import io.gpudirect.cudf.RemoteFileDataSource;
 import io.gpudirect.gpu.GpuResources;
 import io.gpudirect.remote.TaskFetchCounters;
@@ -34,7 +36,8 @@ import org.apache.spark.sql.vectorized.ColumnarBatch;
 
 /**
  * A Parquet slice decoded by cuDF on the GPU: only the slice's column chunks cross the wire,
- * straight into device memory, and the slice becomes one {@link DeviceBatch}. The batch holds
+ * straight into device memory (fetched before the decode where there is room,
+ * {@link PrefetchedChunks}), and the slice becomes one {@link DeviceBatch}. The batch holds
  * the values Spark's own reader would give, or the slice is refused with
  * {@link NotOnGpuException}: dates that need a calendar rebase, INT96 time-zone conversion,
  * and types without a GPU layout are left to the host reader.
@@ -42,11 +45,20 @@ import org.apache.spark.sql.vectorized.ColumnarBatch;
 public final class GpuParquetSliceReader extends OneBatchReader {
   public GpuParquetSliceReader(ParquetSlice slice, RemoteStore store, ParquetReadSettings settings,
       StructType readSchema) throws IOException {
+    this(slice, store, settings, readSchema, () -> {});
+  }
+
+  /**
+   * @param admission called once the slice's column chunks are fetched, before anything is
+   *     decoded on the GPU: a GPU engine's admission of the task ({@code DeviceHandoff})
+   */
+  public GpuParquetSliceReader(ParquetSlice slice, RemoteStore store, ParquetReadSettings settings,
+      StructType readSchema, Runnable admission) throws IOException {
     GpuResources gpu = ClientContext.shared().gpu();
     RemoteFileDataSource file = new RemoteFileDataSource(store,
         slice.file().uri().path(), slice.file().version(), slice.file().length(), gpu.pool(), gpu.engine());
     try {
-      read(file, slice, settings, readSchema, gpu);
+      read(file, slice, settings, readSchema, gpu, admission);
     } finally {
       // cuDF's reads went through the source, not through the channels that count themselves.
       TaskFetchCounters.record(file.fetchedBytes(), file.fetchNanos());
@@ -54,29 +66,34 @@ public final class GpuParquetSliceReader extends OneBatchReader {
   }
 
   private void read(RemoteFileDataSource file, ParquetSlice slice, ParquetReadSettings settings,
-      StructType readSchema, GpuResources gpu) throws IOException {
+      StructType readSchema, GpuResources gpu, Runnable admission) throws IOException {
     SliceFooter footer;
+    String rebase;
+    List<String> present = new ArrayList<>();
+    String[] fileNames = new String[readSchema.fields().length];
     try {
       footer = SliceFooter.of(file, slice);
-    } catch (IOException | RuntimeException e) {
-      file.close();
-      throw e;
-    }
-    try (RowGroupView view = new RowGroupView(file, footer.tail)) {
-      String rebase = rebaseMode(slice, settings, footer, readSchema);
-      List<String> present = new ArrayList<>();
-      String[] fileNames = new String[readSchema.fields().length];
+      rebase = rebaseMode(slice, settings, footer, readSchema);
       for (int i = 0; i < fileNames.length; i++) {
         fileNames[i] = fileColumn(footer, readSchema.fields()[i].name());
         if (fileNames[i] != null) {
           present.add(fileNames[i]);
         }
       }
-      if (fileNames.length == 0) {
-        // count(*) and the like: the footer knows the rows, nothing need be decoded.
-        produced(new ColumnarBatch(new org.apache.spark.sql.vectorized.ColumnVector[0], (int) slice.rows()));
-        return;
-      }
+    } catch (IOException | RuntimeException e) {
+      file.close();
+      throw e;
+    }
+    if (fileNames.length == 0) {
+      // count(*) and the like: the footer knows the rows, nothing need be decoded.
+      file.close();
+      produced(new ColumnarBatch(new org.apache.spark.sql.vectorized.ColumnVector[0], (int) slice.rows()));
+      return;
+    }
+    DataSource source = present.isEmpty() ? file
+        : PrefetchedChunks.fetch(file, slice.chunkRanges(), gpu.prefetch(), "column chunks of " + slice.file().uri());
+    try (RowGroupView view = new RowGroupView(source, footer.tail)) {
+      admission.run();
       Table decoded;
       if (present.isEmpty()) {
         decoded = null;
