@@ -18,7 +18,9 @@ public final class Frames {
   /** The CRC32C at the end of a frame (counted in its length). */
   public static final int CHECKSUM_BYTES = 4;
 
-  /** A HELLO's body before version 4: version u16, capabilities u64, nonce. */
+  /** The first protocol version whose frames end in a checksum. */
+  private static final int CHECKSUMS_SINCE = 4;
+  /** A HELLO's body before {@link #CHECKSUMS_SINCE}: version u16, capabilities u64, nonce. */
   private static final int V3_HELLO_BODY = 2 + 8 + Protocol.NONCE_BYTES;
 
   private Frames() {}
@@ -156,7 +158,7 @@ public final class Frames {
           + " CRC32C");
     }
     int end = frame.limit() - CHECKSUM_BYTES;
-    return new CorruptFrameException(String.format("CRC32C mismatch in a %s frame of %d bytes: its"
+    return new CorruptFrameException(String.format("CRC32C mismatch in the %s frame of %d bytes: its"
         + " bytes give %08x, its checksum says %08x", type, n,
         checksum(frame.duplicate().limit(end)), frame.getInt(end)));
   }
@@ -171,7 +173,7 @@ public final class Frames {
     b.get();
     if (type == MessageType.HELLO && b.remaining() == V3_HELLO_BODY) {
       int version = b.getShort() & 0xffff;
-      return version < 4 ? otherVersion(version) : null;
+      return version < CHECKSUMS_SINCE ? otherVersion(version) : null;
     }
     if (type != MessageType.ERROR) {
       return null;

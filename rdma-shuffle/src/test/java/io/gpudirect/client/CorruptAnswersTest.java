@@ -108,7 +108,7 @@ class CorruptAnswersTest {
           () -> BlockClient.connect(address(always), config(1).build()).close());
       assertTrue(e.getMessage().contains("Corrupt answer from gpudirect server 127.0.0.1:"
           + always.port() + " in the handshake")
-          && e.getMessage().contains("CRC32C mismatch in a HELLO_ACK frame"), e.getMessage());
+          && e.getMessage().contains("CRC32C mismatch in the HELLO_ACK frame"), e.getMessage());
     }
   }
 
@@ -125,7 +125,7 @@ class CorruptAnswersTest {
   private static void assertNamesCorruption(CorruptAnswerException e, String what, String frame) {
     assertTrue(e.getMessage().contains("Cannot " + what + " on gpudirect server")
         && e.getMessage().contains("still corrupt after 3 attempt(s)")
-        && e.getMessage().contains("CRC32C mismatch in a " + frame + " frame"), e.getMessage());
+        && e.getMessage().contains("CRC32C mismatch in the " + frame + " frame"), e.getMessage());
   }
 
   /** Where the first answer starts in what the server sends: after its magic and HELLO_ACK. */

@@ -109,7 +109,7 @@ class FramesTest {
           }
           CorruptFrameException e = assertThrows(CorruptFrameException.class,
               () -> Frames.decode(content), m.type() + " byte " + at);
-          assertTrue(e.getMessage().contains("CRC32C mismatch in a " + m.type() + " frame"),
+          assertTrue(e.getMessage().contains("CRC32C mismatch in the " + m.type() + " frame"),
               e.getMessage());
         }
       }

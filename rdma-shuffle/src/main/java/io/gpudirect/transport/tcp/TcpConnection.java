@@ -1,12 +1,12 @@
 package io.gpudirect.transport.tcp;
 
 import io.gpudirect.GpuDirectException;
+import io.gpudirect.protocol.CorruptFrameException;
 import io.gpudirect.protocol.ErrorResponse;
 import io.gpudirect.protocol.Frames;
 import io.gpudirect.protocol.HelloAck;
 import io.gpudirect.protocol.Message;
 import io.gpudirect.protocol.Protocol;
-import io.gpudirect.protocol.CorruptFrameException;
 import io.gpudirect.protocol.ProtocolException;
 import io.gpudirect.protocol.RdmaReadDone;
 import io.gpudirect.protocol.ReadData;
@@ -16,11 +16,11 @@ import io.gpudirect.protocol.Response;
 import io.gpudirect.tls.TlsChannel;
 import io.gpudirect.transport.CallerReads;
 import io.gpudirect.transport.ChecksumMismatchException;
-import io.gpudirect.transport.CorruptAnswerException;
 import io.gpudirect.transport.Connection;
 import io.gpudirect.transport.ConnectionLostException;
 import io.gpudirect.transport.ConnectionOptions;
 import io.gpudirect.transport.ConnectionThreads;
+import io.gpudirect.transport.CorruptAnswerException;
 import io.gpudirect.transport.PayloadMemory;
 import io.gpudirect.transport.ServerErrorException;
 import java.io.EOFException;
