@@ -14,6 +14,7 @@ import io.gpudirect.protocol.AuthOk;
 import io.gpudirect.protocol.AuthResponse;
 import io.gpudirect.protocol.ErrorCode;
 import io.gpudirect.protocol.ErrorResponse;
+import io.gpudirect.protocol.Frames;
 import io.gpudirect.protocol.HelloAck;
 import io.gpudirect.protocol.Message;
 import io.gpudirect.protocol.MessageType;
@@ -128,6 +129,21 @@ class BlockServerTest {
       assertEquals(ErrorCode.UNSUPPORTED_VERSION, e.code());
       assertTrue(e.message().contains("version 99") && e.message().contains("version " + Protocol.VERSION),
           e.message());
+    }
+    assertServes(open);
+  }
+
+  /** A request changed on the way is refused as corrupt, not served for what it now says. */
+  @Test
+  void aCorruptRequestIsRefusedNamingItsChecksum() throws IOException {
+    try (RawPeer peer = new RawPeer(open.port())) {
+      peer.handshake();
+      byte[] stat = Frames.encode(new StatRequest(5, "f.bin")).array();
+      stat[stat.length - 6] ^= 1;
+      peer.sendRaw(stat);
+      ErrorResponse e = (ErrorResponse) peer.receive();
+      assertEquals(ErrorCode.BAD_REQUEST, e.code());
+      assertTrue(e.message().contains("CRC32C mismatch in the STAT frame"), e.message());
     }
     assertServes(open);
   }
