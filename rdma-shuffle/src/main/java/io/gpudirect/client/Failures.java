@@ -5,6 +5,7 @@ import io.gpudirect.protocol.ErrorCode;
 import io.gpudirect.protocol.FileVersion;
 import io.gpudirect.transport.ChecksumMismatchException;
 import io.gpudirect.transport.ConnectionLostException;
+import io.gpudirect.transport.CorruptAnswerException;
 import io.gpudirect.transport.RequestTimeoutException;
 import io.gpudirect.transport.ServerErrorException;
 import io.gpudirect.transport.TransportException;
@@ -50,6 +51,10 @@ final class Failures {
       return new ConnectionLostException("Cannot " + what + " on gpudirect server "
           + serverName + " after " + attempts + " attempt(s): "
           + err.getMessage(), err);
+    }
+    if (err instanceof CorruptAnswerException) {
+      return new CorruptAnswerException("Cannot " + what + " on gpudirect server " + serverName
+          + ", still corrupt after " + attempts + " attempt(s): " + err.getMessage(), err);
     }
     if (err instanceof ChecksumMismatchException) {
       return new ChecksumMismatchException(err.getMessage() + "; still wrong after "

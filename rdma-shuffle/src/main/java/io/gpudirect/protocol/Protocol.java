@@ -3,11 +3,12 @@ package io.gpudirect.protocol;
 import java.nio.charset.StandardCharsets;
 
 /**
- * Constants of the gpudirect wire protocol, version 3.
+ * Constants of the gpudirect wire protocol, version 4.
  *
  * <pre>
  * connection := MAGIC(4, each side, first) frame*
- * frame      := length:int32 (type byte + body, 1..MAX_FRAME_BYTES) type:int8 body
+ * frame      := length:int32 (what follows it, 1..MAX_FRAME_BYTES) type:int8 body
+ *               crc32c:int32 (of type and body; every type but READ_DATA)
  * READ_DATA  := its frame, then exactly READ_DATA.length raw payload bytes (not in length),
  *               then status:int8 (0 good; 1 void, an ERROR for the request follows), then
  *               the payload's CRC32C (int32) when CRC32C was negotiated
@@ -21,9 +22,11 @@ public final class Protocol {
    * 2: the READ_DATA checksum moved from the header to a trailer after the payload. 3: a LIST
    * page continues after a path (a cursor) rather than at an index; files have versions (STAT
    * and LIST give them, READ and RDMA_READ name them, FILE_CHANGED refuses a READ of another),
-   * and the READ_DATA trailer starts with a status byte.
+   * and the READ_DATA trailer starts with a status byte. 4: every frame but READ_DATA ends in the
+   * CRC32C of its type and body, so that an answer damaged on the way is refused as corrupt
+   * rather than believed (a size, a version, a capability, an error).
    */
-  public static final int VERSION = 3;
+  public static final int VERSION = 4;
 
   /** Capability bits exchanged in HELLO / HELLO_ACK; the connection uses their intersection. */
   public static final long CAP_TCP = 1L;

@@ -172,9 +172,10 @@ final class ServerConnection implements Runnable {
     }
     if (hello.version() != Protocol.VERSION) {
       server.counters().countError();
-      send(new ErrorResponse(ErrorResponse.CONNECTION, ErrorCode.UNSUPPORTED_VERSION,
-          "Client " + peer + " speaks gpudirect protocol version " + hello.version()
-              + "; server " + server.address() + " speaks version " + Protocol.VERSION));
+      writeFully(Frames.encodeVersionRefusal(new ErrorResponse(ErrorResponse.CONNECTION,
+          ErrorCode.UNSUPPORTED_VERSION, "Client " + peer + " speaks gpudirect protocol version "
+              + hello.version() + "; server " + server.address() + " speaks version "
+              + Protocol.VERSION)));
       return false;
     }
     caps = hello.capabilities() & server.capabilities();

@@ -1,9 +1,16 @@
 package io.gpudirect.transport;
 
-/** A READ payload arrived whose CRC32C differs from the one the server computed. */
+/**
+ * A READ payload arrived whose CRC32C differs from the one the server computed, or an answer
+ * whose frame's does ({@link CorruptAnswerException}).
+ */
 public class ChecksumMismatchException extends TransportException {
   public ChecksumMismatchException(String message) {
     super(message);
+  }
+
+  public ChecksumMismatchException(String message, Throwable cause) {
+    super(message, cause);
   }
 
   /**

@@ -3,6 +3,7 @@ package io.gpudirect.protocol;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.gpudirect.testing.FrameChecksums;
 import io.gpudirect.testing.FuzzTries;
 import java.io.ByteArrayInputStream;
 import java.io.EOFException;
@@ -166,6 +167,8 @@ class FramesFuzzTest {
       for (Overwrite o : overwrites) {
         bytes[o.at()] = o.value();
       }
+      // Checksummed again, as a hostile peer would: the fields behind it are what is fuzzed.
+      FrameChecksums.reseal(bytes);
       return length == null ? bytes : Arrays.copyOf(bytes, length);
     }
 
@@ -193,7 +196,10 @@ class FramesFuzzTest {
       if (type != null) {
         content[0] = type;
       }
-      return content;
+      byte[] whole = new byte[PREFIX + content.length];
+      System.arraycopy(content, 0, whole, PREFIX, content.length);
+      FrameChecksums.reseal(whole);
+      return Arrays.copyOfRange(whole, PREFIX, whole.length);
     }
 
     @Override

@@ -1,5 +1,6 @@
 package io.gpudirect.protocol;
 
+import static io.gpudirect.testing.FrameChecksums.sealed;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -15,8 +16,8 @@ class FramesTest {
 
   static List<Message> samples() {
     return List.of(
-        new Hello(1, Protocol.CAP_TCP | Protocol.CAP_CRC32C, NONCE),
-        new HelloAck(1, Protocol.CAP_TCP, true, NONCE, 1 << 20),
+        new Hello(Protocol.VERSION, Protocol.CAP_TCP | Protocol.CAP_CRC32C, NONCE),
+        new HelloAck(Protocol.VERSION, Protocol.CAP_TCP, true, NONCE, 1 << 20),
         new AuthResponse(new byte[Protocol.MAC_BYTES]),
         new AuthOk(new byte[Protocol.MAC_BYTES]),
         new ListRequest(7, "dir/sub", "dir/sub/a/b.parquet"),
@@ -38,8 +39,9 @@ class FramesTest {
   void everyMessageRoundTrips() {
     for (Message m : samples()) {
       ByteBuffer frame = Frames.encode(m);
-      assertEquals(Frames.HEADER_BYTES + m.encodedLength(), frame.remaining());
-      assertEquals(1 + m.encodedLength(), frame.getInt());
+      int checksum = m.type() == MessageType.READ_DATA ? 0 : Frames.CHECKSUM_BYTES;
+      assertEquals(Frames.HEADER_BYTES + m.encodedLength() + checksum, frame.remaining());
+      assertEquals(1 + m.encodedLength() + checksum, frame.getInt());
       Message back = Frames.decode(frame);
       assertEquals(m.type(), back.type());
       assertArrayEquals(Frames.encode(m).array(), Frames.encode(back).array(), m.type().name());
@@ -59,12 +61,12 @@ class FramesTest {
     assertThrows(ProtocolException.class, () -> Frames.checkLength(0));
     ByteBuffer huge = ByteBuffer.allocate(64);
     huge.put(MessageType.STAT.id()).putLong(1).putInt(Integer.MAX_VALUE).flip();
-    ProtocolException e = assertThrows(ProtocolException.class, () -> Frames.decode(huge));
+    ProtocolException e = assertThrows(ProtocolException.class, () -> Frames.decode(sealed(huge)));
     assertTrue(e.getMessage().contains("STAT path length"), e.getMessage());
     ByteBuffer manyEntries = ByteBuffer.allocate(64);
     manyEntries.put(MessageType.LIST_RESPONSE.id()).putLong(1).put((byte) 1)
         .putInt(Integer.MAX_VALUE).flip();
-    e = assertThrows(ProtocolException.class, () -> Frames.decode(manyEntries));
+    e = assertThrows(ProtocolException.class, () -> Frames.decode(sealed(manyEntries)));
     assertTrue(e.getMessage().contains("entry count"), e.getMessage());
   }
 
@@ -72,12 +74,69 @@ class FramesTest {
   void truncatedAndTrailingBytesAreErrors() {
     ByteBuffer full = Frames.encode(new ReadRequest(1, "abc", 0, 10));
     full.getInt();
-    ByteBuffer cut = full.duplicate().limit(full.limit() - 2);
+    ByteBuffer content = full.duplicate().limit(full.limit() - Frames.CHECKSUM_BYTES);
+    ByteBuffer cut = sealed(content.duplicate().limit(content.limit() - 2));
     assertTrue(assertThrows(ProtocolException.class, () -> Frames.decode(cut))
-        .getMessage().contains("READ"));
-    ByteBuffer longer = ByteBuffer.allocate(full.remaining() + 1).put(full.duplicate()).put((byte) 0).flip();
+        .getMessage().contains("Truncated READ"));
+    ByteBuffer longer = sealed(ByteBuffer.allocate(content.remaining() + 1).put(content.duplicate())
+        .put((byte) 0).flip());
     assertTrue(assertThrows(ProtocolException.class, () -> Frames.decode(longer))
         .getMessage().contains("trailing"));
+  }
+
+  /** One byte changed anywhere in a frame but READ_DATA's, its checksum included, is caught as corruption. */
+  @Test
+  void anyChangedByteIsCorruption() {
+    for (Message m : samples()) {
+      if (m.type() == MessageType.READ_DATA) {
+        continue;
+      }
+      byte[] frame = Frames.encode(m).array();
+      for (int at = 4; at < frame.length; at++) {
+        for (int bit = 0; bit < 8; bit++) {
+          byte[] changed = frame.clone();
+          changed[at] ^= (byte) (1 << bit);
+          ByteBuffer content = ByteBuffer.wrap(changed, 4, changed.length - 4);
+          if (changed[4] != frame[4]) {
+            // Another type byte: refused, as corrupt unless no such type exists, or READ_DATA,
+            // whose fields the client checks against its request.
+            try {
+              assertEquals(MessageType.READ_DATA, Frames.decode(content).type(), m.type() + " byte " + at);
+            } catch (ProtocolException refused) {
+              // as it should be
+            }
+            continue;
+          }
+          CorruptFrameException e = assertThrows(CorruptFrameException.class,
+              () -> Frames.decode(content), m.type() + " byte " + at);
+          assertTrue(e.getMessage().contains("CRC32C mismatch in the " + m.type() + " frame"),
+              e.getMessage());
+        }
+      }
+    }
+  }
+
+  /**
+   * A peer of version 3 or earlier sends frames without checksums: its HELLO is read as far as
+   * its version, and its UNSUPPORTED_VERSION refusal is read whole, so either side says which
+   * versions met; any other frame without its checksum is corruption.
+   */
+  @Test
+  void aPeerOfAnotherVersionIsToldWhichVersionsMet() {
+    ByteBuffer v3Hello = ByteBuffer.allocate(1 + 2 + 8 + Protocol.NONCE_BYTES)
+        .put(MessageType.HELLO.id()).putShort((short) 3).putLong(Protocol.CAP_TCP).put(NONCE).flip();
+    assertEquals(3, ((Hello) Frames.decode(v3Hello)).version());
+
+    ByteBuffer refusal = Frames.encodeVersionRefusal(new ErrorResponse(ErrorResponse.CONNECTION,
+        ErrorCode.UNSUPPORTED_VERSION, "server speaks version 3"));
+    refusal.getInt();
+    ErrorResponse e = (ErrorResponse) Frames.decode(refusal);
+    assertEquals(ErrorCode.UNSUPPORTED_VERSION, e.code());
+    assertEquals("server speaks version 3", e.message());
+
+    ByteBuffer otherError = Frames.encodeVersionRefusal(new ErrorResponse(7, ErrorCode.NOT_FOUND, "x"));
+    otherError.getInt();
+    assertThrows(CorruptFrameException.class, () -> Frames.decode(otherError));
   }
 
   @Test

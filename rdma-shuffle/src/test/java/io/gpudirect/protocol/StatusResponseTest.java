@@ -1,5 +1,6 @@
 package io.gpudirect.protocol;
 
+import static io.gpudirect.testing.FrameChecksums.sealed;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -26,17 +27,17 @@ class StatusResponseTest {
   void hostileCountsAndNamesAreRefused() {
     ByteBuffer tooMany = ByteBuffer.allocate(11).put(MessageType.STATUS_RESPONSE.id()).putLong(1)
         .putShort((short) (StatusResponse.MAX_COUNTERS + 1));
-    ProtocolException e = assertThrows(ProtocolException.class, () -> Frames.decode(tooMany.flip()));
+    ProtocolException e = assertThrows(ProtocolException.class, () -> Frames.decode(sealed(tooMany.flip())));
     assertTrue(e.getMessage().contains("count"), e.getMessage());
 
     ByteBuffer longName = ByteBuffer.allocate(15).put(MessageType.STATUS_RESPONSE.id()).putLong(1)
         .putShort((short) 1).putInt(StatusResponse.MAX_NAME_BYTES + 1);
-    e = assertThrows(ProtocolException.class, () -> Frames.decode(longName.flip()));
+    e = assertThrows(ProtocolException.class, () -> Frames.decode(sealed(longName.flip())));
     assertTrue(e.getMessage().contains("counter name"), e.getMessage());
 
     ByteBuffer twice = ByteBuffer.allocate(11 + 2 * (4 + 1 + 8)).put(MessageType.STATUS_RESPONSE.id())
         .putLong(1).putShort((short) 2).putInt(1).put((byte) 'a').putLong(1).putInt(1).put((byte) 'a').putLong(2);
-    e = assertThrows(ProtocolException.class, () -> Frames.decode(twice.flip()));
+    e = assertThrows(ProtocolException.class, () -> Frames.decode(sealed(twice.flip())));
     assertTrue(e.getMessage().contains("twice"), e.getMessage());
   }
 }

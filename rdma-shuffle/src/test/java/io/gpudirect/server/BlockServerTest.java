@@ -2,6 +2,7 @@ package io.gpudirect.server;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -13,8 +14,10 @@ import io.gpudirect.protocol.AuthOk;
 import io.gpudirect.protocol.AuthResponse;
 import io.gpudirect.protocol.ErrorCode;
 import io.gpudirect.protocol.ErrorResponse;
+import io.gpudirect.protocol.Frames;
 import io.gpudirect.protocol.HelloAck;
 import io.gpudirect.protocol.Message;
+import io.gpudirect.protocol.MessageType;
 import io.gpudirect.protocol.Protocol;
 import io.gpudirect.protocol.ReadData;
 import io.gpudirect.protocol.ReadRequest;
@@ -125,6 +128,43 @@ class BlockServerTest {
       ErrorResponse e = (ErrorResponse) peer.hello(99);
       assertEquals(ErrorCode.UNSUPPORTED_VERSION, e.code());
       assertTrue(e.message().contains("version 99") && e.message().contains("version " + Protocol.VERSION),
+          e.message());
+    }
+    assertServes(open);
+  }
+
+  /** A request changed on the way is refused as corrupt, not served for what it now says. */
+  @Test
+  void aCorruptRequestIsRefusedNamingItsChecksum() throws IOException {
+    try (RawPeer peer = new RawPeer(open.port())) {
+      peer.handshake();
+      byte[] stat = Frames.encode(new StatRequest(5, "f.bin")).array();
+      stat[stat.length - 6] ^= 1;
+      peer.sendRaw(stat);
+      ErrorResponse e = (ErrorResponse) peer.receive();
+      assertEquals(ErrorCode.BAD_REQUEST, e.code());
+      assertTrue(e.message().contains("CRC32C mismatch in the STAT frame"), e.message());
+    }
+    assertServes(open);
+  }
+
+  /** A version-3 client sends its HELLO without a checksum, and must still be told why not. */
+  @Test
+  void aClientOfVersion3IsToldTheVersionsNotThatItsFrameIsCorrupt() throws IOException {
+    try (RawPeer peer = new RawPeer(open.port())) {
+      peer.sendRaw(Protocol.MAGIC);
+      peer.sendRaw(ByteBuffer.allocate(4 + 1 + 2 + 8 + Protocol.NONCE_BYTES)
+          .putInt(1 + 2 + 8 + Protocol.NONCE_BYTES).put(MessageType.HELLO.id()).putShort((short) 3)
+          .putLong(Protocol.CAP_TCP).put(peer.clientNonce).array());
+      peer.payload(Protocol.MAGIC.length);
+      // As version 3 reads it: length, then type and body to the end, no checksum.
+      int length = ByteBuffer.wrap(peer.payload(4)).getInt();
+      java.nio.ByteBuffer content = ByteBuffer.wrap(peer.payload(length));
+      assertEquals(MessageType.ERROR.id(), content.get());
+      ErrorResponse e = ErrorResponse.decode(content);
+      assertFalse(content.hasRemaining(), "bytes after the refusal a version-3 client cannot read");
+      assertEquals(ErrorCode.UNSUPPORTED_VERSION, e.code());
+      assertTrue(e.message().contains("version 3") && e.message().contains("version " + Protocol.VERSION),
           e.message());
     }
     assertServes(open);

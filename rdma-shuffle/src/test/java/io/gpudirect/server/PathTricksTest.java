@@ -13,7 +13,9 @@ import io.gpudirect.client.FileEntry;
 import io.gpudirect.client.RemoteFileException;
 import io.gpudirect.protocol.ErrorCode;
 import io.gpudirect.protocol.ErrorResponse;
+import io.gpudirect.protocol.Frames;
 import io.gpudirect.protocol.MessageType;
+import io.gpudirect.testing.FrameChecksums;
 import io.gpudirect.testing.RawPeer;
 import io.gpudirect.testing.TestFiles;
 import java.io.IOException;
@@ -159,9 +161,10 @@ class PathTricksTest {
 
   /** A READ frame with {@code path} as raw bytes, as no Java string would encode it. */
   static byte[] readFrame(long requestId, byte[] path) {
-    ByteBuffer b = ByteBuffer.allocate(4 + 1 + 8 + 4 + path.length + 8 + 4);
-    b.putInt(1 + 8 + 4 + path.length + 8 + 4).put(MessageType.READ.id()).putLong(requestId)
-        .putInt(path.length).put(path).putLong(0).putInt(4);
+    ByteBuffer b = ByteBuffer.allocate(4 + 1 + 8 + 4 + path.length + 8 + 4 + Frames.CHECKSUM_BYTES);
+    b.putInt(1 + 8 + 4 + path.length + 8 + 4 + Frames.CHECKSUM_BYTES).put(MessageType.READ.id())
+        .putLong(requestId).putInt(path.length).put(path).putLong(0).putInt(4);
+    FrameChecksums.reseal(b.array());
     return b.array();
   }
 }

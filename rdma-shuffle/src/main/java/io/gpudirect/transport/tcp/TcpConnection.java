@@ -1,6 +1,7 @@
 package io.gpudirect.transport.tcp;
 
 import io.gpudirect.GpuDirectException;
+import io.gpudirect.protocol.CorruptFrameException;
 import io.gpudirect.protocol.ErrorResponse;
 import io.gpudirect.protocol.Frames;
 import io.gpudirect.protocol.HelloAck;
@@ -19,6 +20,7 @@ import io.gpudirect.transport.Connection;
 import io.gpudirect.transport.ConnectionLostException;
 import io.gpudirect.transport.ConnectionOptions;
 import io.gpudirect.transport.ConnectionThreads;
+import io.gpudirect.transport.CorruptAnswerException;
 import io.gpudirect.transport.PayloadMemory;
 import io.gpudirect.transport.ServerErrorException;
 import java.io.EOFException;
@@ -228,7 +230,7 @@ final class TcpConnection implements Connection, CallerReads {
    * heap buffer per request, which the JDK would copy into a direct one of its own to write.
    */
   private ByteBuffer encode(Message request) {
-    int length = Frames.HEADER_BYTES + request.encodedLength();
+    int length = Frames.frameLength(request);
     return length <= outbox.capacity() ? Frames.encode(request, outbox.clear(), length)
         : Frames.encode(request);
   }
@@ -370,6 +372,7 @@ final class TcpConnection implements Connection, CallerReads {
     GpuDirectException cause = failure;
     if (cause == null) {
       cause = t instanceof ConnectionLostException c ? c
+          : t instanceof CorruptAnswerException c ? c
           : new ConnectionLostException("Connection to gpudirect server " + server
               + " lost: " + t, t);
     }
@@ -386,7 +389,15 @@ final class TcpConnection implements Connection, CallerReads {
 
   /** Reads and dispatches one answer; only the holder of the reading role calls it. */
   private void readAnswer() throws IOException {
-    Message m = readFrame();
+    Message m;
+    try {
+      m = readFrame();
+    } catch (CorruptFrameException e) {
+      // Which request it answers is in the frame, which cannot be believed: every request
+      // outstanding here fails with this, and may be retried on a new connection.
+      throw new CorruptAnswerException("Corrupt answer from gpudirect server " + server + ": "
+          + e.getMessage() + "; the connection is closed", e);
+    }
     if (m instanceof ReadData d) {
       receivePayload(d);
     } else if (m instanceof ErrorResponse e) {

@@ -4,6 +4,7 @@ import io.gpudirect.GpuDirectException;
 import io.gpudirect.protocol.Auth;
 import io.gpudirect.protocol.AuthOk;
 import io.gpudirect.protocol.AuthResponse;
+import io.gpudirect.protocol.CorruptFrameException;
 import io.gpudirect.protocol.ErrorCode;
 import io.gpudirect.protocol.ErrorResponse;
 import io.gpudirect.protocol.Frames;
@@ -18,6 +19,7 @@ import io.gpudirect.transport.AuthenticationException;
 import io.gpudirect.transport.ConnectFailedException;
 import io.gpudirect.transport.ConnectionOptions;
 import io.gpudirect.transport.ConnectionThreads;
+import io.gpudirect.transport.CorruptAnswerException;
 import io.gpudirect.transport.ServerErrorException;
 import io.gpudirect.transport.TransportException;
 import java.io.IOException;
@@ -77,7 +79,13 @@ final class TcpHandshake {
         wire = tls;
         in = tls;
       }
-      HelloAck ack = handshake(in, wire, server, options);
+      HelloAck ack;
+      try {
+        ack = handshake(in, wire, server, options);
+      } catch (CorruptFrameException e) {
+        throw new CorruptAnswerException("Corrupt answer from gpudirect server " + server
+            + " in the handshake: " + e.getMessage(), e);
+      }
       ch.socket().setSoTimeout(0);
       if (!deadline.cancel(false)) {
         throw new IOException("closed at the deadline");

@@ -66,9 +66,9 @@ final class UcxEndpoint implements RdmaEndpoint {
   private static final int SEND = 1;
   private static final int RKEY = 2;
   private static final int REVOKE = 3;
-  private static final int WRITE = 4;
+  static final int WRITE = 4;
   /** A WRITE frame's body before its bytes: rkey number, remote address. */
-  private static final int WRITE_PREFIX = 12;
+  static final int WRITE_PREFIX = 12;
   /** RKEY frames: id, address, length, flags, then the packed key. */
   private static final int RKEY_PREFIX = 24;
   /** RKEY flag: the announcer can take a put from a NIC (it has an RDMA device UCX may use). */
@@ -123,6 +123,8 @@ final class UcxEndpoint implements RdmaEndpoint {
   private final ArrayDeque<Recv> recvs = new ArrayDeque<>();
   /** This side's remotely writable regions by rkey number: what a WRITE frame may land in. */
   private final Map<Integer, UcxRegion> writable = new ConcurrentHashMap<>();
+  /** The region a WRITE frame's bytes are being received into now, if any. */
+  private UcxRegion receivingInto;
   private final Set<Op> outstanding = new LinkedHashSet<>();
   private final Map<Integer, RemoteRegion> remote = new HashMap<>();
   private final ArrayDeque<Op> waitingForFlush = new ArrayDeque<>();
@@ -241,16 +243,31 @@ final class UcxEndpoint implements RdmaEndpoint {
     return register(UcxUtils.getAddress(direct), direct.capacity(), access);
   }
 
-  /** Tells the peer {@code region} is gone, then unmaps it (UCX's put path never reads the map again). */
+  /**
+   * Tells the peer {@code region} is gone, then unmaps it (UCX's put path never reads the map
+   * again). Returns once no WRITE frame's bytes can land in it any more, as a NIC's
+   * deregistration does: a receive already under way into the region is not stopped by the
+   * unmap, so it is waited for on the loop. A correct peer never writes into a region after the
+   * answer that ended its read, so a WRITE still arriving then is a broken or hostile peer,
+   * and breaking the endpoint ends its receive before the memory goes back to its owner.
+   */
   void revoke(UcxRegion region, UcpMemory memory) {
     writable.remove(region.rkey());
     ByteBuffer frame = ByteBuffer.allocateDirect(HEADER_BYTES + 4);
     frame.putInt(REVOKE).putInt(4).putInt(region.rkey()).flip();
-    onLoop(() -> {
-      if (state != State.CLOSED) {
-        sendFrame(new Op(-1, Opcode.SEND, frame));
-      }
-    });
+    try {
+      loop.call(() -> {
+        if (receivingInto == region) {
+          breakEndpoint(peerName + " was still writing into rkey " + region.rkey()
+              + "'s region when it was revoked", true);
+        } else if (state != State.CLOSED) {
+          sendFrame(new Op(-1, Opcode.SEND, frame));
+        }
+        return null;
+      }, CALL_TIMEOUT);
+    } catch (IllegalStateException stopped) {
+      // The loop stops only once this endpoint is closed: nothing is received any more.
+    }
     memory.deregister();
   }
 
@@ -495,7 +512,11 @@ final class UcxEndpoint implements RdmaEndpoint {
     } else if (bytes == 0) {
       readHeader();
     } else {
-      readBody(address, bytes, this::readHeader);
+      receivingInto = region;
+      readBody(address, bytes, () -> {
+        receivingInto = null;
+        readHeader();
+      });
     }
   }
 
@@ -584,6 +605,8 @@ final class UcxEndpoint implements RdmaEndpoint {
     }
     boolean wasOpen = state == State.OPEN;
     state = State.CLOSED;
+    // Closing the endpoint ends its receives (UCX completes them as canceled): none writes on.
+    receivingInto = null;
     try {
       if (endpoint != null) {
         endpoint.closeNonBlockingForce();
