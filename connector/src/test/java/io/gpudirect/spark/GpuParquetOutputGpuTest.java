@@ -120,8 +120,9 @@ class GpuParquetOutputGpuTest {
       ParquetReadSettings settings = ParquetReadSettings.from(sql, schema);
       Configuration read = new Configuration(conf);
       ParquetPlanner.Counts counts = new ParquetPlanner.Counts();
-      // Small slices, so that files with several row groups are cut and the footer rewrite is exercised.
-      List<FileSlice> slices = planner.slice(file, List.of(), 1, counts);
+      // Small slices, so that files with several row groups are cut and the footer rewrite is
+      // exercised; each lists its column chunks, which the GPU reader fetches before decoding.
+      List<FileSlice> slices = planner.slice(file, List.of(), 1, counts, schema);
       List<InternalRow> host = new ArrayList<>();
       List<InternalRow> gpu = new ArrayList<>();
       Throwable hostFailure = null;
