@@ -156,15 +156,7 @@ final class ChunkedReads {
           reads.incrementAndGet();
           fetchNanos.addAndGet(System.nanoTime() - start);
           if (err != null) {
-            // The first failed chunk in file order: deterministic, and usually the root cause.
-            Throwable first = err;
-            for (CompletableFuture<Void> part : parts) {
-              if (part.isCompletedExceptionally()) {
-                first = part.handle((x, e) -> e).join();
-                break;
-              }
-            }
-            throw new CompletionException(Failures.unwrap(first));
+            throw new CompletionException(readFailure(parts, err));
           }
           bytesFetched.addAndGet(total);
           return null;
@@ -237,12 +229,7 @@ final class ChunkedReads {
           reads.incrementAndGet();
           fetchNanos.addAndGet(System.nanoTime() - start);
           if (err != null) {
-            for (CompletableFuture<Void> part : parts) {
-              if (part.isCompletedExceptionally()) {
-                throw new CompletionException(Failures.unwrap(part.handle((x, e) -> e).join()));
-              }
-            }
-            throw new CompletionException(Failures.unwrap(err));
+            throw new CompletionException(readFailure(parts, err));
           }
           bytesFetched.addAndGet(length);
           return null;
@@ -464,8 +451,34 @@ final class ChunkedReads {
   }
 
   private GpuDirectException notRead(Chunk c) {
-    return new GpuDirectException("Not read: another part of the read of '" + c.path + "' from gpudirect server "
+    return new NotRead("Not read: another part of the read of '" + c.path + "' from gpudirect server "
         + serverName + " failed");
+  }
+
+  /** A chunk left unsent because another chunk of its read had failed: never a read's reason. */
+  private static final class NotRead extends GpuDirectException {
+    NotRead(String message) {
+      super(message);
+    }
+  }
+
+  /**
+   * Why a read failed: its first failed chunk in file order (deterministic, and usually the
+   * root cause), passing over chunks left unsent because of another's failure, which may have
+   * been settled before the failure that caused them.
+   */
+  private static Throwable readFailure(List<CompletableFuture<Void>> parts, Throwable err) {
+    Throwable first = null;
+    for (CompletableFuture<Void> part : parts) {
+      if (part.isCompletedExceptionally()) {
+        Throwable t = Failures.unwrap(part.handle((x, e) -> e).join());
+        if (!(t instanceof NotRead)) {
+          return t;
+        }
+        first = first == null ? t : first;
+      }
+    }
+    return first != null ? first : Failures.unwrap(err);
   }
 
   private void retryOrFail(Chunk c, int attempt, Throwable err) {

@@ -316,7 +316,7 @@ class BlockClientTest {
         for (CompletableFuture<Void> r : reads) {
           Throwable e = assertThrows(java.util.concurrent.ExecutionException.class,
               () -> r.get(10, TimeUnit.SECONDS)).getCause();
-          assertInstanceOf(ConnectionLostException.class, e);
+          assertInstanceOf(ConnectionLostException.class, e, String.valueOf(e));
           assertTrue(e.getMessage().contains("127.0.0.1:" + cutter.port())
               && e.getMessage().contains("big.bin"), e.getMessage());
         }
