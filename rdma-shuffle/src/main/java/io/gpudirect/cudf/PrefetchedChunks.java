@@ -39,9 +39,9 @@ public final class PrefetchedChunks extends DataSource {
 
   /**
    * {@code file} with {@code ranges} fetched into a buffer from {@code allocator}; {@code file}
-   * itself, fetching nothing, where there are no bytes to fetch or the allocator has no room for them
-   * now (the decode then reads as it goes, as without this). Takes ownership of {@code file}:
-   * the source returned closes it, or this does if the fetch fails.
+   * itself, fetching nothing, where there are no bytes to fetch or the allocator has no room
+   * for them now (the decode then reads as it goes, as without this). Takes ownership of
+   * {@code file}: the source returned closes it, or this does if the fetch fails.
    *
    * @param ranges offset and length pairs, in file order, not overlapping; may be null
    * @param what names the buffer in leak reports
