@@ -9,6 +9,8 @@ import java.io.FileDescriptor;
 import java.io.FileOutputStream;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import picocli.CommandLine.Command;
@@ -21,20 +23,25 @@ final class CatCommand implements Callable<Integer> {
   @Parameters(paramLabel = "URI", description = "gpudirect://HOST:PORT/PATH of one file")
   String uri;
 
-  @Option(names = "--buffer-size", defaultValue = "16777216", description = "Bytes per buffer; two are in use at once.")
+  @Option(names = "--buffer-size", defaultValue = "16777216", description = "Bytes per buffer.")
   int bufferSize;
+
+  @Option(names = "--buffers", defaultValue = "4",
+      description = "Buffers being filled at once, each with its own range of the file (at least 2).")
+  int buffers;
 
   @Mixin
   ClientOptions client;
 
   /**
-   * Two buffers, both being filled at once: while one range arrives the next one is already
-   * asked for, and when the first has landed it is written to stdout while the second goes on
-   * arriving, and the range after that is asked for into the buffer just written. The streams
-   * never drain at a range's end, waiting for the next request to go out (which, on a link with
-   * drops, then starts each stream with a burst; docs/benchmarks.md, "A link that is not
-   * loopback"), and the network never waits for the disk or the pipe for longer than one
-   * range's write.
+   * Several buffers, all being filled at once, each with the next range of the file: when the
+   * oldest has landed it is written to stdout while the others go on arriving, and the range
+   * after the newest is asked for into the buffer just written. The streams never drain at a
+   * range's end, waiting for the next request to go out (which, on a link with drops, then
+   * starts each stream with a burst; docs/benchmarks.md, "A link that is not loopback"), and
+   * the network never waits for the disk or the pipe for longer than one range's write. More
+   * than two, because a range is done only when its slowest chunk is: with two, one late chunk
+   * on a lossy link left the other streams with a single range to work on.
    */
   @Override
   public Integer call() throws Exception {
@@ -49,40 +56,57 @@ final class CatCommand implements Callable<Integer> {
     if (file.directory()) {
       throw new io.gpudirect.GpuDirectException("Cannot cat " + location + ": it is a directory");
     }
+    if (buffers < 2) {
+      throw new io.gpudirect.GpuDirectException("Cannot cat " + location + ": --buffers must be at least 2, not "
+          + buffers);
+    }
     FileChannel out = new FileOutputStream(FileDescriptor.out).getChannel();
-    try (BufferAllocator allocator = BufferAllocator.root().newChildAllocator("cat", 2L * bufferSize);
-         HostBuffer a = allocator.allocate(bufferSize);
-         HostBuffer b = allocator.allocate(bufferSize)) {
-      ByteBuffer[] views = {a.nioBuffer(), b.nioBuffer()};
-      CompletableFuture<?>[] pending = new CompletableFuture<?>[views.length];
-      long next = 0;
-      for (int k = 0; k < views.length; k++) {
-        pending[k] = fetch(store, location, file, next, views[k]);
-        next += views[k].remaining();
-      }
+    try (BufferAllocator allocator = BufferAllocator.root().newChildAllocator("cat", (long) buffers * bufferSize)) {
+      List<HostBuffer> held = new ArrayList<>();
       try {
-        for (int i = 0; pending[i] != null; i = (i + 1) % views.length) {
-          CompletableFuture<?> landed = pending[i];
-          pending[i] = null;
-          landed.join();
-          ByteBuffer ready = views[i];
-          while (ready.hasRemaining()) {
-            out.write(ready);
-          }
-          pending[i] = fetch(store, location, file, next, views[i]);
-          next += views[i].remaining();
+        ByteBuffer[] views = new ByteBuffer[buffers];
+        for (int k = 0; k < buffers; k++) {
+          held.add(allocator.allocate(bufferSize));
+          views[k] = held.get(k).nioBuffer();
         }
+        copy(store, location, file, views, out);
       } finally {
-        // A failed read or write leaves the other range arriving into its buffer: it must have
-        // landed (or failed) before the buffers are freed.
-        for (CompletableFuture<?> p : pending) {
-          if (p != null) {
-            p.handle((v, e) -> null).join();
-          }
-        }
+        held.forEach(HostBuffer::close);
       }
     }
     return 0;
+  }
+
+  /** Fills every buffer with the next range, writes the oldest that landed, and so on to the end. */
+  private static void copy(RemoteStore store, GpuDirectUri location, FileEntry file, ByteBuffer[] views,
+      FileChannel out) throws java.io.IOException {
+    CompletableFuture<?>[] pending = new CompletableFuture<?>[views.length];
+    long next = 0;
+    for (int k = 0; k < views.length; k++) {
+      pending[k] = fetch(store, location, file, next, views[k]);
+      next += views[k].remaining();
+    }
+    try {
+      for (int i = 0; pending[i] != null; i = (i + 1) % views.length) {
+        CompletableFuture<?> landed = pending[i];
+        pending[i] = null;
+        landed.join();
+        ByteBuffer ready = views[i];
+        while (ready.hasRemaining()) {
+          out.write(ready);
+        }
+        pending[i] = fetch(store, location, file, next, views[i]);
+        next += views[i].remaining();
+      }
+    } finally {
+      // A failed read or write leaves the other ranges arriving into their buffers: they must
+      // have landed (or failed) before the buffers are freed.
+      for (CompletableFuture<?> p : pending) {
+        if (p != null) {
+          p.handle((v, e) -> null).join();
+        }
+      }
+    }
   }
 
   /**
