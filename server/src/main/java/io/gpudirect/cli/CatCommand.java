@@ -23,10 +23,10 @@ final class CatCommand implements Callable<Integer> {
   @Parameters(paramLabel = "URI", description = "gpudirect://HOST:PORT/PATH of one file")
   String uri;
 
-  @Option(names = "--buffer-size", defaultValue = "16777216", description = "Bytes per buffer.")
+  @Option(names = "--buffer-size", defaultValue = "8388608", description = "Bytes per buffer.")
   int bufferSize;
 
-  @Option(names = "--buffers", defaultValue = "4",
+  @Option(names = "--buffers", defaultValue = "8",
       description = "Buffers being filled at once, each with its own range of the file (at least 2).")
   int buffers;
 
