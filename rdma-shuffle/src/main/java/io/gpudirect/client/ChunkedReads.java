@@ -186,8 +186,7 @@ final class ChunkedReads {
       window.acquire(total);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      throw new CompletionException(new GpuDirectException("Interrupted while reading '" + path
-          + "' from gpudirect server " + serverName, e));
+      throw new CompletionException(interrupted(path, e));
     }
     CompletableFuture<Void> done = new CompletableFuture<>();
     try {
@@ -450,6 +449,11 @@ final class ChunkedReads {
     }
   }
 
+  private GpuDirectException interrupted(String path, InterruptedException e) {
+    return new GpuDirectException("Interrupted while reading '" + path + "' from gpudirect server "
+        + serverName, e);
+  }
+
   private GpuDirectException notRead(Chunk c) {
     return new NotRead("Not read: another part of the read of '" + c.path + "' from gpudirect server "
         + serverName + " failed");
@@ -513,8 +517,7 @@ final class ChunkedReads {
       window.acquire(len);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      part.completeExceptionally(new GpuDirectException("Interrupted while reading '" + path
-          + "' from gpudirect server " + serverName, e));
+      part.completeExceptionally(interrupted(path, e));
       return null;
     }
     part.whenComplete((v, err) -> {
