@@ -9,7 +9,6 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import ai.rapids.cudf.Rmm;
 import io.gpudirect.gpu.GpuEnvironment;
 import io.gpudirect.gpu.GpuResources;
-import io.gpudirect.remote.RemoteStores;
 import io.gpudirect.server.BlockServer;
 import io.gpudirect.spark.LocalSessions;
 import io.gpudirect.testing.TestData;
@@ -99,13 +98,7 @@ class RapidsPassThroughGpuTest {
 
   @AfterAll
   static void stop() {
-    if (spark != null) {
-      spark.stop();
-    }
-    RemoteStores.closeAll();
-    if (server != null) {
-      server.close();
-    }
+    LocalSessions.stop(spark, server);
   }
 
   static Stream<String> files() throws Exception {
