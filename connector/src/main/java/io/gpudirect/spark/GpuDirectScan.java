@@ -179,7 +179,9 @@ final class GpuDirectScan implements Scan, Batch, SupportsReportStatistics {
   public CustomTaskMetric[] reportDriverMetrics() {
     return new CustomTaskMetric[] {
         ScanMetrics.value(ScanMetrics.ROW_GROUPS_SKIPPED, counts.skipped()),
-        ScanMetrics.value(ScanMetrics.ROW_GROUPS_PLANNED, counts.rowGroups())};
+        ScanMetrics.value(ScanMetrics.ROW_GROUPS_PLANNED, counts.rowGroups()),
+        ScanMetrics.value(ScanMetrics.FILES_READ, files().size()),
+        ScanMetrics.value(ScanMetrics.FILES_PRUNED, context.files.size() - files().size())};
   }
 
   @Override

@@ -159,6 +159,10 @@ class PartitionDirectoriesTest {
     long listed = Long.parseLong(m.group(2));
     // 3 years x 4 days x 3 regions of directories; the filter keeps 2 days x 2 regions of one year.
     assertTrue(read > 0 && read <= listed / 4, "read " + read + " of " + listed + ": " + plan);
+    assertEquals(read, driverMetric(all.where(filter), "files read"));
+    assertEquals(listed - read, driverMetric(all.where(filter), "files left out by partition filters"));
+    sameAsSpark("trips", r -> r, d -> d.where("year = 99"));
+    sameAsSpark("trips", r -> r, d -> d.where("region IS NULL AND NOT (year <=> 1)"));
     // A filter that also names a file column prunes nothing on its own, and loses no rows.
     sameAsSpark("trips", r -> r, d -> d.where("year = 2 OR amount < 3"));
     sameAsSpark("trips", r -> r, d -> d.where("region LIKE 'r/1%' AND year IN (0, 1)"));
@@ -205,6 +209,33 @@ class PartitionDirectoriesTest {
       }
     }
     return d;
+  }
+
+  /** A driver metric of the query's gpudirect scan, as the SQL tab shows it. */
+  private static long driverMetric(Dataset<Row> d, String description) {
+    d.collectAsList();
+    List<SparkPlan> scans = new ArrayList<>();
+    collect(d.queryExecution().executedPlan(), scans);
+    for (SparkPlan p : scans) {
+      for (var m : scala.collection.JavaConverters.mapAsJavaMap(p.metrics()).values()) {
+        if (description.equals(m.name().getOrElse(() -> ""))) {
+          return m.value();
+        }
+      }
+    }
+    throw new AssertionError("no metric '" + description + "' in " + d.queryExecution().executedPlan());
+  }
+
+  private static void collect(SparkPlan p, List<SparkPlan> into) {
+    if (p instanceof org.apache.spark.sql.execution.datasources.v2.BatchScanExec) {
+      into.add(p);
+    }
+    if (p instanceof org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanExec a) {
+      collect(a.executedPlan(), into);
+    }
+    for (SparkPlan c : scala.collection.JavaConverters.seqAsJavaList(p.children())) {
+      collect(c, into);
+    }
   }
 
   private static String scanOf(Dataset<Row> d) {
