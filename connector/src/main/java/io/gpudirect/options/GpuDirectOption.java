@@ -14,6 +14,8 @@ public enum GpuDirectOption {
       "parquet or arrow (Arrow IPC file or stream); empty means: from the file extension."),
   PATH_GLOB_FILTER("pathGlobFilter", "",
       "Reads only the files whose name matches this glob, as Spark's option of the same name: *.parquet."),
+  BASE_PATH("basePath", "",
+      "Where partition directories (key=value) begin, as Spark's option of the same name; empty means: the path loaded."),
   TRANSPORT("transport", "auto",
       "auto, tcp or rdma. auto picks RDMA when it works and reports which transport ran and why."),
   RDMA_PROVIDER("rdma.provider", "auto",

@@ -104,6 +104,11 @@ public final class ResolvedOptions {
     return get(GpuDirectOption.PATH_GLOB_FILTER);
   }
 
+  /** Option {@code basePath}: where partition directories begin; empty means the path loaded. */
+  public String basePath() {
+    return get(GpuDirectOption.BASE_PATH);
+  }
+
   /** Option {@code output}: auto, gpu or host, as given (the reader's {@code Output} parses it). */
   public String output() {
     return get(GpuDirectOption.OUTPUT);

@@ -33,6 +33,14 @@ public final class DeviceScans {
     return ((GpuDirectScan) scan).output() != Output.HOST;
   }
 
+  /**
+   * Whether the scan reads a partition column: its values come from directory names as host
+   * constants, which the engine's own copy takes (the hand-off takes device columns only).
+   */
+  public static boolean readsPartitionColumns(Scan scan) {
+    return ((GpuDirectScan) scan).readsPartitionColumns();
+  }
+
   /** {@code scan} (of this source) reading device batches in the form {@code handoff} makes. */
   public static Scan handingOff(Scan scan, DeviceHandoff handoff) {
     return new DeviceScan((GpuDirectScan) scan, handoff);

@@ -13,6 +13,7 @@ import io.gpudirect.spark.read.GpuArrowSliceReader;
 import io.gpudirect.spark.read.GpuParquetSliceReader;
 import io.gpudirect.spark.read.ParquetReadSettings;
 import io.gpudirect.spark.read.ParquetSliceReaders;
+import io.gpudirect.spark.read.PartitionColumns;
 import io.gpudirect.spark.read.SliceReader;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -41,29 +42,39 @@ final class GpuDirectReaderFactory implements PartitionReaderFactory {
 
   private final Broadcast<SerializableConfiguration> conf;
   private final ReadSpec spec;
+  /** What the files are read for: the read schema but for partition columns. */
   private final StructType readSchema;
   /** Null for Arrow scans. */
   private final ParquetReadSettings parquet;
+  /** Where partition columns go into what is read; null when the query reads none. */
+  private final PartitionColumns partitionColumns;
   /** Set when batches go to a GPU engine in its own form ({@link DeviceScan}); else null. */
   private final DeviceHandoff handoff;
 
   GpuDirectReaderFactory(Broadcast<SerializableConfiguration> conf, ReadSpec spec,
-      StructType readSchema, ParquetReadSettings parquet) {
-    this(conf, spec, readSchema, parquet, null);
+      StructType readSchema, ParquetReadSettings parquet, PartitionColumns partitionColumns) {
+    this(conf, spec, readSchema, parquet, partitionColumns, null);
   }
 
   private GpuDirectReaderFactory(Broadcast<SerializableConfiguration> conf, ReadSpec spec,
-      StructType readSchema, ParquetReadSettings parquet, DeviceHandoff handoff) {
+      StructType readSchema, ParquetReadSettings parquet, PartitionColumns partitionColumns, DeviceHandoff handoff) {
     this.conf = conf;
     this.spec = spec;
     this.readSchema = readSchema;
     this.parquet = parquet;
+    this.partitionColumns = partitionColumns;
     this.handoff = handoff;
   }
 
-  /** This factory's reads decoded on the GPU where they can be, in the form {@code h} makes. */
+  /**
+   * This factory's reads decoded on the GPU where they can be, in the form {@code h} makes.
+   * Only for scans that read no partition column (the rule asks {@link DeviceScans} first).
+   */
   GpuDirectReaderFactory handingOff(DeviceHandoff h) {
-    return new GpuDirectReaderFactory(conf, spec, readSchema, parquet, h);
+    if (partitionColumns != null) {
+      throw new IllegalStateException("partition columns are not handed off");
+    }
+    return new GpuDirectReaderFactory(conf, spec, readSchema, parquet, null, h);
   }
 
   @Override
@@ -91,7 +102,18 @@ final class GpuDirectReaderFactory implements PartitionReaderFactory {
     } else {
       opener = slice -> gpuOrHost((ParquetSlice) slice, hadoop, () -> {});
     }
-    return new GpuDirectPartitionReader<>((GpuDirectPartition) partition, opener, transport(partition, hadoop));
+    return new GpuDirectPartitionReader<>((GpuDirectPartition) partition, withPartitionColumns(opener, partition),
+        transport(partition, hadoop));
+  }
+
+  /** {@code opener}'s batches with the partition columns the query reads, where it reads any. */
+  private GpuDirectPartitionReader.Opener<ColumnarBatch> withPartitionColumns(
+      GpuDirectPartitionReader.Opener<ColumnarBatch> opener, InputPartition partition) {
+    if (partitionColumns == null) {
+      return opener;
+    }
+    GpuDirectPartition p = (GpuDirectPartition) partition;
+    return slice -> partitionColumns.batches(opener.open(slice), p.values(slice.file()));
   }
 
   /**
@@ -136,8 +158,12 @@ final class GpuDirectReaderFactory implements PartitionReaderFactory {
   @Override
   public PartitionReader<InternalRow> createReader(InputPartition partition) {
     Configuration hadoop = conf.value().value();
-    return new GpuDirectPartitionReader<>((GpuDirectPartition) partition,
-        slice -> ParquetSliceReaders.rows((ParquetSlice) slice, hadoop, parquet), transport(partition, hadoop));
+    GpuDirectPartition p = (GpuDirectPartition) partition;
+    GpuDirectPartitionReader.Opener<InternalRow> opener = partitionColumns == null
+        ? slice -> ParquetSliceReaders.rows((ParquetSlice) slice, hadoop, parquet)
+        : slice -> partitionColumns.rows(ParquetSliceReaders.rows((ParquetSlice) slice, hadoop, parquet),
+            p.values(slice.file()));
+    return new GpuDirectPartitionReader<>(p, opener, transport(partition, hadoop));
   }
 
   private String transport(InputPartition partition, Configuration hadoop) {

@@ -3,9 +3,12 @@ package io.gpudirect.spark;
 import io.gpudirect.dataset.DataFile;
 import io.gpudirect.spark.plan.ArrowPlanner;
 import io.gpudirect.spark.plan.FileSlice;
+import io.gpudirect.spark.plan.GpuDirectPartition;
+import io.gpudirect.spark.plan.PartitionFilters;
 import io.gpudirect.spark.plan.ParquetPlanner;
 import io.gpudirect.spark.plan.PartitionPacker;
 import io.gpudirect.spark.read.ParquetReadSettings;
+import io.gpudirect.spark.read.PartitionColumns;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -23,9 +26,13 @@ import org.apache.spark.sql.types.StructType;
 /** Plans partitions from whole row groups or record batches, and reports what it skipped. */
 final class GpuDirectScan implements Scan, Batch, SupportsReportStatistics {
   private final ScanContext context;
-  private final StructType dataSchema;
+  private final StructType tableSchema;
   private final StructType readSchema;
+  /** The fields of the read schema that the files are read for: all but the partition columns. */
+  private final StructType dataRead;
   private final Filter[] pushed;
+  private final Filter[] partitionFilters;
+  private List<DataFile> files;
   private final ParquetPlanner.Counts counts = new ParquetPlanner.Counts();
   private InputPartition[] partitions;
 
@@ -33,11 +40,14 @@ final class GpuDirectScan implements Scan, Batch, SupportsReportStatistics {
   /** What explain() adds about the GPU engine's handling of this scan; empty when nothing. */
   private volatile String note;
 
-  GpuDirectScan(ScanContext context, StructType dataSchema, StructType readSchema, Filter[] pushed) {
+  GpuDirectScan(ScanContext context, StructType tableSchema, StructType readSchema, Filter[] pushed,
+      Filter[] partitionFilters) {
     this.context = context;
-    this.dataSchema = dataSchema;
+    this.tableSchema = tableSchema;
     this.readSchema = readSchema;
+    this.dataRead = context.partitioning.dataPart(readSchema, context.caseSensitive());
     this.pushed = pushed;
+    this.partitionFilters = partitionFilters;
     this.note = rapidsWithoutPassThrough(context.session) ? " note: the RAPIDS Accelerator is on, but "
         + DeviceScans.RAPIDS_EXTENSIONS + " is not in spark.sql.extensions: batches take the plugin's"
         + " host-to-GPU copy" : "";
@@ -57,6 +67,29 @@ final class GpuDirectScan implements Scan, Batch, SupportsReportStatistics {
     return context.spec.output();
   }
 
+  /** Whether the query reads a partition column, whose values come from directory names. */
+  boolean readsPartitionColumns() {
+    return dataRead.fields().length != readSchema.fields().length;
+  }
+
+  /** The files whose directories the partition filters do not rule out: what is read. */
+  synchronized List<DataFile> files() {
+    if (files == null) {
+      if (context.partitioning.isEmpty() || partitionFilters.length == 0) {
+        files = context.files;
+      } else {
+        files = new ArrayList<>();
+        for (DataFile f : context.files) {
+          if (PartitionFilters.mayMatch(partitionFilters, context.partitioning.columns(),
+              context.partitioning.values(f), context.caseSensitive())) {
+            files.add(f);
+          }
+        }
+      }
+    }
+    return files;
+  }
+
   void note(String n) {
     note = " note: " + n;
   }
@@ -71,7 +104,10 @@ final class GpuDirectScan implements Scan, Batch, SupportsReportStatistics {
   public String description() {
     return "GpuDirectScan " + (context.arrow ? "arrow" : "parquet")
         + " servers=[" + context.locationsDescription() + "]"
-        + " files=" + context.files.size()
+        + " files=" + files().size()
+        + (files().size() == context.files.size() ? "" : " (of " + context.files.size() + " listed)")
+        + (context.partitioning.isEmpty() ? "" : " PartitionColumns: " + context.partitioning.columns().catalogString())
+        + " PartitionFilters: " + Arrays.toString(partitionFilters)
         + " PushedFilters: " + Arrays.toString(pushed)
         + " ReadSchema: " + readSchema.catalogString()
         + " transport=" + context.transportDescription() + note;
@@ -80,7 +116,7 @@ final class GpuDirectScan implements Scan, Batch, SupportsReportStatistics {
   @Override
   public synchronized Statistics estimateStatistics() {
     if (statistics == null) {
-      statistics = ScanStatistics.of(context, dataSchema, readSchema);
+      statistics = ScanStatistics.of(context, tableSchema, readSchema);
     }
     return statistics;
   }
@@ -93,18 +129,21 @@ final class GpuDirectScan implements Scan, Batch, SupportsReportStatistics {
   @Override
   public synchronized InputPartition[] planInputPartitions() {
     if (partitions == null) {
-      long target = PartitionPacker.target(context.options.maxPartitionBytes(),
-          context.files, minPartitions());
+      long target = PartitionPacker.target(context.options.maxPartitionBytes(), files(), minPartitions());
       // Slices list their column chunks for what reads them: read-ahead on the host, and the
       // fetch into device memory before a GPU decode (PrefetchedChunks).
-      StructType chunksOf = context.options.readAhead() > 0 || output() != Output.HOST ? readSchema : null;
+      StructType chunksOf = context.options.readAhead() > 0 || output() != Output.HOST ? dataRead : null;
       List<FileSlice> slices = new ArrayList<>();
-      for (DataFile f : context.files) {
+      for (DataFile f : files()) {
         slices.addAll(context.arrow
             ? ArrowPlanner.slice(f, context.options, target)
             : context.parquet().slice(f, Arrays.asList(pushed), target, counts, chunksOf));
       }
-      partitions = PartitionPacker.pack(slices, target).toArray(new InputPartition[0]);
+      List<GpuDirectPartition> packed = PartitionPacker.pack(slices, target);
+      if (!context.partitioning.isEmpty()) {
+        packed.replaceAll(p -> p.withValuesOf(context.partitioning));
+      }
+      partitions = packed.toArray(new InputPartition[0]);
     }
     return partitions;
   }
@@ -124,8 +163,11 @@ final class GpuDirectScan implements Scan, Batch, SupportsReportStatistics {
   public PartitionReaderFactory createReaderFactory() {
     // Spark calls this for every copy of the scan's plan node, several times per query.
     ParquetReadSettings parquet = context.arrow ? null
-        : ParquetReadSettings.from(context.session.sessionState().conf(), readSchema);
-    return new GpuDirectReaderFactory(context.broadcastConf(), context.spec, readSchema, parquet);
+        : ParquetReadSettings.from(context.session.sessionState().conf(), dataRead);
+    PartitionColumns partitionColumns = readsPartitionColumns()
+        ? PartitionColumns.of(readSchema, dataRead, context.partitioning.columns(), context.caseSensitive())
+        : null;
+    return new GpuDirectReaderFactory(context.broadcastConf(), context.spec, dataRead, parquet, partitionColumns);
   }
 
   @Override
@@ -137,7 +179,9 @@ final class GpuDirectScan implements Scan, Batch, SupportsReportStatistics {
   public CustomTaskMetric[] reportDriverMetrics() {
     return new CustomTaskMetric[] {
         ScanMetrics.value(ScanMetrics.ROW_GROUPS_SKIPPED, counts.skipped()),
-        ScanMetrics.value(ScanMetrics.ROW_GROUPS_PLANNED, counts.rowGroups())};
+        ScanMetrics.value(ScanMetrics.ROW_GROUPS_PLANNED, counts.rowGroups()),
+        ScanMetrics.value(ScanMetrics.FILES_READ, files().size()),
+        ScanMetrics.value(ScanMetrics.FILES_PRUNED, context.files.size() - files().size())};
   }
 
   @Override

@@ -1,5 +1,7 @@
 package io.gpudirect.spark;
 
+import io.gpudirect.spark.plan.PartitionFilters;
+import java.util.ArrayList;
 import java.util.List;
 import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.connector.read.ScanBuilder;
@@ -10,17 +12,19 @@ import org.apache.spark.sql.types.StructType;
 
 /**
  * Takes the columns the query needs (only their column chunks are fetched) and the filters it
- * applies (Parquet row groups whose statistics rule them out are never fetched).
+ * applies: filters on partition columns leave out the files whose directories rule them out,
+ * and Parquet row groups whose statistics rule the others out are never fetched.
  */
 final class GpuDirectScanBuilder implements ScanBuilder, SupportsPushDownRequiredColumns, SupportsPushDownFilters {
   private final ScanContext context;
-  private final StructType dataSchema;
+  private final StructType tableSchema;
   private StructType readSchema;
-  private Filter[] pushed = new Filter[0];
+  private Filter[] parquetFilters = new Filter[0];
+  private Filter[] partitionFilters = new Filter[0];
 
   GpuDirectScanBuilder(ScanContext context, StructType schema) {
     this.context = context;
-    this.dataSchema = schema;
+    this.tableSchema = schema;
     this.readSchema = schema;
   }
 
@@ -30,27 +34,50 @@ final class GpuDirectScanBuilder implements ScanBuilder, SupportsPushDownRequire
   }
 
   /**
-   * Row-group skipping is not row filtering, so every filter is also handed back to Spark
-   * to evaluate after the scan; the pushed ones are those that convert for Parquet.
+   * Neither pruning files nor skipping row groups is row filtering, so every filter is also
+   * handed back to Spark to evaluate after the scan. The pushed ones are those that prune files
+   * and those that convert for Parquet; a filter on a partition column never goes to Parquet,
+   * even where a file also holds a column of that name (the directory's value is the column's).
    */
   @Override
   public Filter[] pushFilters(Filter[] filters) {
-    boolean enabled = !context.arrow && context.options.filterPushdown()
+    List<Filter> onDirectories = new ArrayList<>();
+    List<Filter> onFiles = new ArrayList<>();
+    for (Filter f : filters) {
+      if (PartitionFilters.onPartitionColumnsOnly(f, context.partitioning.columns(), context.caseSensitive())) {
+        onDirectories.add(f);
+      } else if (!mentionsPartitionColumn(f)) {
+        onFiles.add(f);
+      }
+    }
+    partitionFilters = onDirectories.toArray(new Filter[0]);
+    boolean parquetPushdown = !context.arrow && context.options.filterPushdown()
         && context.session.sessionState().conf().parquetFilterPushDown();
-    if (enabled) {
-      List<Filter> ok = context.parquet().convertible(context.files.get(0), filters);
-      pushed = ok.toArray(new Filter[0]);
+    if (parquetPushdown && !onFiles.isEmpty()) {
+      parquetFilters = context.parquet().convertible(context.files.get(0), onFiles.toArray(new Filter[0]))
+          .toArray(new Filter[0]);
     }
     return filters;
   }
 
+  private boolean mentionsPartitionColumn(Filter f) {
+    for (String r : f.references()) {
+      if (context.partitioning.isColumn(r, context.caseSensitive())) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   @Override
   public Filter[] pushedFilters() {
-    return pushed;
+    Filter[] all = java.util.Arrays.copyOf(partitionFilters, partitionFilters.length + parquetFilters.length);
+    System.arraycopy(parquetFilters, 0, all, partitionFilters.length, parquetFilters.length);
+    return all;
   }
 
   @Override
   public Scan build() {
-    return new GpuDirectScan(context, dataSchema, readSchema, pushed);
+    return new GpuDirectScan(context, tableSchema, readSchema, parquetFilters, partitionFilters);
   }
 }

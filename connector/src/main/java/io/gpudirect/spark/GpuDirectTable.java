@@ -2,10 +2,12 @@ package io.gpudirect.spark;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.gpudirect.GpuDirectException;
+import io.gpudirect.dataset.DataFile;
 import io.gpudirect.dataset.DatasetListing;
 import io.gpudirect.client.GpuDirectUri;
 import io.gpudirect.options.ResolvedOptions;
 import io.gpudirect.options.UnknownOptions;
+import io.gpudirect.spark.plan.DirectoryPartitioning;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
@@ -34,9 +36,15 @@ final class GpuDirectTable implements SupportsRead {
     ResolvedOptions resolved = ResolvedOptions.resolve(options.asCaseSensitiveMap(),
         key -> session.conf().contains(key) ? session.conf().get(key) : null);
     List<GpuDirectUri> locations = DatasetListing.locations(paths(options), resolved);
-    ScanContext context = new ScanContext(session, resolved, options, DatasetListing.list(locations, resolved));
+    List<DataFile> files = DatasetListing.list(locations, resolved);
+    DirectoryPartitioning partitioning = DirectoryPartitioning.discover(files, locations, resolved.basePath(),
+        userSchema, session.sessionState().conf());
+    ScanContext context = new ScanContext(session, resolved, options, files, partitioning);
     // As Spark's file sources do: a file may say a column is required, the next file may not.
-    return new GpuDirectTable(context, userSchema != null ? userSchema : context.inferSchema().asNullable());
+    // A given schema's partition columns go after its others, as Spark places them.
+    StructType fileColumns = userSchema != null ? partitioning.dataPart(userSchema, context.caseSensitive())
+        : context.inferSchema().asNullable();
+    return new GpuDirectTable(context, partitioning.tableSchema(fileColumns, context.caseSensitive()));
   }
 
   private static List<String> gpudirectSessionKeys(SparkSession session) {

@@ -7,6 +7,7 @@ import io.gpudirect.options.GpuDirectOption;
 import io.gpudirect.options.ResolvedOptions;
 import io.gpudirect.remote.RemoteStores;
 import io.gpudirect.spark.plan.ArrowPlanner;
+import io.gpudirect.spark.plan.DirectoryPartitioning;
 import io.gpudirect.spark.plan.ParquetPlanner;
 import java.util.List;
 import java.util.stream.Collectors;
@@ -28,15 +29,19 @@ final class ScanContext {
   /** What executors get of the options: parsed here, so a misspelt value fails the query now. */
   final ReadSpec spec;
   final List<DataFile> files;
+  /** The partition columns the files' directories give; {@link DirectoryPartitioning#NONE} where none. */
+  final DirectoryPartitioning partitioning;
   final Configuration hadoopConf;
   final boolean arrow;
   private ParquetPlanner parquet;
   private Broadcast<SerializableConfiguration> broadcastConf;
 
-  ScanContext(SparkSession session, ResolvedOptions options, CaseInsensitiveStringMap readOptions, List<DataFile> files) {
+  ScanContext(SparkSession session, ResolvedOptions options, CaseInsensitiveStringMap readOptions, List<DataFile> files,
+      DirectoryPartitioning partitioning) {
     this.session = session;
     this.options = options;
     this.files = files;
+    this.partitioning = partitioning;
     this.arrow = files.get(0).format().isArrow();
     for (DataFile f : files) {
       if (f.format().isArrow() != arrow) {
@@ -93,6 +98,11 @@ final class ScanContext {
     return parquet;
   }
 
+  boolean caseSensitive() {
+    return session.sessionState().conf().caseSensitiveAnalysis();
+  }
+
+  /** The schema of the files' own columns, from the first file's footer. */
   StructType inferSchema() {
     DataFile first = files.get(0);
     return arrow ? ArrowPlanner.schema(first, options) : parquet().inferSchema(first);

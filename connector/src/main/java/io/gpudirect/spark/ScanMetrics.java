@@ -16,6 +16,8 @@ final class ScanMetrics {
   static final String TRANSPORT = "transport";
   static final String ROW_GROUPS_SKIPPED = "rowGroupsSkipped";
   static final String ROW_GROUPS_PLANNED = "rowGroupsPlanned";
+  static final String FILES_READ = "filesRead";
+  static final String FILES_PRUNED = "filesPruned";
   static final String FETCH_THROUGHPUT = "fetchThroughput";
 
   /** Bit flags of the transports that ran; a scan over several servers may use more than one. */
@@ -31,7 +33,7 @@ final class ScanMetrics {
   static CustomMetric[] all() {
     return new CustomMetric[] {
         new BytesFetched(), new FetchTime(), new FetchThroughput(), new Transport(), new RowGroupsSkipped(),
-        new RowGroupsPlanned()};
+        new RowGroupsPlanned(), new FilesRead(), new FilesPruned()};
   }
 
   static CustomTaskMetric value(String name, long value) {
@@ -151,7 +153,15 @@ final class ScanMetrics {
     }
   }
 
-  public static final class RowGroupsSkipped implements CustomMetric {
+  /** A count the driver reports once per scan; Spark instantiates each subclass by name. */
+  abstract static class DriverCount implements CustomMetric {
+    @Override
+    public String aggregateTaskMetrics(long[] values) {
+      return String.valueOf(Arrays.stream(values).sum());
+    }
+  }
+
+  public static final class RowGroupsSkipped extends DriverCount {
     @Override
     public String name() {
       return ROW_GROUPS_SKIPPED;
@@ -161,14 +171,9 @@ final class ScanMetrics {
     public String description() {
       return "row groups skipped by statistics";
     }
-
-    @Override
-    public String aggregateTaskMetrics(long[] values) {
-      return String.valueOf(Arrays.stream(values).sum());
-    }
   }
 
-  public static final class RowGroupsPlanned implements CustomMetric {
+  public static final class RowGroupsPlanned extends DriverCount {
     @Override
     public String name() {
       return ROW_GROUPS_PLANNED;
@@ -178,10 +183,29 @@ final class ScanMetrics {
     public String description() {
       return "row groups in files";
     }
+  }
+
+  public static final class FilesRead extends DriverCount {
+    @Override
+    public String name() {
+      return FILES_READ;
+    }
 
     @Override
-    public String aggregateTaskMetrics(long[] values) {
-      return String.valueOf(Arrays.stream(values).sum());
+    public String description() {
+      return "files read";
+    }
+  }
+
+  public static final class FilesPruned extends DriverCount {
+    @Override
+    public String name() {
+      return FILES_PRUNED;
+    }
+
+    @Override
+    public String description() {
+      return "files left out by partition filters";
     }
   }
 }

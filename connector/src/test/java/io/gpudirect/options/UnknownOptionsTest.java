@@ -38,7 +38,7 @@ class UnknownOptionsTest {
   void aNameFarFromEveryOptionListsThemAll() {
     String w = UnknownOptions.checkReadOptions(List.of("compression")).get(0);
     assertEquals(true, w.startsWith("Unknown gpudirect option 'compression' is ignored; the closest option is '")
-        && w.contains("the options are servers, format, pathGlobFilter, transport"), w);
+        && w.contains("the options are servers, format, pathGlobFilter, basePath, transport"), w);
   }
 
   @Test

@@ -1,5 +1,7 @@
 package io.gpudirect.spark;
 
+import io.gpudirect.remote.RemoteStores;
+import io.gpudirect.server.BlockServer;
 import org.apache.spark.sql.SparkSession;
 
 /**
@@ -16,5 +18,20 @@ public final class LocalSessions {
         .master("local[" + cores + "]")
         .config("spark.ui.enabled", "false")
         .config("spark.driver.host", "127.0.0.1");
+  }
+
+  /**
+   * Ends a test class's session and server in the order that leaves nothing behind: Spark's
+   * tasks first, then the client stores they used (pooled connections to the server), then the
+   * server. Either may be null, where the set-up failed part-way.
+   */
+  public static void stop(SparkSession spark, BlockServer server) {
+    if (spark != null) {
+      spark.stop();
+    }
+    RemoteStores.closeAll();
+    if (server != null) {
+      server.close();
+    }
   }
 }

@@ -3,7 +3,6 @@ package io.gpudirect.spark;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
-import io.gpudirect.remote.RemoteStores;
 import io.gpudirect.server.BlockServer;
 import io.gpudirect.spark.plan.FileSlice;
 import io.gpudirect.spark.plan.GpuDirectPartition;
@@ -49,13 +48,7 @@ class ScanChunkRangesTest {
 
   @AfterAll
   static void stop() {
-    if (spark != null) {
-      spark.stop();
-    }
-    RemoteStores.closeAll();
-    if (server != null) {
-      server.close();
-    }
+    LocalSessions.stop(spark, server);
   }
 
   @Test

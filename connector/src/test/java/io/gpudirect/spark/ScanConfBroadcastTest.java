@@ -2,7 +2,6 @@ package io.gpudirect.spark;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import io.gpudirect.remote.RemoteStores;
 import io.gpudirect.server.BlockServer;
 import io.gpudirect.testing.TestData;
 import java.lang.reflect.Field;
@@ -40,13 +39,7 @@ class ScanConfBroadcastTest {
 
   @AfterAll
   static void stop() {
-    if (spark != null) {
-      spark.stop();
-    }
-    RemoteStores.closeAll();
-    if (server != null) {
-      server.close();
-    }
+    LocalSessions.stop(spark, server);
   }
 
   @Test

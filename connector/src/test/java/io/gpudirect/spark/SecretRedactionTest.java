@@ -73,13 +73,7 @@ class SecretRedactionTest {
 
   @AfterAll
   static void stop() {
-    if (spark != null) {
-      spark.stop();
-    }
-    RemoteStores.closeAll();
-    if (server != null) {
-      server.close();
-    }
+    LocalSessions.stop(spark, server);
   }
 
   @Test

@@ -1,6 +1,7 @@
 package io.gpudirect.gpu;
 
 import ai.rapids.cudf.Cuda;
+import io.gpudirect.GpuDirectException;
 import io.gpudirect.memory.BufferAllocator;
 import java.time.Duration;
 import java.util.List;
@@ -16,8 +17,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * the JVM's shared context), never by a static of its own.
  */
 public final class GpuResources implements AutoCloseable {
-  /** 16 chunks of 4 MiB: enough in flight to keep several streams and the copy engine busy. */
-  static final int CHUNKS = 16;
   static final int CHUNK_SIZE = 4 << 20;
   static final Duration ACQUIRE_TIMEOUT = Duration.ofSeconds(60);
   /**
@@ -41,6 +40,29 @@ public final class GpuResources implements AutoCloseable {
   private final DeviceAllocator prefetch;
   private final AtomicBoolean closed = new AtomicBoolean();
 
+  /**
+   * Pinned chunks of 4 MiB ({@code -Dgpudirect.pinnedChunks=N}, 16 by default): enough to keep
+   * the default 4 streams and the copy engine busy. On the H200, 8 streams with a 192 MiB
+   * bytes-in-flight window gained from 128 (docs/benchmarks.md); pinned memory is the host's
+   * to spare, so more is the operator's choice. Read when the resources are made, so that a
+   * bad setting fails that, naming itself.
+   */
+  static int pinnedChunks(String setting) {
+    if (setting == null) {
+      return 16;
+    }
+    try {
+      int n = Integer.parseInt(setting.trim());
+      if (n >= 1 && (long) n * CHUNK_SIZE <= 64L << 30) {
+        return n;
+      }
+    } catch (NumberFormatException e) {
+      // said below
+    }
+    throw new GpuDirectException("-Dgpudirect.pinnedChunks=" + setting
+        + " is not a number of 4 MiB pinned chunks between 1 and 16384");
+  }
+
   private GpuResources(BufferAllocator pinned, PinnedChunkPool pool, CopyEngine engine,
       DeviceAllocator device, DeviceAllocator prefetch) {
     this.pinned = pinned;
@@ -55,10 +77,11 @@ public final class GpuResources implements AutoCloseable {
    * Where there is no GPU it throws, having given back the pool it pinned.
    */
   public static GpuResources create() {
-    BufferAllocator pinned = BufferAllocator.root().newChildAllocator("gpu", (long) CHUNKS * CHUNK_SIZE);
+    int chunks = pinnedChunks(System.getProperty("gpudirect.pinnedChunks"));
+    BufferAllocator pinned = BufferAllocator.root().newChildAllocator("gpu", (long) chunks * CHUNK_SIZE);
     PinnedChunkPool pool = null;
     try {
-      pool = PinnedChunkPool.forThisJvm(pinned, CHUNKS, CHUNK_SIZE, ACQUIRE_TIMEOUT);
+      pool = PinnedChunkPool.forThisJvm(pinned, chunks, CHUNK_SIZE, ACQUIRE_TIMEOUT);
       CopyEngine engine = new CopyEngine();
       BufferAllocator deviceBytes = BufferAllocator.root().newChildAllocator("device", DEVICE_LIMIT);
       long prefetchLimit = (long) (Cuda.memGetInfo().total * PREFETCH_FRACTION);

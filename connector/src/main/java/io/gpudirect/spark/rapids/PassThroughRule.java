@@ -129,6 +129,11 @@ final class PassThroughRule extends Rule<SparkPlan> {
       DeviceScans.note(ours, "output=host: batches take the RAPIDS Accelerator's host-to-GPU copy");
       return transition;
     }
+    if (DeviceScans.readsPartitionColumns(ours)) {
+      DeviceScans.note(ours, "partition columns from directory names: batches take the RAPIDS Accelerator's"
+          + " host-to-GPU copy");
+      return transition;
+    }
     String layout = layoutRefusal(ours.readSchema());
     if (layout != null) {
       DeviceScans.note(ours, layout + ": batches take the RAPIDS Accelerator's host-to-GPU copy");

@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.gpudirect.remote.RemoteStores;
 import io.gpudirect.server.BlockServer;
 import io.gpudirect.spark.LocalSessions;
 import io.gpudirect.testing.TestData;
@@ -52,13 +51,7 @@ class GpuDirectRapidsExtensionsTest {
 
   @AfterAll
   static void stop() {
-    if (spark != null) {
-      spark.stop();
-    }
-    RemoteStores.closeAll();
-    if (server != null) {
-      server.close();
-    }
+    LocalSessions.stop(spark, server);
   }
 
   @Test

@@ -99,13 +99,7 @@ class RapidsPassThroughGpuTest {
 
   @AfterAll
   static void stop() {
-    if (spark != null) {
-      spark.stop();
-    }
-    RemoteStores.closeAll();
-    if (server != null) {
-      server.close();
-    }
+    LocalSessions.stop(spark, server);
   }
 
   static Stream<String> files() throws Exception {
@@ -241,6 +235,39 @@ class RapidsPassThroughGpuTest {
     assumeTrue(spark != null);
     assertTrue(PASSED_THROUGH.stream().anyMatch(f -> f.endsWith(".parquet")), "" + PASSED_THROUGH);
     assertTrue(PASSED_THROUGH.stream().anyMatch(f -> f.startsWith("arrow/")), "" + PASSED_THROUGH);
+  }
+
+  /**
+   * Partition directories: a query that reads a partition column takes the plugin's copy (the
+   * values are host constants), saying so; one that reads only the files' columns goes over on
+   * the device. Both give Spark's CPU rows of the same local directories.
+   */
+  @Test
+  @org.junit.jupiter.api.Order(3)
+  void partitionDirectoriesGiveSparksRows(@org.junit.jupiter.api.io.TempDir Path dir) {
+    assumeTrue(spark != null);
+    spark.conf().set("spark.rapids.sql.enabled", "false");
+    spark.sql("SELECT id, CAST(id % 3 AS INT) AS year, id * 2 AS v FROM range(0, 3000)")
+        .write().partitionBy("year").parquet(dir.resolve("t").toString());
+    try (BlockServer local = BlockServer.builder().root(dir).bindAddress("127.0.0.1").port(0).build().start()) {
+      spark.read().format("gpudirect").load("gpudirect://127.0.0.1:" + local.port() + "/t").createOrReplaceTempView("pg");
+      spark.read().parquet(dir.resolve("t").toString()).createOrReplaceTempView("pl");
+      for (String q : new String[] {"SELECT year, count(*), sum(v) FROM %s WHERE id > 10 GROUP BY year",
+          "SELECT sum(v), count(*) FROM %s WHERE id > 10"}) {
+        List<Row> expected = reference(String.format(q, "pl"), true);
+        spark.conf().set("spark.rapids.sql.enabled", "true");
+        Dataset<Row> df = spark.sql(String.format(q, "pg"));
+        assertEquals(sorted(expected), sorted(df.collectAsList()), q);
+        boolean device = assertScansFeedTheGpu(df.queryExecution().executedPlan(), q);
+        boolean readsYear = q.startsWith("SELECT year");
+        assertEquals(!readsYear, device, q + ":\n" + df.queryExecution().executedPlan());
+        if (readsYear) {
+          assertTrue(df.queryExecution().executedPlan().toString().contains("partition columns from directory names"),
+              q + ":\n" + df.queryExecution().executedPlan());
+        }
+      }
+      RemoteStores.closeAll();
+    }
   }
 
   /** Whether the plugin, reading the local file with its own reader, plans a GPU scan. */

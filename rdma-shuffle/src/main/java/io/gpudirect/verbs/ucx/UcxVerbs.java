@@ -150,7 +150,7 @@ public final class UcxVerbs implements Verbs {
         return !excluding;
       }
       if (name.equals("all")) {
-        return true;
+        return !excluding;
       }
     }
     return excluding;

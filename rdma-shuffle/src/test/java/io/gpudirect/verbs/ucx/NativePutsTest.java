@@ -34,5 +34,6 @@ class NativePutsTest {
     assertFalse(UcxVerbs.nativePuts(Reach.ANY, "mlx5_0", "sm,tcp"));
     assertFalse(UcxVerbs.nativePuts(Reach.ANY, "mlx5_0", "^ib"));
     assertFalse(UcxVerbs.nativePuts(Reach.ANY, "mlx5_0", "^sm,rc"));
+    assertFalse(UcxVerbs.nativePuts(Reach.ANY, "mlx5_0", "^all"));
   }
 }
