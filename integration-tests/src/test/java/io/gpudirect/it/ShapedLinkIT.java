@@ -22,14 +22,14 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * {@code dev/shaped-link}, the test bed of a shaped link between two network namespaces, leaves
- * no namespace behind: after a run that ends normally, and after one interrupted while the
- * client is fetching. It needs root (CI runs as root); where namespaces cannot be made, the
+ * {@code dev/shaped-link}, the test bed of a shaped link between two network namespaces (three
+ * with {@code --switch}), leaves no namespace behind: after a run that ends normally, and after
+ * one interrupted while the client is fetching. It needs root (CI runs as root); where namespaces cannot be made, the
  * tests are skipped and say why. The bed's measurements are not checked here: they depend on
  * the machine, and docs/benchmarks.md records them.
  */
 class ShapedLinkIT {
-  private static final Pattern NAMES = Pattern.compile("shaped-link: namespaces (\\S+) (\\S+)");
+  private static final Pattern NAMES = Pattern.compile("shaped-link: namespaces (\\S+(?: \\S+)+)$");
 
   @BeforeAll
   static void namespacesCanBeMade() throws Exception {
@@ -55,6 +55,21 @@ class ShapedLinkIT {
   }
 
   @Test
+  void aRunThroughASwitchRemovesItsThreeNamespaces() throws Exception {
+    Process bed = bed("--switch", "--server-qdisc", "pfifo", "--size", "8m", "--streams", "1",
+        "--rounds", "1", "--no-iperf").start();
+    BufferedReader out = reader(bed);
+    String[] names = awaitNames(out);
+    assertEquals(3, names.length, "server, switch and client: " + String.join(" ", names));
+    String rest = readAll(out);
+    assertTrue(bed.waitFor(300, TimeUnit.SECONDS), "the bed finishes: " + rest);
+    assertEquals(0, bed.exitValue(), rest);
+    assertTrue(rest.contains("server's veth qdisc pfifo"), "the server's qdisc is reported: " + rest);
+    assertTrue(rest.contains("ours           1"), "the gpudirect run, through the switch: " + rest);
+    assertGone(names);
+  }
+
+  @Test
   void anInterruptedRunRemovesItsNamespaces() throws Exception {
     // Slow enough that the client is still fetching when the interrupt comes.
     Process bed = bed("--rate", "50mbit", "--size", "1g", "--streams", "1", "--rounds", "1", "--no-iperf").start();
@@ -65,7 +80,7 @@ class ShapedLinkIT {
       // up to the table's header, printed once the server listens in its namespace
     }
     assertNotNull(line, "the bed printed its table header");
-    assertTrue(namespaces().contains(names[1]), "the client's namespace exists while it runs");
+    assertTrue(namespaces().contains(names[names.length - 1]), "the client's namespace exists while it runs");
     Thread.sleep(2000);
     // Ctrl-C, as a user would stop it.
     assertEquals(0, run("kill", "-INT", Long.toString(bed.pid())));
@@ -104,7 +119,7 @@ class ShapedLinkIT {
       seen.append(line).append('\n');
       Matcher m = NAMES.matcher(line);
       if (m.find()) {
-        return new String[] {m.group(1), m.group(2)};
+        return m.group(1).split(" ");
       }
     }
     throw new AssertionError("the bed ended without naming its namespaces: " + seen);
