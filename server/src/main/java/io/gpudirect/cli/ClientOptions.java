@@ -34,6 +34,10 @@ public final class ClientOptions {
       description = "Most files a listing may have (default 1,000,000); past it the listing fails.")
   Integer maxListEntries;
 
+  @Option(names = "--max-bytes-in-flight", paramLabel = "BYTES",
+      description = "Bytes requested but not yet received, over all streams (default 64 MiB).")
+  Integer maxBytesInFlight;
+
   @Option(names = "--tls", description = "Connect with TLS (the server runs with --tls-cert/--tls-key).")
   boolean tls;
 
@@ -60,6 +64,9 @@ public final class ClientOptions {
     }
     if (transport != null) {
       config.transport(transport);
+    }
+    if (maxBytesInFlight != null) {
+      config.maxBytesInFlight(maxBytesInFlight);
     }
     if (maxListEntries != null) {
       config.maxListEntries(maxListEntries);
