@@ -39,8 +39,10 @@ public final class FetchProfile {
           Latencies l = RawSocketBaseline.pingPong(file, size, 4096, seconds, 1);
           System.out.printf("round trips=%d p50=%.1fus p99=%.1fus%n", l.count(), l.percentileMicros(50), l.percentileMicros(99));
         } else if (raw) {
+          ThreadCpu roles = new ThreadCpu();
           Measurement m = RawSocketBaseline.stream(file, streams, seconds, chunk);
           System.out.printf("raw bytes=%d seconds=%.2f gbit=%.2f cpuPerGB=%.3f%n", m.bytes(), m.seconds(), m.gbitPerSecond(), m.cpuSecondsPerGb());
+          roles.secondsByRole().forEach((role, cpu) -> System.out.printf("  cpu %-40s %6.3f s/GB%n", role, cpu / (m.bytes() / 1e9)));
         } else if (latency) {
           OurLatency.run(address, "fetch.bin", size, 4096, crc, 2, 0);
           Latencies l = OurLatency.run(address, "fetch.bin", size, 4096, crc, seconds, 1);
