@@ -1,6 +1,7 @@
 package io.gpudirect.arrow;
 
 import io.gpudirect.memory.Charge;
+import io.gpudirect.options.ExecutorSettings;
 import java.util.Deque;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -18,12 +19,12 @@ import org.apache.arrow.memory.RootAllocator;
  * accounting is gpu-memory's. Every Arrow buffer is charged to {@code root/arrow} of
  * gpu-memory's tree before Arrow allocates it, so Arrow's host bytes count against the same
  * limits and show in the same leak reports (NoLeaksExtension in tests) as every other buffer.
- * The limit is {@code -Dgpudirect.arrowMemoryLimit=N} bytes, unlimited by default.
+ * The limit is the executor setting {@code arrowMemoryLimit} ({@link ExecutorSettings}),
+ * unlimited by default.
  */
 public final class ArrowMemory {
-  static final long LIMIT = Long.getLong("gpudirect.arrowMemoryLimit", Long.MAX_VALUE);
-  private static final RootAllocator ROOT = new RootAllocator(
-      new Charges(io.gpudirect.memory.BufferAllocator.root().newChildAllocator("arrow", LIMIT)), Long.MAX_VALUE);
+  private static final RootAllocator ROOT = new RootAllocator(new Charges(io.gpudirect.memory.BufferAllocator.root()
+      .newChildAllocator("arrow", ExecutorSettings.arrowMemoryLimit())), Long.MAX_VALUE);
 
   private ArrowMemory() {}
 

@@ -3,16 +3,16 @@ package io.gpudirect.dataset;
 import ai.rapids.cudf.Cuda;
 import ai.rapids.cudf.ParquetOptions;
 import ai.rapids.cudf.Table;
-import io.gpudirect.client.ClientContext;
 import io.gpudirect.GpuDirectException;
 import io.gpudirect.arrow.cudf.CudfArrowIpcReader;
+import io.gpudirect.client.ClientContext;
 import io.gpudirect.client.GpuDirectUri;
 import io.gpudirect.client.RemoteStore;
 import io.gpudirect.cudf.RemoteFileDataSource;
 import io.gpudirect.gpu.GpuEnvironment;
 import io.gpudirect.gpu.GpuResources;
+import io.gpudirect.options.ExecutorSettings;
 import io.gpudirect.options.ResolvedOptions;
-import io.gpudirect.client.GpuDirectUri;
 import io.gpudirect.remote.RemoteFileChannel;
 import io.gpudirect.remote.RemoteStores;
 import java.util.ArrayList;
@@ -58,7 +58,7 @@ public final class GpuDirect {
       parquet.includeColumn(c);
     }
     ParquetOptions parquetOptions = parquet.build();
-    GpuResources gpu = ClientContext.shared().gpu();
+    GpuResources gpu = ClientContext.shared().gpu(ExecutorSettings::gpu);
     List<Table> parts = new ArrayList<>();
     try {
       for (DataFile f : files) {

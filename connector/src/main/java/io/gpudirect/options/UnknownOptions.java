@@ -39,6 +39,12 @@ public final class UnknownOptions {
       if (GpuDirectOption.forKey(k) != null || SPARK_KEYS.contains(k)) {
         continue;
       }
+      String executorSetting = ExecutorSettings.named(k);
+      if (executorSetting != null) {
+        warn(warnings, "read option '" + key + "' is an executor setting, which one read cannot change:"
+            + " give it as " + SESSION_PREFIX + executorSetting + " in the Spark conf (ignored as given)");
+        continue;
+      }
       if (k.startsWith(SESSION_PREFIX)) {
         GpuDirectOption o = GpuDirectOption.forKey(k.substring(SESSION_PREFIX.length()));
         if (o != null) {
@@ -66,7 +72,7 @@ public final class UnknownOptions {
         continue;
       }
       String k = key.substring(SESSION_PREFIX.length()).toLowerCase(Locale.ROOT);
-      if (GpuDirectOption.forKey(k) != null) {
+      if (GpuDirectOption.forKey(k) != null || ExecutorSettings.named(k) != null) {
         continue;
       }
       GpuDirectOption closest = closest(k);

@@ -35,6 +35,16 @@ class UnknownOptionsTest {
   }
 
   @Test
+  void executorSettingsAreKnownInTheConfAndRedirectedAsReadOptions() {
+    assertEquals(List.of(), UnknownOptions.checkSessionKeys(List.of("spark.gpudirect.pinnedChunks",
+        "spark.gpudirect.DEVICEMEMORYLIMIT", "spark.gpudirect.prefetchFraction",
+        "spark.gpudirect.hostCopyPinnedPoolBytes", "spark.gpudirect.arrowMemoryLimit")));
+    assertEquals(List.of("read option 'pinnedchunks' is an executor setting, which one read cannot change: give it"
+        + " as spark.gpudirect.pinnedChunks in the Spark conf (ignored as given)"),
+        UnknownOptions.checkReadOptions(List.of("pinnedchunks")));
+  }
+
+  @Test
   void aNameFarFromEveryOptionListsThemAll() {
     String w = UnknownOptions.checkReadOptions(List.of("compression")).get(0);
     assertEquals(true, w.startsWith("Unknown gpudirect option 'compression' is ignored; the closest option is '")

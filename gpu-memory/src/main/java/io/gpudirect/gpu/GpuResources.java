@@ -1,7 +1,6 @@
 package io.gpudirect.gpu;
 
 import ai.rapids.cudf.Cuda;
-import io.gpudirect.GpuDirectException;
 import io.gpudirect.memory.BufferAllocator;
 import java.time.Duration;
 import java.util.List;
@@ -19,17 +18,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
 public final class GpuResources implements AutoCloseable {
   static final int CHUNK_SIZE = 4 << 20;
   static final Duration ACQUIRE_TIMEOUT = Duration.ofSeconds(60);
-  /**
-   * Bytes of device memory these reads may hold at once ({@code -Dgpudirect.deviceMemoryLimit=N});
-   * unlimited by default, since RMM (or the RAPIDS plugin's pool) already bounds the GPU.
-   */
-  static final long DEVICE_LIMIT = Long.getLong("gpudirect.deviceMemoryLimit", Long.MAX_VALUE);
-  /**
-   * Share of the GPU's memory that bytes fetched ahead of their decode may hold at once
-   * ({@code -Dgpudirect.prefetchFraction=F}): they are fetched before the GPU engine admits the
-   * task, outside the limits it keeps, so they get a small bound of their own.
-   */
-  static final double PREFETCH_FRACTION = Double.parseDouble(System.getProperty("gpudirect.prefetchFraction", "0.125"));
   /** Those not closed yet, for leak checks only: nothing reads through this set. */
   private static final Set<GpuResources> OPEN = ConcurrentHashMap.newKeySet();
 
@@ -39,29 +27,6 @@ public final class GpuResources implements AutoCloseable {
   private final DeviceAllocator device;
   private final DeviceAllocator prefetch;
   private final AtomicBoolean closed = new AtomicBoolean();
-
-  /**
-   * Pinned chunks of 4 MiB ({@code -Dgpudirect.pinnedChunks=N}, 16 by default): enough to keep
-   * the default 4 streams and the copy engine busy. On the H200, 8 streams with a 192 MiB
-   * bytes-in-flight window gained from 128 (docs/benchmarks.md); pinned memory is the host's
-   * to spare, so more is the operator's choice. Read when the resources are made, so that a
-   * bad setting fails that, naming itself.
-   */
-  static int pinnedChunks(String setting) {
-    if (setting == null) {
-      return 16;
-    }
-    try {
-      int n = Integer.parseInt(setting.trim());
-      if (n >= 1 && (long) n * CHUNK_SIZE <= 64L << 30) {
-        return n;
-      }
-    } catch (NumberFormatException e) {
-      // said below
-    }
-    throw new GpuDirectException("-Dgpudirect.pinnedChunks=" + setting
-        + " is not a number of 4 MiB pinned chunks between 1 and 16384");
-  }
 
   private GpuResources(BufferAllocator pinned, PinnedChunkPool pool, CopyEngine engine,
       DeviceAllocator device, DeviceAllocator prefetch) {
@@ -73,18 +38,18 @@ public final class GpuResources implements AutoCloseable {
   }
 
   /**
-   * Registers the pinned pool and starts the copy engine; the caller closes what it gets.
-   * Where there is no GPU it throws, having given back the pool it pinned.
+   * Registers the pinned pool and starts the copy engine, sized by {@code settings}; the caller
+   * closes what it gets. Where there is no GPU it throws, having given back the pool it pinned.
    */
-  public static GpuResources create() {
-    int chunks = pinnedChunks(System.getProperty("gpudirect.pinnedChunks"));
+  public static GpuResources create(GpuSettings settings) {
+    int chunks = settings.pinnedChunks();
     BufferAllocator pinned = BufferAllocator.root().newChildAllocator("gpu", (long) chunks * CHUNK_SIZE);
     PinnedChunkPool pool = null;
     try {
       pool = PinnedChunkPool.forThisJvm(pinned, chunks, CHUNK_SIZE, ACQUIRE_TIMEOUT);
       CopyEngine engine = new CopyEngine();
-      BufferAllocator deviceBytes = BufferAllocator.root().newChildAllocator("device", DEVICE_LIMIT);
-      long prefetchLimit = (long) (Cuda.memGetInfo().total * PREFETCH_FRACTION);
+      BufferAllocator deviceBytes = BufferAllocator.root().newChildAllocator("device", settings.deviceMemoryLimit());
+      long prefetchLimit = (long) (Cuda.memGetInfo().total * settings.prefetchFraction());
       GpuResources made = new GpuResources(pinned, pool, engine, new DeviceAllocator(deviceBytes),
           new DeviceAllocator(deviceBytes.newChildAllocator("prefetch", prefetchLimit)));
       OPEN.add(made);

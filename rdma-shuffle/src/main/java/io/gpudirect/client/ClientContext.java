@@ -1,6 +1,7 @@
 package io.gpudirect.client;
 
 import io.gpudirect.gpu.GpuResources;
+import io.gpudirect.gpu.GpuSettings;
 import io.gpudirect.transport.ConnectionThreads;
 import java.util.Map;
 import java.util.Set;
@@ -36,14 +37,19 @@ public final class ClientContext implements AutoCloseable {
     return shared;
   }
 
+  /** {@link #gpu(Supplier)} sized by {@code -Dgpudirect.X}: for JVMs without Spark. */
+  public GpuResources gpu() {
+    return gpu(GpuSettings::fromSystemProperties);
+  }
+
   /**
    * The GPU resources of this context's reads, made on first use (pinning memory and starting
-   * the copy engine only where something reads into the GPU). The JVM's shared context gives
-   * them back at exit.
+   * the copy engine only where something reads into the GPU) with the settings {@code settings}
+   * gives then; later calls get the same ones. The JVM's shared context gives them back at exit.
    */
-  public synchronized GpuResources gpu() {
+  public synchronized GpuResources gpu(Supplier<GpuSettings> settings) {
     if (gpu == null) {
-      gpu = GpuResources.create();
+      gpu = GpuResources.create(settings.get());
       if (this == shared) {
         GpuResources made = gpu;
         Runtime.getRuntime().addShutdownHook(new Thread(made::close, "gpudirect-gpu-resources-shutdown"));

@@ -6,6 +6,7 @@ import ai.rapids.cudf.Table;
 import io.gpudirect.GpuDirectException;
 import io.gpudirect.gpu.DeviceAllocator;
 import io.gpudirect.memory.Charge;
+import io.gpudirect.options.ExecutorSettings;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
@@ -91,11 +92,12 @@ public final class DeviceBatch {
    * freshly malloc'ed pageable memory the device-to-host copy, not cuDF's decode, was what
    * held output=gpu back. A copy that does not fit in the pool falls back to pageable memory.
    */
-  static final long PINNED_POOL_BYTES = Long.getLong("gpudirect.hostCopyPinnedPoolBytes", 1L << 30);
-
   private static synchronized void ensurePinnedPool() {
-    if (PINNED_POOL_BYTES > 0 && !PinnedMemoryPool.isInitialized()) {
-      PinnedMemoryPool.initialize(PINNED_POOL_BYTES);
+    if (!PinnedMemoryPool.isInitialized()) {
+      long bytes = ExecutorSettings.hostCopyPinnedPoolBytes();
+      if (bytes > 0) {
+        PinnedMemoryPool.initialize(bytes);
+      }
     }
   }
 

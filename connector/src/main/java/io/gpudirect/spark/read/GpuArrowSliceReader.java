@@ -3,13 +3,14 @@ package io.gpudirect.spark.read;
 import ai.rapids.cudf.ColumnVector;
 import ai.rapids.cudf.Cuda;
 import ai.rapids.cudf.Table;
-import io.gpudirect.client.ClientContext;
 import io.gpudirect.arrow.cudf.CudfArrowIpcReader;
+import io.gpudirect.client.ClientContext;
 import io.gpudirect.client.RemoteStore;
 import io.gpudirect.cudf.RemoteFileDataSource;
 import io.gpudirect.dataset.DataFile;
 import io.gpudirect.dataset.DataFormat;
 import io.gpudirect.gpu.GpuResources;
+import io.gpudirect.options.ExecutorSettings;
 import io.gpudirect.remote.RemoteFileChannel;
 import io.gpudirect.remote.TaskFetchCounters;
 import io.gpudirect.spark.cudf.DeviceBatch;
@@ -37,7 +38,7 @@ public final class GpuArrowSliceReader extends OneBatchReader {
   public GpuArrowSliceReader(ArrowSlice slice, RemoteStore store, StructType readSchema, Runnable admission) {
     admission.run();
     DataFile f = slice.file();
-    GpuResources gpu = ClientContext.shared().gpu();
+    GpuResources gpu = ClientContext.shared().gpu(ExecutorSettings::gpu);
     String[] names = readSchema.fieldNames();
     int count = slice.batchCount() < 0 ? Integer.MAX_VALUE : slice.batchCount();
     Table read;

@@ -11,6 +11,7 @@ import io.gpudirect.client.RemoteStore;
 import io.gpudirect.cudf.PrefetchedChunks;
 import io.gpudirect.cudf.RemoteFileDataSource;
 import io.gpudirect.gpu.GpuResources;
+import io.gpudirect.options.ExecutorSettings;
 import io.gpudirect.remote.TaskFetchCounters;
 import io.gpudirect.spark.cudf.DeviceBatch;
 import io.gpudirect.spark.cudf.NotOnGpuException;
@@ -54,7 +55,7 @@ public final class GpuParquetSliceReader extends OneBatchReader {
    */
   public GpuParquetSliceReader(ParquetSlice slice, RemoteStore store, ParquetReadSettings settings,
       StructType readSchema, Runnable admission) throws IOException {
-    GpuResources gpu = ClientContext.shared().gpu();
+    GpuResources gpu = ClientContext.shared().gpu(ExecutorSettings::gpu);
     RemoteFileDataSource file = new RemoteFileDataSource(store,
         slice.file().uri().path(), slice.file().version(), slice.file().length(), gpu.pool(), gpu.engine());
     try {

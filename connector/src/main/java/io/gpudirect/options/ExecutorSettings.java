@@ -1,0 +1,112 @@
+package io.gpudirect.options;
+
+import io.gpudirect.GpuDirectException;
+import io.gpudirect.gpu.GpuSettings;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.function.Function;
+import org.apache.spark.SparkEnv;
+import scala.Tuple2;
+
+/**
+ * The settings an executor fixes once, for every read it runs: its pinned pool, the device and
+ * host memory its readers may hold. A read's options cannot change them (one pool serves every
+ * task), so they come from the executor's Spark conf ({@code --conf spark.gpudirect.pinnedChunks=128}
+ * on {@code spark-submit}, or spark-defaults.conf), as the RAPIDS plugin's pool sizes do. A JVM
+ * without Spark ({@code GpuDirect.readTable}, the CLI) takes {@code -Dgpudirect.X}; where both
+ * are given, the Spark conf wins. Names are case-insensitive, as every gpudirect option.
+ */
+public final class ExecutorSettings {
+  public static final String HOST_COPY_PINNED_POOL_BYTES = "hostCopyPinnedPoolBytes";
+  public static final String ARROW_MEMORY_LIMIT = "arrowMemoryLimit";
+  private static final List<String> NAMES = List.of(GpuSettings.PINNED_CHUNKS, GpuSettings.DEVICE_MEMORY_LIMIT,
+      GpuSettings.PREFETCH_FRACTION, HOST_COPY_PINNED_POOL_BYTES, ARROW_MEMORY_LIMIT);
+  private static final String PREFIX = "spark.gpudirect.";
+
+  private ExecutorSettings() {}
+
+  /** The executor setting called {@code name} in any case, spelt as documented; null where none is. */
+  static String named(String name) {
+    return NAMES.stream().filter(n -> n.equalsIgnoreCase(name)).findFirst().orElse(null);
+  }
+
+  /** The sizes of this executor's GPU reads. */
+  public static GpuSettings gpu() {
+    GpuSettings jvm = GpuSettings.fromSystemProperties();
+    Map<String, String> conf = sparkSettings();
+    return new GpuSettings(
+        setting(conf, GpuSettings.PINNED_CHUNKS, jvm.pinnedChunks(), ExecutorSettings::count),
+        setting(conf, GpuSettings.DEVICE_MEMORY_LIMIT, jvm.deviceMemoryLimit(), SparkNotation::bytes),
+        setting(conf, GpuSettings.PREFETCH_FRACTION, jvm.prefetchFraction(), ExecutorSettings::fraction));
+  }
+
+  /**
+   * Pinned host memory cuDF sets aside for the host copies of device batches (1 GiB; 0 for
+   * none), unless its pool exists already.
+   */
+  public static long hostCopyPinnedPoolBytes() {
+    return bytes(HOST_COPY_PINNED_POOL_BYTES, 1L << 30);
+  }
+
+  /** Bytes Arrow's host buffers may hold at once in this JVM; unlimited by default. */
+  public static long arrowMemoryLimit() {
+    return bytes(ARROW_MEMORY_LIMIT, Long.MAX_VALUE);
+  }
+
+  private static long bytes(String name, long unset) {
+    String property = System.getProperty("gpudirect." + name);
+    long jvm = property == null ? unset : parse("-Dgpudirect." + name, property, SparkNotation::bytes);
+    return setting(sparkSettings(), name, jvm, SparkNotation::bytes);
+  }
+
+  private static int count(String text) {
+    try {
+      return Integer.parseInt(text);
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException("not a whole number of 4 MiB chunks");
+    }
+  }
+
+  private static double fraction(String text) {
+    try {
+      return Double.parseDouble(text);
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException("not a fraction such as 0.25");
+    }
+  }
+
+  private static <T> T setting(Map<String, String> conf, String name, T unset, Function<String, T> parse) {
+    String value = conf.get(name.toLowerCase(Locale.ROOT));
+    return value == null ? unset : parse(PREFIX + name, value, parse);
+  }
+
+  private static <T> T parse(String key, String value, Function<String, T> parse) {
+    try {
+      return parse.apply(value.trim());
+    } catch (IllegalArgumentException e) {
+      throw new GpuDirectException(key + "=" + value + " is refused: " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * The executor's {@code spark.gpudirect.} settings by lower-case name; none where this JVM has
+   * no Spark (not on the class path, or no SparkEnv yet).
+   */
+  private static Map<String, String> sparkSettings() {
+    Map<String, String> byName = new TreeMap<>();
+    SparkEnv env;
+    try {
+      env = SparkEnv.get();
+    } catch (NoClassDefFoundError e) {
+      return byName;
+    }
+    if (env != null) {
+      for (Tuple2<String, String> kv : env.conf().getAllWithPrefix(PREFIX)) {
+        byName.put(kv._1().toLowerCase(Locale.ROOT), kv._2());
+      }
+    }
+    return byName;
+  }
+}
