@@ -34,12 +34,11 @@ public final class ExecutorSettings {
 
   /** The sizes of this executor's GPU reads. */
   public static GpuSettings gpu() {
-    GpuSettings jvm = GpuSettings.fromSystemProperties();
-    Map<String, String> conf = sparkSettings();
+    GpuSettings unset = GpuSettings.DEFAULTS;
     return new GpuSettings(
-        setting(conf, GpuSettings.PINNED_CHUNKS, jvm.pinnedChunks(), ExecutorSettings::count),
-        setting(conf, GpuSettings.DEVICE_MEMORY_LIMIT, jvm.deviceMemoryLimit(), SparkNotation::bytes),
-        setting(conf, GpuSettings.PREFETCH_FRACTION, jvm.prefetchFraction(), ExecutorSettings::fraction));
+        setting(GpuSettings.PINNED_CHUNKS, unset.pinnedChunks(), ExecutorSettings::count),
+        setting(GpuSettings.DEVICE_MEMORY_LIMIT, unset.deviceMemoryLimit(), SparkNotation::bytes),
+        setting(GpuSettings.PREFETCH_FRACTION, unset.prefetchFraction(), ExecutorSettings::fraction));
   }
 
   /**
@@ -56,9 +55,7 @@ public final class ExecutorSettings {
   }
 
   private static long bytes(String name, long unset) {
-    String property = System.getProperty("gpudirect." + name);
-    long jvm = property == null ? unset : parse("-Dgpudirect." + name, property, SparkNotation::bytes);
-    return setting(sparkSettings(), name, jvm, SparkNotation::bytes);
+    return setting(name, unset, SparkNotation::bytes);
   }
 
   private static int count(String text) {
@@ -77,9 +74,14 @@ public final class ExecutorSettings {
     }
   }
 
-  private static <T> T setting(Map<String, String> conf, String name, T unset, Function<String, T> parse) {
-    String value = conf.get(name.toLowerCase(Locale.ROOT));
-    return value == null ? unset : parse(PREFIX + name, value, parse);
+  /** The Spark conf's {@code spark.gpudirect.NAME}, else {@code -Dgpudirect.NAME}, else {@code unset}. */
+  private static <T> T setting(String name, T unset, Function<String, T> parse) {
+    String value = sparkSettings().get(name.toLowerCase(Locale.ROOT));
+    if (value != null) {
+      return parse(PREFIX + name, value, parse);
+    }
+    String property = System.getProperty("gpudirect." + name);
+    return property == null ? unset : parse("-Dgpudirect." + name, property, parse);
   }
 
   private static <T> T parse(String key, String value, Function<String, T> parse) {

@@ -19,15 +19,18 @@ class ExecutorSettingsTest {
   @AfterEach
   void stop() {
     LocalSessions.stop(spark, null);
-    System.clearProperty("gpudirect.pinnedChunks");
-    System.clearProperty("gpudirect.hostCopyPinnedPoolBytes");
+    for (String name : List.of("pinnedChunks", "deviceMemoryLimit", "prefetchFraction", "hostCopyPinnedPoolBytes")) {
+      System.clearProperty("gpudirect." + name);
+    }
   }
 
   @Test
   void withoutSparkTheJvmsPropertiesAreTakenInSparksNotation() {
     System.setProperty("gpudirect.pinnedChunks", "48");
-    System.setProperty("gpudirect.hostCopyPinnedPoolBytes", "256m");
-    assertEquals(new GpuSettings(48, Long.MAX_VALUE, 0.125), ExecutorSettings.gpu());
+    System.setProperty("gpudirect.deviceMemoryLimit", "8g");
+    System.setProperty("gpudirect.prefetchFraction", "0.25");
+    System.setProperty("gpudirect.hostCopyPinnedPoolBytes", "268435456");
+    assertEquals(new GpuSettings(48, 8L << 30, 0.25), ExecutorSettings.gpu());
     assertEquals(256L << 20, ExecutorSettings.hostCopyPinnedPoolBytes());
     assertEquals(Long.MAX_VALUE, ExecutorSettings.arrowMemoryLimit());
   }
@@ -46,6 +49,13 @@ class ExecutorSettingsTest {
     List<Integer> inTasks = JavaSparkContext.fromSparkContext(spark.sparkContext())
         .parallelize(List.of(1, 2), 2).map(i -> ExecutorSettings.gpu().pinnedChunks()).collect();
     assertEquals(List.of(96, 96), inTasks);
+  }
+
+  @Test
+  void aPropertyThatIsNoneIsRefusedNamingIt() {
+    System.setProperty("gpudirect.prefetchFraction", "an eighth");
+    assertEquals("-Dgpudirect.prefetchFraction=an eighth is refused: not a fraction such as 0.25",
+        assertThrows(GpuDirectException.class, ExecutorSettings::gpu).getMessage());
   }
 
   @Test

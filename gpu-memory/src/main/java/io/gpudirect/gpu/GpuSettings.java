@@ -1,13 +1,13 @@
 package io.gpudirect.gpu;
 
 import io.gpudirect.GpuDirectException;
-import java.util.function.Function;
 
 /**
  * The sizes of a JVM's GPU reads, fixed when it makes its {@link GpuResources}: every reader
  * of the JVM shares one pinned pool and one device allocator, so these are the executor's, not
- * a read's. On Spark executors they come from the Spark conf ({@code spark.gpudirect.X}); in a
- * JVM without Spark, from {@code -Dgpudirect.X} ({@link #fromSystemProperties}).
+ * a read's. The connector reads them ({@code io.gpudirect.options.ExecutorSettings}): from the
+ * executors' Spark conf ({@code spark.gpudirect.X}), or {@code -Dgpudirect.X} in a JVM without
+ * Spark.
  *
  * @param pinnedChunks registered 4 MiB chunks the socket reads into and the copy engine copies
  *     out of: 16 keep the default 4 streams and the copy engine busy; on the H200, 8 streams
@@ -33,28 +33,6 @@ public record GpuSettings(int pinnedChunks, long deviceMemoryLimit, double prefe
     check(deviceMemoryLimit > 0, DEVICE_MEMORY_LIMIT, deviceMemoryLimit, "a positive number of bytes");
     check(prefetchFraction > 0 && prefetchFraction <= 1, PREFETCH_FRACTION, prefetchFraction,
         "a share of the GPU's memory above 0 and at most 1");
-  }
-
-  /** {@code -Dgpudirect.pinnedChunks=N}, {@code -Dgpudirect.deviceMemoryLimit=BYTES}, {@code -Dgpudirect.prefetchFraction=F}. */
-  public static GpuSettings fromSystemProperties() {
-    Function<String, String> property = name -> System.getProperty("gpudirect." + name);
-    return new GpuSettings(
-        (int) number(property, PINNED_CHUNKS, DEFAULTS.pinnedChunks, Integer::parseInt),
-        (long) number(property, DEVICE_MEMORY_LIMIT, DEFAULTS.deviceMemoryLimit, Long::parseLong),
-        (double) number(property, PREFETCH_FRACTION, DEFAULTS.prefetchFraction, Double::parseDouble));
-  }
-
-  private static Number number(Function<String, String> property, String name, Number unset,
-      Function<String, Number> parse) {
-    String text = property.apply(name);
-    if (text == null) {
-      return unset;
-    }
-    try {
-      return parse.apply(text.trim());
-    } catch (NumberFormatException e) {
-      throw new GpuDirectException("-Dgpudirect." + name + "=" + text + " is not a number");
-    }
   }
 
   private static void check(boolean ok, String name, Number value, String what) {

@@ -37,9 +37,9 @@ public final class ClientContext implements AutoCloseable {
     return shared;
   }
 
-  /** {@link #gpu(Supplier)} sized by {@code -Dgpudirect.X}: for JVMs without Spark. */
+  /** The GPU resources made already, or ones of the default sizes ({@link GpuSettings#DEFAULTS}). */
   public GpuResources gpu() {
-    return gpu(GpuSettings::fromSystemProperties);
+    return gpu(() -> GpuSettings.DEFAULTS);
   }
 
   /**
