@@ -23,13 +23,21 @@ import org.apache.arrow.memory.RootAllocator;
  * unlimited by default.
  */
 public final class ArrowMemory {
-  private static final RootAllocator ROOT = new RootAllocator(new Charges(io.gpudirect.memory.BufferAllocator.root()
-      .newChildAllocator("arrow", ExecutorSettings.arrowMemoryLimit())), Long.MAX_VALUE);
+  /** Made on first use, not in a static initializer: a bad limit then fails each read naming its key. */
+  private static RootAllocator root;
 
   private ArrowMemory() {}
 
   public static BufferAllocator child(String name) {
-    return ROOT.newChildAllocator(name, 0, Long.MAX_VALUE);
+    return root().newChildAllocator(name, 0, Long.MAX_VALUE);
+  }
+
+  private static synchronized RootAllocator root() {
+    if (root == null) {
+      root = new RootAllocator(new Charges(io.gpudirect.memory.BufferAllocator.root()
+          .newChildAllocator("arrow", ExecutorSettings.arrowMemoryLimit())), Long.MAX_VALUE);
+    }
+    return root;
   }
 
   /**

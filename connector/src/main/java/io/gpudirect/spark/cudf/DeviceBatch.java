@@ -86,6 +86,9 @@ public final class DeviceBatch {
     return table.getColumn(ordinal);
   }
 
+  /** Whether this JVM has looked at cuDF's pinned pool and made it where wanted. */
+  private static boolean pinnedPoolSettled;
+
   /**
    * Pinned host memory for the copies, set aside once per JVM unless cuDF's pool already
    * exists (the RAPIDS plugin makes its own). Measured on the H200 (docs/benchmarks.md): into
@@ -93,11 +96,12 @@ public final class DeviceBatch {
    * held output=gpu back. A copy that does not fit in the pool falls back to pageable memory.
    */
   private static synchronized void ensurePinnedPool() {
-    if (!PinnedMemoryPool.isInitialized()) {
+    if (!pinnedPoolSettled) {
       long bytes = ExecutorSettings.hostCopyPinnedPoolBytes();
-      if (bytes > 0) {
+      if (bytes > 0 && !PinnedMemoryPool.isInitialized()) {
         PinnedMemoryPool.initialize(bytes);
       }
+      pinnedPoolSettled = true;
     }
   }
 
