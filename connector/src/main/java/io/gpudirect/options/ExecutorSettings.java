@@ -21,7 +21,8 @@ import scala.Tuple2;
 public final class ExecutorSettings {
   public static final String HOST_COPY_PINNED_POOL_BYTES = "hostCopyPinnedPoolBytes";
   public static final String ARROW_MEMORY_LIMIT = "arrowMemoryLimit";
-  private static final List<String> NAMES = List.of(GpuSettings.PINNED_CHUNKS, GpuSettings.DEVICE_MEMORY_LIMIT,
+  /** In the order docs/configuration.md lists them. */
+  static final List<String> NAMES = List.of(GpuSettings.PINNED_CHUNKS, GpuSettings.DEVICE_MEMORY_LIMIT,
       GpuSettings.PREFETCH_FRACTION, HOST_COPY_PINNED_POOL_BYTES, ARROW_MEMORY_LIMIT);
   private static final String PREFIX = "spark.gpudirect.";
 

@@ -2,10 +2,12 @@ package io.gpudirect.options;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import io.gpudirect.gpu.GpuSettings;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -14,10 +16,12 @@ import org.junit.jupiter.api.Test;
 /** docs/configuration.md and the code list the same options, session keys and defaults. */
 class ConfigurationDocTest {
   private static final Pattern ROW = Pattern.compile("^\\| `([^`]+)` \\| `([^`]+)` \\| ([^|]+) \\|", Pattern.MULTILINE);
+  private static final Pattern EXECUTOR_ROW = Pattern.compile("^\\| `spark\\.gpudirect\\.([^`]+)` \\| ([^|]+) \\|", Pattern.MULTILINE);
+  private static final String EXECUTOR_SECTION = "## Executor settings";
 
   @Test
   void docListsEveryOptionWithItsSessionKeyAndDefault() throws Exception {
-    String doc = Files.readString(Path.of("..", "docs", "configuration.md"));
+    String doc = readOptions();
     Map<String, String> documented = new LinkedHashMap<>();
     Matcher m = ROW.matcher(doc);
     while (m.find()) {
@@ -30,5 +34,26 @@ class ConfigurationDocTest {
     // Options whose default is computed say how, in parentheses.
     documented.replaceAll((k, v) -> v.startsWith("(") ? "(none)" : v);
     assertEquals(inCode, documented);
+  }
+
+  @Test
+  void docListsEveryExecutorSettingWithItsDefault() throws Exception {
+    String doc = Files.readString(Path.of("..", "docs", "configuration.md"));
+    Matcher m = EXECUTOR_ROW.matcher(doc.substring(doc.indexOf(EXECUTOR_SECTION)));
+    Map<String, String> documented = new LinkedHashMap<>();
+    while (m.find()) {
+      documented.put(m.group(1), m.group(2).trim());
+    }
+    assertEquals(ExecutorSettings.NAMES, List.copyOf(documented.keySet()));
+    GpuSettings defaults = GpuSettings.DEFAULTS;
+    assertEquals("`" + defaults.pinnedChunks() + "`", documented.get(GpuSettings.PINNED_CHUNKS));
+    assertEquals("`" + defaults.prefetchFraction() + "`", documented.get(GpuSettings.PREFETCH_FRACTION));
+    assertEquals("unlimited", documented.get(GpuSettings.DEVICE_MEMORY_LIMIT));
+  }
+
+  /** The options' part of the page: executor settings have a table of their own. */
+  private static String readOptions() throws Exception {
+    String doc = Files.readString(Path.of("..", "docs", "configuration.md"));
+    return doc.substring(0, doc.indexOf(EXECUTOR_SECTION));
   }
 }
