@@ -28,6 +28,11 @@ public final class ExecutorSettings {
 
   private ExecutorSettings() {}
 
+  /** Each setting's key in the Spark conf, {@code spark.gpudirect.pinnedChunks} and so on. */
+  public static List<String> sessionKeys() {
+    return NAMES.stream().map(n -> PREFIX + n).toList();
+  }
+
   /** The executor setting called {@code name} in any case, spelt as documented; null where none is. */
   static String named(String name) {
     return NAMES.stream().filter(n -> n.equalsIgnoreCase(name)).findFirst().orElse(null);

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.gpudirect.hadoop.GpuDirectFileSystem;
+import io.gpudirect.options.ExecutorSettings;
 import io.gpudirect.options.GpuDirectOption;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -17,6 +18,7 @@ import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
+import java.util.stream.Stream;
 import javax.script.ScriptEngine;
 import javax.script.ScriptEngineManager;
 import org.apache.spark.sql.Dataset;
@@ -138,8 +140,8 @@ class QuickstartDocIT {
   void everyOptionAndKeyInTheQuickstartExists() throws Exception {
     String doc = Files.readString(DOC, StandardCharsets.UTF_8);
     Set<String> optionKeys = Arrays.stream(GpuDirectOption.values()).map(GpuDirectOption::key).collect(Collectors.toSet());
-    Set<String> sessionKeys = Arrays.stream(GpuDirectOption.values()).map(GpuDirectOption::sessionKey)
-        .collect(Collectors.toSet());
+    Set<String> sessionKeys = Stream.concat(Arrays.stream(GpuDirectOption.values()).map(GpuDirectOption::sessionKey),
+        ExecutorSettings.sessionKeys().stream()).collect(Collectors.toSet());
     List<String> options = all(doc, "\\.option\\(\"([^\"]+)\"");
     assertTrue(options.size() >= 6, "options found: " + options);
     for (String o : options) {
