@@ -77,7 +77,8 @@ public final class GpuDirectFileSystem extends FileSystem {
     uri = URI.create(GpuDirectUri.SCHEME + "://" + server.authority());
     workingDir = new Path(uri.toString() + "/");
     List<String> settings = new java.util.ArrayList<>();
-    conf.getPropsWithPrefix("spark.gpudirect.").keySet().forEach(k -> settings.add("spark.gpudirect." + k));
+    String prefix = io.gpudirect.options.GpuDirectOption.SESSION_PREFIX;
+    conf.getPropsWithPrefix(prefix).keySet().forEach(k -> settings.add(prefix + k));
     io.gpudirect.options.UnknownOptions.checkSessionKeys(settings);
     try {
       options = ResolvedOptions.resolve(Map.of(), key -> {

@@ -19,18 +19,17 @@ import scala.Tuple2;
  * are given, the Spark conf wins. Names are case-insensitive, as every gpudirect option.
  */
 public final class ExecutorSettings {
-  public static final String HOST_COPY_PINNED_POOL_BYTES = "hostCopyPinnedPoolBytes";
-  public static final String ARROW_MEMORY_LIMIT = "arrowMemoryLimit";
+  private static final String HOST_COPY_PINNED_POOL_BYTES = "hostCopyPinnedPoolBytes";
+  private static final String ARROW_MEMORY_LIMIT = "arrowMemoryLimit";
   /** In the order docs/configuration.md lists them. */
   static final List<String> NAMES = List.of(GpuSettings.PINNED_CHUNKS, GpuSettings.DEVICE_MEMORY_LIMIT,
       GpuSettings.PREFETCH_FRACTION, HOST_COPY_PINNED_POOL_BYTES, ARROW_MEMORY_LIMIT);
-  private static final String PREFIX = "spark.gpudirect.";
 
   private ExecutorSettings() {}
 
   /** Each setting's key in the Spark conf, {@code spark.gpudirect.pinnedChunks} and so on. */
   public static List<String> sessionKeys() {
-    return NAMES.stream().map(n -> PREFIX + n).toList();
+    return NAMES.stream().map(n -> GpuDirectOption.SESSION_PREFIX + n).toList();
   }
 
   /** The executor setting called {@code name} in any case, spelt as documented; null where none is. */
@@ -84,7 +83,7 @@ public final class ExecutorSettings {
   private static <T> T setting(String name, T unset, Function<String, T> parse) {
     String value = sparkSettings().get(name.toLowerCase(Locale.ROOT));
     if (value != null) {
-      return parse(PREFIX + name, value, parse);
+      return parse(GpuDirectOption.SESSION_PREFIX + name, value, parse);
     }
     String property = System.getProperty("gpudirect." + name);
     return property == null ? unset : parse("-Dgpudirect." + name, property, parse);
@@ -111,7 +110,7 @@ public final class ExecutorSettings {
       return byName;
     }
     if (env != null) {
-      for (Tuple2<String, String> kv : env.conf().getAllWithPrefix(PREFIX)) {
+      for (Tuple2<String, String> kv : env.conf().getAllWithPrefix(GpuDirectOption.SESSION_PREFIX)) {
         byName.put(kv._1().toLowerCase(Locale.ROOT), kv._2());
       }
     }

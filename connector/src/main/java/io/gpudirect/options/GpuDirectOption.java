@@ -56,6 +56,9 @@ public enum GpuDirectOption {
       "auto, gpu or host: where batches are decoded and live. gpu gives batches of cuDF columns"
           + " on the device; host gives Spark host vectors; auto serves the consumer (see the rule below).");
 
+  /** What a session conf key starts with: {@code spark.gpudirect.streams} for {@code streams}. */
+  public static final String SESSION_PREFIX = "spark.gpudirect.";
+
   private final String key;
   private final String defaultValue;
   private final String doc;
@@ -73,7 +76,7 @@ public enum GpuDirectOption {
 
   /** The session conf key that supplies a default for this option. */
   public String sessionKey() {
-    return "spark.gpudirect." + key;
+    return SESSION_PREFIX + key;
   }
 
   public String defaultValue() {

@@ -20,7 +20,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class UnknownOptions {
   private static final Logger LOG = LoggerFactory.getLogger(UnknownOptions.class);
-  private static final String SESSION_PREFIX = "spark.gpudirect.";
+  private static final String SESSION_PREFIX = GpuDirectOption.SESSION_PREFIX;
   /** What {@code DataFrameReader.load} and SQL's {@code OPTIONS (path ...)} add to the options. */
   private static final Set<String> SPARK_KEYS = Set.of("path", "paths");
   /** Our own dotted keys start with these; other dotted keys are taken for Hadoop settings. */

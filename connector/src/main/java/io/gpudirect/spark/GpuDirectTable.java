@@ -5,6 +5,7 @@ import io.gpudirect.GpuDirectException;
 import io.gpudirect.dataset.DataFile;
 import io.gpudirect.dataset.DatasetListing;
 import io.gpudirect.client.GpuDirectUri;
+import io.gpudirect.options.GpuDirectOption;
 import io.gpudirect.options.ResolvedOptions;
 import io.gpudirect.options.UnknownOptions;
 import io.gpudirect.spark.plan.DirectoryPartitioning;
@@ -52,7 +53,7 @@ final class GpuDirectTable implements SupportsRead {
     scala.collection.Iterator<String> all = session.conf().getAll().keysIterator();
     while (all.hasNext()) {
       String key = all.next();
-      if (key.startsWith("spark.gpudirect.")) {
+      if (key.startsWith(GpuDirectOption.SESSION_PREFIX)) {
         keys.add(key);
       }
     }

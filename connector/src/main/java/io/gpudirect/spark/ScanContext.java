@@ -74,7 +74,7 @@ final class ScanContext {
   /** A gpudirect option, by its read-option key or its session key (which, as a read option, is ignored). */
   private static boolean isGpuDirectKey(String key) {
     String k = key.toLowerCase(java.util.Locale.ROOT);
-    return GpuDirectOption.forKey(k) != null || k.startsWith("spark.gpudirect.");
+    return GpuDirectOption.forKey(k) != null || k.startsWith(GpuDirectOption.SESSION_PREFIX);
   }
 
   /**

@@ -18,6 +18,7 @@ class ConfigurationDocTest {
   private static final Pattern ROW = Pattern.compile("^\\| `([^`]+)` \\| `([^`]+)` \\| ([^|]+) \\|", Pattern.MULTILINE);
   private static final Pattern EXECUTOR_ROW = Pattern.compile("^\\| `spark\\.gpudirect\\.([^`]+)` \\| ([^|]+) \\|", Pattern.MULTILINE);
   private static final String EXECUTOR_SECTION = "## Executor settings";
+  private static final Path DOC = Path.of("..", "docs", "configuration.md");
 
   @Test
   void docListsEveryOptionWithItsSessionKeyAndDefault() throws Exception {
@@ -38,7 +39,7 @@ class ConfigurationDocTest {
 
   @Test
   void docListsEveryExecutorSettingWithItsDefault() throws Exception {
-    String doc = Files.readString(Path.of("..", "docs", "configuration.md"));
+    String doc = Files.readString(DOC);
     Matcher m = EXECUTOR_ROW.matcher(doc.substring(doc.indexOf(EXECUTOR_SECTION)));
     Map<String, String> documented = new LinkedHashMap<>();
     while (m.find()) {
@@ -53,7 +54,7 @@ class ConfigurationDocTest {
 
   /** The options' part of the page: executor settings have a table of their own. */
   private static String readOptions() throws Exception {
-    String doc = Files.readString(Path.of("..", "docs", "configuration.md"));
+    String doc = Files.readString(DOC);
     return doc.substring(0, doc.indexOf(EXECUTOR_SECTION));
   }
 }

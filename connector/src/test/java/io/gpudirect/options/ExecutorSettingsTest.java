@@ -19,7 +19,7 @@ class ExecutorSettingsTest {
   @AfterEach
   void stop() {
     LocalSessions.stop(spark, null);
-    for (String name : List.of("pinnedChunks", "deviceMemoryLimit", "prefetchFraction", "hostCopyPinnedPoolBytes")) {
+    for (String name : ExecutorSettings.NAMES) {
       System.clearProperty("gpudirect." + name);
     }
   }
