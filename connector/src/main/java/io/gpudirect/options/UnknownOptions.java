@@ -39,7 +39,8 @@ public final class UnknownOptions {
       if (GpuDirectOption.forKey(k) != null || SPARK_KEYS.contains(k)) {
         continue;
       }
-      String executorSetting = ExecutorSettings.named(k);
+      // Given as pinnedChunks or as its conf key: either way a read cannot change it.
+      String executorSetting = ExecutorSettings.named(k.startsWith(SESSION_PREFIX) ? k.substring(SESSION_PREFIX.length()) : k);
       if (executorSetting != null) {
         warn(warnings, "read option '" + key + "' is an executor setting, which one read cannot change:"
             + " give it as " + SESSION_PREFIX + executorSetting + " in the Spark conf (ignored as given)");

@@ -42,6 +42,10 @@ class UnknownOptionsTest {
     assertEquals(List.of("read option 'pinnedchunks' is an executor setting, which one read cannot change: give it"
         + " as spark.gpudirect.pinnedChunks in the Spark conf (ignored as given)"),
         UnknownOptions.checkReadOptions(List.of("pinnedchunks")));
+    // A dotted key far from every option passes as a Hadoop setting; this one must not.
+    assertEquals(List.of("read option 'spark.gpudirect.pinnedChunks' is an executor setting, which one read cannot"
+        + " change: give it as spark.gpudirect.pinnedChunks in the Spark conf (ignored as given)"),
+        UnknownOptions.checkReadOptions(List.of("spark.gpudirect.pinnedChunks")));
   }
 
   @Test
