@@ -321,10 +321,13 @@ class GpuDirectFileSystemTest {
   /**
    * A reader given the scan's listed version (in its conf) opens the file and asks for its
    * status without a round trip (the listing has both), and a file changed since the listing
-   * fails at its first read, naming it and the version listed, before any byte is used.
+   * fails at its first read, naming it and the version listed, before any byte is used; also
+   * when only its change time tells (the version's token carries it to the reader).
    */
-  @Test
-  void aFileChangedSinceTheListingFailsItsFirstRead(@TempDir java.nio.file.Path dir) throws IOException {
+  @ParameterizedTest
+  @EnumSource(value = FileChanges.class, names = {"RENAMED_OVER", "OVERWRITTEN_MTIME_PUT_BACK"})
+  void aFileChangedSinceTheListingFailsItsFirstRead(FileChanges change, @TempDir java.nio.file.Path dir)
+      throws IOException {
     java.nio.file.Path file = dir.resolve("listed.bin");
     byte[] bytes = FileChanges.writeSettled(file, 100_000, 13);
     try (BlockServer own = BlockServer.builder().root(dir).port(0).build().start()) {
@@ -348,7 +351,7 @@ class GpuDirectFileSystemTest {
         assertArrayEquals(Arrays.copyOf(bytes, 100), first);
         in.close();
 
-        FileChanges.RENAMED_OVER.apply(file, 14);
+        change.apply(file, 14);
         try (FSDataInputStream changed = reader.open(new Path(at + "/listed.bin"))) {
           IOException e = assertThrows(IOException.class, () -> changed.readFully(new byte[100]));
           assertChanged(e, "listed.bin");

@@ -3,7 +3,7 @@ package io.gpudirect.protocol;
 import java.nio.charset.StandardCharsets;
 
 /**
- * Constants of the gpudirect wire protocol, version 4.
+ * Constants of the gpudirect wire protocol, version 5.
  *
  * <pre>
  * connection := MAGIC(4, each side, first) frame*
@@ -24,9 +24,11 @@ public final class Protocol {
    * and LIST give them, READ and RDMA_READ name them, FILE_CHANGED refuses a READ of another),
    * and the READ_DATA trailer starts with a status byte. 4: every frame but READ_DATA ends in the
    * CRC32C of its type and body, so that an answer damaged on the way is refused as corrupt
-   * rather than believed (a size, a version, a capability, an error).
+   * rather than believed (a size, a version, a capability, an error). 5: a file's version
+   * carries its change time (ctime) after its modification time, so that a writer who puts the
+   * modification time back after a write in place is still seen.
    */
-  public static final int VERSION = 4;
+  public static final int VERSION = 5;
 
   /** Capability bits exchanged in HELLO / HELLO_ACK; the connection uses their intersection. */
   public static final long CAP_TCP = 1L;

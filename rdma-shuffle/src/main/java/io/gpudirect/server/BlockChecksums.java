@@ -19,12 +19,13 @@ import java.util.zip.CRC32C;
  * same reason, in files beside the blocks; here they live in memory and are made on first read.
  *
  * <p>A block's checksum is used only for the same version of the same file: the caller gives
- * the file's identity, size and modification time from a stat made for this request, after
- * opening it, so a rewritten or replaced file starts afresh. A file modified within the last
- * {@link #SETTLE_NANOS} is not cached at all: file-system timestamps are coarser than writes
- * (a few milliseconds on Linux), so a file still being written could change without its
- * modification time changing (git's "racy" rule, for the same reason). Even then a stale
- * checksum could only make the client refuse the bytes, never accept wrong ones.
+ * the file's identity, size, modification and change times from a stat made for this request,
+ * after opening it, so a rewritten or replaced file starts afresh, also one whose writer put
+ * the modification time back. A file modified within the last {@link #SETTLE_NANOS} is not
+ * cached at all: file-system timestamps are coarser than writes (a few milliseconds on Linux),
+ * so a file still being written could change without its times changing (git's "racy" rule,
+ * for the same reason). Even then a stale checksum could only make the client refuse the
+ * bytes, never accept wrong ones.
  *
  * <p>Bounded: at most {@code maxBlocks} checksums in all (8 bytes each), whole files evicted
  * least recently used first; a file larger than the bound is checksummed without caching.
@@ -38,8 +39,12 @@ final class BlockChecksums {
   private static final ThreadLocal<ByteBuffer> SLICE = ThreadLocal.withInitial(
       () -> ByteBuffer.allocateDirect(BLOCK_BYTES));
 
-  /** A file as one stat saw it. {@code key} is the file system's identity (device and inode). */
-  record Version(Object key, long size, long modifiedNanos) {}
+  /**
+   * A file as one stat saw it. {@code key} is the file system's identity (device and inode);
+   * {@code changedNanos} its change time, which a writer cannot put back as it can the
+   * modification time ({@link FileVersions}), or {@code FileVersion.CHANGE_TIME_UNKNOWN}.
+   */
+  record Version(Object key, long size, long modifiedNanos, long changedNanos) {}
 
   private final long maxBlocks;
   private final LinkedHashMap<Object, FileBlocks> files = new LinkedHashMap<>(16, 0.75f, true);

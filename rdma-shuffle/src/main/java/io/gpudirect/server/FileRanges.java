@@ -52,7 +52,7 @@ final class FileRanges {
       throw changed(server, path, expected, "another file (renamed over while it was opened)",
           null);
     }
-    FileVersion found = FileVersion.of(a);
+    FileVersion found = FileVersions.of(a);
     if (!found.equals(expected)) {
       throw changed(server, path, expected, found.describe(), null);
     }
@@ -96,13 +96,15 @@ final class FileRanges {
 
   /**
    * Refuses the READ whose bytes were just read or sent from {@code file} when that file
-   * changed meanwhile: its size or modification time is no longer what the check before saw.
+   * changed meanwhile: its size, modification or change time is no longer what the check
+   * before saw.
    *
    * <p>Why after: {@code pread} and {@code sendfile} copy from the page cache while a writer
    * may be writing into it, so bytes of one answer can come from before and after a write; the
    * check before the read cannot see a write that lands during it. Every write updates the
-   * modification time before it copies its data (file_update_time), so a write that touched the
-   * bytes sent is seen here.
+   * modification and change times before it copies its data (file_update_time), so a write
+   * that touched the bytes sent is seen here; and a writer can put the modification time back
+   * but never the change time ({@link FileVersions}).
    *
    * <p>What is looked at is the opened file itself, not whatever the path names now: {@code fstat}
    * of the channel's descriptor ({@link DescriptorAttributes}), one system call and no walk,
@@ -136,11 +138,10 @@ final class FileRanges {
       }
     }
     if (now != null && file.fileKey() != null && file.fileKey().equals(now.fileKey())) {
-      // Compared as attributes, not as FileVersions: no text made per READ.
-      if (now.size() == before.size() && now.lastModifiedTime().equals(before.lastModifiedTime())) {
+      if (FileVersions.sameVersion(before, now)) {
         return;
       }
-      found = FileVersion.of(now).describe();
+      found = FileVersions.of(now).describe();
     } else {
       long size;
       try {
@@ -154,7 +155,7 @@ final class FileRanges {
       }
       found = size + " bytes";
     }
-    throw changed(server, path, expected.isChecked() ? expected : FileVersion.of(before),
+    throw changed(server, path, expected.isChecked() ? expected : FileVersions.of(before),
         found + ", while it was being read", null);
   }
 

@@ -1,7 +1,6 @@
 package io.gpudirect.server;
 
 import io.gpudirect.protocol.ErrorCode;
-import io.gpudirect.protocol.FileVersion;
 import io.gpudirect.protocol.Frames;
 import io.gpudirect.protocol.MessageType;
 import io.gpudirect.protocol.ReadData;
@@ -134,10 +133,10 @@ final class ReadAnswers {
    * range. That one look does the work of both: the name still holds the file (a rename over
    * or a delete is seen), and the file is the version named after the bytes were read, so no
    * write landed since the reader's STAT, during the read included (a write updates the
-   * modification time before it copies its data). Nothing is sent before it, and the channel
-   * was opened by such a walk, so a path swapped meanwhile can make this fall back, never lead
-   * outside the root. False, with nothing sent, whenever anything differs or fails: the READ
-   * then takes the usual way, which refuses or answers it.
+   * modification and change times before it copies its data). Nothing is sent before it, and
+   * the channel was opened by such a walk, so a path swapped meanwhile can make this fall back,
+   * never lead outside the root. False, with nothing sent, whenever anything differs or fails:
+   * the READ then takes the usual way, which refuses or answers it.
    */
   private boolean answeredFromKeptFile(ReadRequest r) throws IOException {
     LastPath path = lastPath(r.path());
@@ -167,10 +166,9 @@ final class ReadAnswers {
       } catch (RequestRefusedException e) {
         return false;
       }
-      FileVersion v = r.version();
-      if (!kept.fileKey().equals(now.fileKey()) || v.size() != now.size()
-          || v.modifiedNanos() != now.lastModifiedTime().to(TimeUnit.NANOSECONDS)
-          || !v.fileId().equals(kept.fileId()) || r.offset() + r.length() > now.size()) {
+      if (!kept.fileKey().equals(now.fileKey())
+          || !FileVersions.isVersion(r.version(), kept.fileId(), now)
+          || r.offset() + r.length() > now.size()) {
         return false;
       }
       finishSmall(b, r, payloadEnd);
@@ -239,7 +237,7 @@ final class ReadAnswers {
     }
     BasicFileAttributes a = open.attributes();
     return new BlockChecksums.Version(open.fileKey(), a.size(),
-        a.lastModifiedTime().to(TimeUnit.NANOSECONDS));
+        a.lastModifiedTime().to(TimeUnit.NANOSECONDS), FileVersions.changedNanos(a));
   }
 
   /**

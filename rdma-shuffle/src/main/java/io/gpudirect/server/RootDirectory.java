@@ -329,7 +329,7 @@ final class RootDirectory implements AutoCloseable {
         return new Entry(true, 0, a.lastModifiedTime().toMillis(), FileVersion.ANY);
       }
       return a.isRegularFile()
-          ? new Entry(false, a.size(), a.lastModifiedTime().toMillis(), FileVersion.of(a))
+          ? new Entry(false, a.size(), a.lastModifiedTime().toMillis(), FileVersions.of(a))
           : null;
     }
 
@@ -542,7 +542,7 @@ final class RootDirectory implements AutoCloseable {
   private static FileMeta meta(String relative, BasicFileAttributes a) {
     return new FileMeta(relative, a.isDirectory() ? 0 : a.size(),
         a.lastModifiedTime().toMillis(), a.isDirectory(),
-        a.isDirectory() ? FileVersion.ANY : FileVersion.of(a));
+        a.isDirectory() ? FileVersion.ANY : FileVersions.of(a));
   }
 
   private static RequestRefusedException notFound(String requested) {

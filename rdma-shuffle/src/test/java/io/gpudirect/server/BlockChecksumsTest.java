@@ -119,7 +119,8 @@ class BlockChecksumsTest {
 
   private static BlockChecksums.Version version(Path file) throws IOException {
     BasicFileAttributes a = Files.readAttributes(file, BasicFileAttributes.class);
-    return new BlockChecksums.Version(a.fileKey(), a.size(), a.lastModifiedTime().to(TimeUnit.NANOSECONDS));
+    return new BlockChecksums.Version(a.fileKey(), a.size(), a.lastModifiedTime().to(TimeUnit.NANOSECONDS),
+        FileVersions.changedNanos(a));
   }
 
   /** Written, then dated back past the settling time, as a file that is no longer being written. */

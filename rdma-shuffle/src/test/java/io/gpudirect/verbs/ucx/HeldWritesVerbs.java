@@ -33,6 +33,11 @@ final class HeldWritesVerbs implements Verbs {
     holding = true;
   }
 
+  /** How many WRITEs and SENDs are held back now. */
+  synchronized int held() {
+    return held.size();
+  }
+
   /** Runs the held WRITEs (those of a killed endpoint complete as flushed) and stops holding. */
   void releaseWrites() {
     List<Runnable> run;
