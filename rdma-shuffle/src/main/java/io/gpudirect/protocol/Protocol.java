@@ -3,7 +3,7 @@ package io.gpudirect.protocol;
 import java.nio.charset.StandardCharsets;
 
 /**
- * Constants of the gpudirect wire protocol, version 4.
+ * Constants of the gpudirect wire protocol, version 5.
  *
  * <pre>
  * connection := MAGIC(4, each side, first) frame*
@@ -24,9 +24,11 @@ public final class Protocol {
    * and LIST give them, READ and RDMA_READ name them, FILE_CHANGED refuses a READ of another),
    * and the READ_DATA trailer starts with a status byte. 4: every frame but READ_DATA ends in the
    * CRC32C of its type and body, so that an answer damaged on the way is refused as corrupt
-   * rather than believed (a size, a version, a capability, an error).
+   * rather than believed (a size, a version, a capability, an error). 5: a queue pair's server
+   * posts the receives for its credits only once the BIND has proven the peer, and says so in
+   * RDMA_BOUND, which the client waits for before its first RDMA_READ.
    */
-  public static final int VERSION = 4;
+  public static final int VERSION = 5;
 
   /** Capability bits exchanged in HELLO / HELLO_ACK; the connection uses their intersection. */
   public static final long CAP_TCP = 1L;
@@ -41,6 +43,11 @@ public final class Protocol {
 
   /** Upper bound of any control frame; checked before the frame's buffer is allocated. */
   public static final int MAX_FRAME_BYTES = 1 << 20;
+  /**
+   * The largest control slot a queue pair may have (RDMA_SETUP_ACK's slotBytes): a control
+   * message is a few hundred bytes, and a client allocates 2 x credits + 1 slots of it.
+   */
+  public static final int MAX_RDMA_SLOT_BYTES = 1 << 20;
   public static final int MAX_PATH_BYTES = 4096;
   public static final int MAX_ERROR_MESSAGE_BYTES = 8192;
   public static final int NONCE_BYTES = 32;

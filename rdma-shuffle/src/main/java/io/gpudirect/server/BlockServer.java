@@ -205,7 +205,7 @@ public final class BlockServer implements AutoCloseable {
         v = o.verbs();
       }
       rdma = new RdmaService(v, new InetSocketAddress(bindAddress, 0), rdmaSettings,
-          BufferAllocator.root());
+          BufferAllocator.root(), address);
       rdmaStatus = rdma.describe();
     } catch (RdmaUnavailableException | RdmaException e) {
       if (rdmaMode == RdmaMode.ON) {
@@ -349,6 +349,10 @@ public final class BlockServer implements AutoCloseable {
     long now = System.nanoTime();
     pending.logSummary(now);
     logins.logSummary(now);
+    RdmaService r = rdma;
+    if (r != null) {
+      r.logSummary(now);
+    }
   }
 
   /** False when interrupted: the caller stops waiting. */
