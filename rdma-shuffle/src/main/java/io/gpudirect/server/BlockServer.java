@@ -229,6 +229,12 @@ public final class BlockServer implements AutoCloseable {
     return rdma;
   }
 
+  /** The port of the RDMA listener (UCX or RDMA CM), when RDMA is served. */
+  public java.util.OptionalInt rdmaPort() {
+    RdmaService r = rdma;
+    return r == null ? java.util.OptionalInt.empty() : java.util.OptionalInt.of(r.port());
+  }
+
   /** Whether RDMA is served and how, or why not, in words. */
   public String rdmaStatus() {
     return rdmaStatus;
