@@ -125,6 +125,8 @@ final class UcxEndpoint implements RdmaEndpoint {
   private UcpEndpoint endpoint;
   private CompletionHandler handler;
   private volatile State state = State.CONNECTING;
+  /** Why it broke, once closed. */
+  private volatile String closedBecause;
   /** Whether the peer may send more than SENDs (see the class comment). */
   private volatile boolean admitted;
   private Consumer<String> connectFailed;
@@ -137,6 +139,9 @@ final class UcxEndpoint implements RdmaEndpoint {
   /** Key frames' bodies land here, and keys are unpacked from the second; made at the first key. */
   private ByteBuffer keyFrame;
   private ByteBuffer keyScratch;
+  /** The continuation of the receive that completed, and whether one is running (see {@link #received}). */
+  private Runnable nextReceived;
+  private boolean runningReceived;
   /** This side's remotely writable regions by rkey number: what a WRITE frame may land in. */
   private final Map<Integer, UcxRegion> writable = new ConcurrentHashMap<>();
   /** The region a WRITE frame's bytes are being received into now, if any. */
@@ -199,6 +204,11 @@ final class UcxEndpoint implements RdmaEndpoint {
   void awaitConnected(Duration timeout) {
     java.util.concurrent.CompletableFuture<Void> up = new java.util.concurrent.CompletableFuture<>();
     loop.execute(() -> {
+      if (state == State.CLOSED) {
+        // UCX freed the endpoint when it was closed: it must not be touched again.
+        up.completeExceptionally(new IllegalStateException("the connection closed: " + closedBecause));
+        return;
+      }
       try {
         endpoint.flushNonBlocking(callback(r -> up.complete(null),
             (status, message) -> up.completeExceptionally(new IllegalStateException(message))));
@@ -462,7 +472,8 @@ final class UcxEndpoint implements RdmaEndpoint {
                 finish(op, Status.SUCCESS, 0, null);
               }
             }, (status, message) -> failed(op, status, message)));
-        if (!empty) {
+        // A failure of the frame's send, reported inline, has closed (freed) the endpoint.
+        if (!empty && state != State.CLOSED) {
           endpoint.sendStreamNonBlocking(op.payload, op.payloadLength, callback(
               req -> finish(op, Status.SUCCESS, op.payloadLength, null),
               (status, message) -> failed(op, status, message)));
@@ -482,9 +493,7 @@ final class UcxEndpoint implements RdmaEndpoint {
       return;
     }
     header.clear();
-    endpoint.recvStreamNonBlocking(UcxUtils.getAddress(header), HEADER_BYTES,
-        UcpConstants.UCP_STREAM_RECV_FLAG_WAITALL, callback(req -> onHeader(),
-            (status, message) -> receiveFailed(message)));
+    readBody(UcxUtils.getAddress(header), HEADER_BYTES, this::onHeader);
   }
 
   private void onHeader() {
@@ -610,9 +619,41 @@ final class UcxEndpoint implements RdmaEndpoint {
     }
   }
 
+  /**
+   * Receives {@code length} bytes at {@code address}, then runs {@code then}. One receive is
+   * outstanding at a time (a header, then its body), so its continuation has one slot.
+   */
   private void readBody(long address, int length, Runnable then) {
+    if (state == State.CLOSED) {
+      return;
+    }
     endpoint.recvStreamNonBlocking(address, length, UcpConstants.UCP_STREAM_RECV_FLAG_WAITALL,
-        callback(req -> then.run(), (status, message) -> receiveFailed(message)));
+        callback(req -> received(then), (status, message) -> receiveFailed(message)));
+  }
+
+  /**
+   * Runs a receive's continuation, iteratively. When the bytes are already there, jucx calls the
+   * callback inside {@code recvStreamNonBlocking}, on this stack; a continuation that posts the
+   * next receive would then recurse once per frame, and a peer that sends a few thousand small
+   * frames at once overflowed the native stack (a SIGSEGV inside jucx, found by
+   * HostileServerFuzzTest). A callback that arrives while a continuation runs only leaves the
+   * next one here, and the loop below runs it once the stack has unwound.
+   */
+  private void received(Runnable then) {
+    nextReceived = then;
+    if (runningReceived) {
+      return;
+    }
+    runningReceived = true;
+    try {
+      while (nextReceived != null) {
+        Runnable r = nextReceived;
+        nextReceived = null;
+        r.run();
+      }
+    } finally {
+      runningReceived = false;
+    }
   }
 
   private void receiveFailed(String message) {
@@ -673,6 +714,7 @@ final class UcxEndpoint implements RdmaEndpoint {
     }
     boolean wasOpen = state == State.OPEN;
     state = State.CLOSED;
+    closedBecause = why;
     // Closing the endpoint ends its receives (UCX completes them as canceled): none writes on.
     receivingInto = null;
     try {

@@ -39,13 +39,13 @@ final class UcxFrames {
   }
 
   /**
-   * The key of issue 28's attack: every memory-domain bit set and 0xff everywhere else, so that
-   * UCX, following the size bytes, reads 64 x 256 bytes past a 64-byte key.
+   * The key of issue 28's attack: 0xff throughout, so every memory-domain bit is set, the
+   * memory type is out of range, and UCX, following the size bytes, reads 64 x 256 bytes past
+   * a 64-byte key.
    */
   static byte[] explodingKey() {
     byte[] key = new byte[64];
     Arrays.fill(key, (byte) 0xff);
-    key[8] = 0; // host memory, so that only the domains are wrong
     return key;
   }
 
