@@ -128,6 +128,7 @@ public final class Frames {
         case RDMA_BIND -> RdmaBind.decode(frame);
         case RDMA_READ -> RdmaRead.decode(frame);
         case RDMA_READ_DONE -> RdmaReadDone.decode(frame);
+        case RDMA_BOUND -> RdmaBound.decode(frame);
       };
     } catch (BufferUnderflowException e) {
       throw new ProtocolException("Truncated " + type + " message", e);

@@ -21,7 +21,12 @@ public enum MessageType {
   /** Over the queue pair: its first message, tying it to an authenticated TCP connection. */
   RDMA_BIND(16),
   RDMA_READ(17),
-  RDMA_READ_DONE(18);
+  RDMA_READ_DONE(18),
+  /**
+   * Over the queue pair, server → client, its first message: the BIND was taken and the
+   * receives for the client's credits are posted, so its RDMA_READs may go.
+   */
+  RDMA_BOUND(19);
 
   private final byte id;
 

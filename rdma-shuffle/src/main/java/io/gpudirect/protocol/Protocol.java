@@ -26,7 +26,9 @@ public final class Protocol {
    * CRC32C of its type and body, so that an answer damaged on the way is refused as corrupt
    * rather than believed (a size, a version, a capability, an error). 5: a file's version
    * carries its change time (ctime) after its modification time, so that a writer who puts the
-   * modification time back after a write in place is still seen.
+   * modification time back after a write in place is still seen; and a queue pair's server posts
+   * the receives for its credits only once the BIND has proven the peer, and says so in
+   * RDMA_BOUND, which the client waits for before its first RDMA_READ.
    */
   public static final int VERSION = 5;
 
@@ -43,6 +45,11 @@ public final class Protocol {
 
   /** Upper bound of any control frame; checked before the frame's buffer is allocated. */
   public static final int MAX_FRAME_BYTES = 1 << 20;
+  /**
+   * The largest control slot a queue pair may have (RDMA_SETUP_ACK's slotBytes): a control
+   * message is a few hundred bytes, and a client allocates 2 x credits + 1 slots of it.
+   */
+  public static final int MAX_RDMA_SLOT_BYTES = 1 << 20;
   public static final int MAX_PATH_BYTES = 4096;
   public static final int MAX_ERROR_MESSAGE_BYTES = 8192;
   public static final int NONCE_BYTES = 32;

@@ -44,8 +44,8 @@ public record RdmaSetupAck(long requestId, int rdmaPort, byte[] token, int credi
       throw new ProtocolException("RDMA_SETUP_ACK credits must be positive: " + credits);
     }
     int slot = buf.getInt();
-    if (slot < 1024 || slot > Protocol.MAX_FRAME_BYTES) {
-      throw new ProtocolException("RDMA_SETUP_ACK slotBytes must be 1024.." + Protocol.MAX_FRAME_BYTES + ": " + slot);
+    if (slot < 1024 || slot > Protocol.MAX_RDMA_SLOT_BYTES) {
+      throw new ProtocolException("RDMA_SETUP_ACK slotBytes must be 1024.." + Protocol.MAX_RDMA_SLOT_BYTES + ": " + slot);
     }
     return new RdmaSetupAck(id, port, token, credits, slot);
   }

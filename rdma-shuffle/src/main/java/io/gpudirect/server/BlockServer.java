@@ -205,7 +205,7 @@ public final class BlockServer implements AutoCloseable {
         v = o.verbs();
       }
       rdma = new RdmaService(v, new InetSocketAddress(bindAddress, 0), rdmaSettings,
-          BufferAllocator.root());
+          BufferAllocator.root(), address);
       rdmaStatus = rdma.describe();
     } catch (RdmaUnavailableException | RdmaException e) {
       if (rdmaMode == RdmaMode.ON) {
@@ -227,6 +227,12 @@ public final class BlockServer implements AutoCloseable {
   /** The RDMA side, or null when this server does not serve RDMA. */
   RdmaService rdma() {
     return rdma;
+  }
+
+  /** The port of the RDMA listener (UCX or RDMA CM), when RDMA is served. */
+  public java.util.OptionalInt rdmaPort() {
+    RdmaService r = rdma;
+    return r == null ? java.util.OptionalInt.empty() : java.util.OptionalInt.of(r.port());
   }
 
   /** Whether RDMA is served and how, or why not, in words. */
@@ -349,6 +355,10 @@ public final class BlockServer implements AutoCloseable {
     long now = System.nanoTime();
     pending.logSummary(now);
     logins.logSummary(now);
+    RdmaService r = rdma;
+    if (r != null) {
+      r.logSummary(now);
+    }
   }
 
   /** False when interrupted: the caller stops waiting. */

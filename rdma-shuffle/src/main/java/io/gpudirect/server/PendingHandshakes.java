@@ -1,5 +1,6 @@
 package io.gpudirect.server;
 
+import io.gpudirect.server.peers.ClientNetwork;
 import java.net.InetAddress;
 import java.time.Duration;
 import java.util.ArrayDeque;

@@ -20,6 +20,7 @@ import io.gpudirect.protocol.StatRequest;
 import io.gpudirect.protocol.StatResponse;
 import io.gpudirect.protocol.StatusRequest;
 import io.gpudirect.protocol.StatusResponse;
+import io.gpudirect.server.rdma.OfferRefusedException;
 import io.gpudirect.server.rdma.RdmaService;
 import io.gpudirect.tls.NotTlsException;
 import io.gpudirect.tls.TlsChannel;
@@ -57,10 +58,13 @@ final class ServerConnection implements Runnable {
   private TlsChannel tls;
   private boolean crc;
   private long caps;
-  /** Queue pairs offered to this connection; they end with it. */
-  private final List<RdmaService.Offer> rdmaOffers = new ArrayList<>();
-  /** What this connection's queue pairs read, for the drain's idle check (other threads read it). */
-  private final List<RdmaServedFiles> rdmaFiles = new java.util.concurrent.CopyOnWriteArrayList<>();
+  /**
+   * Queue pairs offered to this connection, and what each reads (for the drain's idle check,
+   * which other threads make); they end with it. At most {@link RdmaService#MAX_OFFERS_PER_CONNECTION}.
+   */
+  private final List<OfferedQueuePair> rdmaOffers = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+  private record OfferedQueuePair(RdmaService.Offer offer, RdmaServedFiles files) {}
   /** The files this connection's reads keep open between requests; closed with it. */
   private final OpenFiles openFiles = new OpenFiles();
   /** A request is being answered; a draining server leaves such a connection alone. */
@@ -91,8 +95,8 @@ final class ServerConnection implements Runnable {
   /** Nanoseconds since the last request was answered; 0 while one is being answered. */
   long idleNanos(long now) {
     long idle = busy ? 0 : now - idleSinceNanos;
-    for (RdmaServedFiles f : rdmaFiles) {
-      idle = Math.min(idle, f.idleNanos(now));
+    for (OfferedQueuePair q : rdmaOffers) {
+      idle = Math.min(idle, q.files().idleNanos(now));
     }
     return idle;
   }
@@ -151,7 +155,7 @@ final class ServerConnection implements Runnable {
     } finally {
       closeNow();
       openFiles.close();
-      rdmaOffers.forEach(RdmaService.Offer::close);
+      rdmaOffers.forEach(q -> q.offer().close());
       server.connectionEnded(this, served);
     }
   }
@@ -328,10 +332,20 @@ final class ServerConnection implements Runnable {
           + " does not serve RDMA" + (rdma == null ? ": " + server.rdmaStatus() : " to a client"
           + " that did not offer it in HELLO"));
     }
+    rdmaOffers.removeIf(q -> q.offer().isClosed());
+    if (rdmaOffers.size() >= RdmaService.MAX_OFFERS_PER_CONNECTION) {
+      throw new RequestRefusedException(ErrorCode.LIMIT_EXCEEDED, "Server " + server.address()
+          + " gives one connection at most " + RdmaService.MAX_OFFERS_PER_CONNECTION
+          + " RDMA queue pairs, and this one holds them all");
+    }
     RdmaServedFiles files = new RdmaServedFiles(server, peer);
-    rdmaFiles.add(files);
-    RdmaService.Offer offer = rdma.offer(peer, files, crc, setup.credits());
-    rdmaOffers.add(offer);
+    RdmaService.Offer offer;
+    try {
+      offer = rdma.offer(peer, files, crc, setup.credits());
+    } catch (OfferRefusedException e) {
+      throw new RequestRefusedException(ErrorCode.LIMIT_EXCEEDED, e.getMessage());
+    }
+    rdmaOffers.add(new OfferedQueuePair(offer, files));
     send(offer.ack(setup.requestId()));
   }
 

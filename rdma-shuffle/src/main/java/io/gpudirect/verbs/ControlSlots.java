@@ -12,10 +12,11 @@ import java.util.EnumSet;
  * The registered memory for one endpoint's control messages: {@code recvSlots} receive slots
  * followed by {@code sendSlots} send slots of {@code slotBytes} each, one registration. A
  * message occupies one slot as a whole frame (length prefix, type, body), so the codec is the
- * TCP one. This object owns the buffer and its registration.
+ * TCP one. This object owns the registration, and the buffer when it allocated it.
  */
 public final class ControlSlots implements AutoCloseable {
-  private final HostBuffer buffer;
+  /** The buffer this object allocated and frees; null when the caller owns the memory. */
+  private final HostBuffer owned;
   private final ByteBuffer memory;
   private final MemoryRegion region;
   private final int recvSlots;
@@ -24,17 +25,39 @@ public final class ControlSlots implements AutoCloseable {
   private final boolean[] sendFree;
   private int freeSends;
 
+  /** Slots in a buffer allocated from {@code allocator}, freed by {@link #close}. */
   public ControlSlots(RdmaEndpoint endpoint, BufferAllocator allocator, int recvSlots, int sendSlots,
       int slotBytes) {
+    this(endpoint, allocator.allocate(Math.multiplyExact(recvSlots + sendSlots, slotBytes)), true,
+        recvSlots, sendSlots, slotBytes);
+  }
+
+  /**
+   * Slots in {@code memory}, which the caller owns and frees after {@link #close}; it must hold
+   * {@code (recvSlots + sendSlots) * slotBytes} bytes.
+   */
+  public ControlSlots(RdmaEndpoint endpoint, HostBuffer memory, int recvSlots, int sendSlots,
+      int slotBytes) {
+    this(endpoint, memory, false, recvSlots, sendSlots, slotBytes);
+  }
+
+  private ControlSlots(RdmaEndpoint endpoint, HostBuffer buffer, boolean owned, int recvSlots,
+      int sendSlots, int slotBytes) {
     this.recvSlots = recvSlots;
     this.sendSlots = sendSlots;
     this.slotBytes = slotBytes;
-    this.buffer = allocator.allocate(Math.multiplyExact(recvSlots + sendSlots, slotBytes));
+    this.owned = owned ? buffer : null;
     this.memory = buffer.nioBuffer();
     try {
+      if (memory.capacity() < (long) (recvSlots + sendSlots) * slotBytes) {
+        throw new IllegalArgumentException(memory.capacity() + " bytes cannot hold " + recvSlots
+            + " + " + sendSlots + " control slots of " + slotBytes);
+      }
       this.region = endpoint.register(memory, EnumSet.of(Access.LOCAL_WRITE));
     } catch (RuntimeException e) {
-      buffer.close();
+      if (owned) {
+        buffer.close();
+      }
       throw e;
     }
     this.sendFree = new boolean[sendSlots];
@@ -118,6 +141,8 @@ public final class ControlSlots implements AutoCloseable {
   @Override
   public void close() {
     region.close();
-    buffer.close();
+    if (owned != null) {
+      owned.close();
+    }
   }
 }

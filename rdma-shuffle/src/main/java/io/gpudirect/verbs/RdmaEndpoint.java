@@ -30,6 +30,15 @@ public interface RdmaEndpoint extends AutoCloseable {
   void postWrite(long wrId, MemoryRegion region, long offset, int length, long remoteAddress,
       int rkey);
 
+  /**
+   * The peer of an endpoint a listener accepted has proven who it is (for a server: it presented
+   * a token from an authenticated connection). Until then a provider takes nothing from it but
+   * SENDs into the receives posted for it: no key announcements, no writes, no work of its own.
+   * Endpoints this side connected start admitted. Call it from the completion of the receive
+   * that proved the peer, so the peer's next message is already judged by it.
+   */
+  void admit();
+
   /** Disconnects; outstanding work requests complete with flush errors. Idempotent. */
   @Override
   void close();

@@ -56,8 +56,13 @@ public final class RawPeer implements AutoCloseable {
 
   /** Sends magic and HELLO with {@code version}; returns the server's first message. */
   public Message hello(int version) throws IOException {
+    return hello(version, Protocol.CAP_TCP | Protocol.CAP_CRC32C);
+  }
+
+  /** As {@link #hello(int)}, offering {@code capabilities}. */
+  public Message hello(int version, long capabilities) throws IOException {
     sendRaw(Protocol.MAGIC);
-    send(new Hello(version, Protocol.CAP_TCP | Protocol.CAP_CRC32C, clientNonce));
+    send(new Hello(version, capabilities, clientNonce));
     ByteBuffer magic = ByteBuffer.allocate(4);
     Frames.readFully(in(), magic, false);
     Protocol.checkMagic(magic.array(), 4, "test server");

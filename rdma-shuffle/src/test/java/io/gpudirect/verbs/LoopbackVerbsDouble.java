@@ -379,6 +379,10 @@ public final class LoopbackVerbsDouble implements Verbs {
       return (accepted ? "client " : "gpudirect server ") + a.getHostString() + ":" + a.getPort();
     }
 
+    /** As over verbs: keys travel in messages, not to the endpoint; nothing to open up. */
+    @Override
+    public void admit() {}
+
     @Override
     public InetSocketAddress peer() {
       return accepted ? peer.ownAddress : peerAddress;

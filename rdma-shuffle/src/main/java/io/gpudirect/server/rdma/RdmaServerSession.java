@@ -6,6 +6,7 @@ import io.gpudirect.protocol.ErrorCode;
 import io.gpudirect.protocol.ErrorResponse;
 import io.gpudirect.protocol.Message;
 import io.gpudirect.protocol.RdmaBind;
+import io.gpudirect.protocol.RdmaBound;
 import io.gpudirect.protocol.RdmaRead;
 import io.gpudirect.protocol.RdmaReadDone;
 import io.gpudirect.verbs.Access;
@@ -25,9 +26,13 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The server end of one queue pair. Its first message must be an RDMA_BIND with a token the
- * service offered; then each RDMA_READ is served, in arrival order, on this session's worker:
- * the file range goes chunk by chunk into registered host memory and out as RDMA WRITEs to the
+ * The server end of one queue pair. It starts unbound, holding nothing but one small receive
+ * for the RDMA_BIND its peer must send first: a peer that has not proven itself gets no
+ * registered chunks, no control slots, no worker and no key of its unpacked. A BIND with a
+ * token the service offered to an authenticated TCP connection takes that offer's memory
+ * ({@link SessionMemory}, reserved when the offer was made) and admits the peer; anything else
+ * closes it. Then each RDMA_READ is served, in arrival order, on this session's worker: the
+ * file range goes chunk by chunk into registered host memory and out as RDMA WRITEs to the
  * client's address and rkey, several chunks in flight; then an RDMA_READ_DONE (with the
  * CRC32C) is sent on the same queue pair, which RC ordering delivers after the data.
  *
@@ -36,20 +41,22 @@ import org.slf4j.LoggerFactory;
  */
 final class RdmaServerSession {
   private static final Logger LOG = LoggerFactory.getLogger(RdmaServerSession.class);
+  /** Holds an RDMA_BIND frame (header and token) with room to spare. */
+  static final int BIND_SLOT_BYTES = 64;
   private static final long RECV = 1L << 56;
   private static final long SEND = 2L << 56;
   private static final long WRITE = 3L << 56;
+  private static final long BIND = 4L << 56;
   private static final long SLOT_MASK = (1L << 56) - 1;
 
   private final RdmaService service;
   private final RdmaEndpoint endpoint;
   private final String client;
   private final RdmaService.Settings settings;
-  private final ControlSlots slots;
-  private final HostBuffer chunkMemory;
-  private final MemoryRegion chunkRegion;
-  private final ArrayBlockingQueue<Integer> freeChunks;
-  private final ExecutorService worker;
+  /** Until bound: the one receive a peer gets. Null once bound. Guarded by this. */
+  private ControlSlots bindSlot;
+  /** Set once, when bound (on the completion thread, before the peer's next message). */
+  private volatile Bound bound;
   private volatile RdmaService.Offer offer;
   private volatile String failure;
   /** Reads whose answer is posted in a send slot, ended when that SEND completes. */
@@ -57,46 +64,31 @@ final class RdmaServerSession {
   private boolean errorReported;
   private boolean released;
 
-  RdmaServerSession(RdmaService service, RdmaEndpoint endpoint, BufferAllocator allocator) {
+  /** What a bound session serves with: the offer's memory, registered, and its worker. */
+  private record Bound(SessionMemory memory, ControlSlots slots, MemoryRegion chunkRegion,
+      ArrayBlockingQueue<Integer> freeChunks, ExecutorService worker) {}
+
+  RdmaServerSession(RdmaService service, RdmaEndpoint endpoint, BufferAllocator bindAllocator) {
     this.service = service;
     this.endpoint = endpoint;
     this.client = "client " + RdmaEndpoint.describe(endpoint.peer());
     this.settings = service.settings();
-    int recvSlots = settings.credits() + 1;
-    this.slots = new ControlSlots(endpoint, allocator, recvSlots, settings.credits(), settings.slotBytes());
-    HostBuffer chunks = null;
-    MemoryRegion region = null;
+    ControlSlots slot = new ControlSlots(endpoint, bindAllocator, 1, 0, BIND_SLOT_BYTES);
     try {
-      chunks = allocator.allocate(Math.multiplyExact(settings.chunks(), settings.chunkBytes()));
-      region = endpoint.register(chunks.nioBuffer(), EnumSet.of(Access.LOCAL_WRITE));
-      for (int i = 0; i < recvSlots; i++) {
-        slots.postRecv(endpoint, i, RECV | i);
-      }
+      slot.postRecv(endpoint, 0, BIND);
     } catch (RuntimeException e) {
-      if (region != null) {
-        region.close();
-      }
-      if (chunks != null) {
-        chunks.close();
-      }
-      slots.close();
+      slot.close();
       throw e;
     }
-    this.chunkMemory = chunks;
-    this.chunkRegion = region;
-    this.freeChunks = new ArrayBlockingQueue<>(settings.chunks());
-    for (int i = 0; i < settings.chunks(); i++) {
-      freeChunks.add(i);
-    }
-    this.worker = Executors.newSingleThreadExecutor(r -> {
-      Thread t = new Thread(r, "gpudirect-server-rdma-" + RdmaEndpoint.describe(endpoint.peer()));
-      t.setDaemon(true);
-      return t;
-    });
+    this.bindSlot = slot;
   }
 
   boolean isBound() {
-    return offer != null;
+    return bound != null;
+  }
+
+  RdmaEndpoint endpoint() {
+    return endpoint;
   }
 
   CompletionHandler completions() {
@@ -114,19 +106,23 @@ final class RdmaServerSession {
   }
 
   private void handle(WorkCompletion wc) {
+    long kind = wc.wrId() & ~SLOT_MASK;
     if (!wc.ok()) {
       // A flush is the consequence of a break (often the client closing), not its cause.
-      long failedKind = wc.wrId() & ~SLOT_MASK;
-      String request = failedKind == WRITE ? "RDMA WRITE into the client's memory"
-          : failedKind == SEND ? "SEND of an answer" : "receive";
+      String request = kind == WRITE ? "RDMA WRITE into the client's memory"
+          : kind == SEND ? "SEND of an answer" : kind == BIND ? "receive of RDMA_BIND" : "receive";
       stop(request + " failed: " + wc.describe(),
-          wc.status() != WorkCompletion.Status.FLUSHED);
+          wc.status() != WorkCompletion.Status.FLUSHED && bound != null);
       return;
     }
-    long kind = wc.wrId() & ~SLOT_MASK;
+    if (kind == BIND) {
+      bind(wc.byteLength());
+      return;
+    }
+    Bound b = bound;
     int slot = (int) (wc.wrId() & SLOT_MASK);
     if (kind == WRITE) {
-      freeChunks.add(slot);
+      b.freeChunks().add(slot);
       return;
     }
     if (kind == SEND) {
@@ -134,33 +130,116 @@ final class RdmaServerSession {
       if (range != null) {
         range.close();
       }
-      slots.releaseSendSlot(slot);
+      b.slots().releaseSendSlot(slot);
       return;
     }
     Message m;
     try {
-      m = slots.received(slot, wc.byteLength());
-      slots.postRecv(endpoint, slot, RECV | slot);
+      m = b.slots().received(slot, wc.byteLength());
+      b.slots().postRecv(endpoint, slot, RECV | slot);
     } catch (RuntimeException e) {
       stop("bad message from " + client + ": " + e.getMessage(), true);
       return;
     }
-    if (offer == null) {
-      if (m instanceof RdmaBind b && (offer = service.take(b.token(), this)) != null) {
-        LOG.debug("RDMA queue pair from {} bound to its TCP connection", client);
-        return;
-      }
-      stop(client + " sent " + m.type() + " before a valid RDMA_BIND", true);
-      return;
-    }
     if (m instanceof RdmaRead r) {
       try {
-        worker.execute(() -> serve(r));
+        b.worker().execute(() -> serve(r));
       } catch (java.util.concurrent.RejectedExecutionException e) {
         // closing
       }
     } else {
       stop("unexpected " + m.type() + " from " + client + " on the queue pair", true);
+    }
+  }
+
+  /**
+   * The first message arrived. Only a BIND whose token the service offered binds; whatever else
+   * came is counted as a refusal (never logged one by one: strangers can send it at will) and
+   * closes the queue pair.
+   */
+  private void bind(int byteLength) {
+    RdmaService.Binding o;
+    try {
+      Message m;
+      synchronized (this) {
+        if (bindSlot == null) {
+          return;
+        }
+        m = bindSlot.received(0, byteLength);
+      }
+      o = m instanceof RdmaBind b ? service.bind(b.token(), this) : null;
+      if (o == null && !(m instanceof RdmaBind)) {
+        service.refuse(this, "sent " + m.type() + " before RDMA_BIND");
+        return;
+      }
+    } catch (RuntimeException e) {
+      service.refuse(this, "sent a message that is no RDMA_BIND: " + e.getMessage());
+      return;
+    }
+    if (o == null) {
+      return;
+    }
+    offer = o.offer();
+    SessionMemory memory = o.memory();
+    ControlSlots slots = null;
+    MemoryRegion region = null;
+    try {
+      region = endpoint.register(memory.chunks().nioBuffer(), EnumSet.of(Access.LOCAL_WRITE));
+      slots = new ControlSlots(endpoint, memory.slots(), settings.credits() + 1, settings.credits(),
+          settings.slotBytes());
+      for (int i = 0; i <= settings.credits(); i++) {
+        slots.postRecv(endpoint, i, RECV | i);
+      }
+    } catch (RuntimeException e) {
+      if (slots != null) {
+        slots.close();
+      }
+      if (region != null) {
+        region.close();
+      }
+      memory.close();
+      stop("cannot set up the queue pair of " + client + ": " + e.getMessage(), true);
+      return;
+    }
+    ArrayBlockingQueue<Integer> free = new ArrayBlockingQueue<>(settings.chunks());
+    for (int i = 0; i < settings.chunks(); i++) {
+      free.add(i);
+    }
+    ExecutorService worker = Executors.newSingleThreadExecutor(r -> {
+      Thread t = new Thread(r, "gpudirect-server-rdma-" + RdmaEndpoint.describe(endpoint.peer()));
+      t.setDaemon(true);
+      return t;
+    });
+    boolean closed;
+    synchronized (this) {
+      closed = released;
+      if (!closed) {
+        bound = new Bound(memory, slots, region, free, worker);
+        // The BIND's receive completed: nothing is posted in its slot any more.
+        bindSlot.close();
+        bindSlot = null;
+      }
+    }
+    if (closed) {
+      worker.shutdownNow();
+      slots.close();
+      region.close();
+      memory.close();
+      return;
+    }
+    endpoint.admit();
+    LOG.debug("RDMA queue pair from {} bound to its TCP connection", client);
+    try {
+      // Every send slot is free: nothing was sent on this queue pair before.
+      int slot = slots.takeSendSlot();
+      slots.postSend(endpoint, slot, SEND | slot, new RdmaBound());
+    } catch (RuntimeException e) {
+      stop("cannot tell " + client + " its queue pair is bound: " + e.getMessage(), true);
+      return;
+    }
+    if (failure != null) {
+      // Its TCP connection ended while this was set up: free what it just took.
+      close();
     }
   }
 
@@ -174,11 +253,12 @@ final class RdmaServerSession {
     }
     CRC32C crc = offer.crc ? new CRC32C() : null;
     boolean handedOver = false;
+    Bound b = bound;
     try {
-      ByteBuffer memory = chunkMemory.nioBuffer();
+      ByteBuffer memory = b.memory().chunks().nioBuffer();
       long done = 0;
       while (done < r.length()) {
-        Integer chunk = nextChunk();
+        Integer chunk = nextChunk(b.freeChunks());
         if (chunk == null) {
           return;
         }
@@ -189,7 +269,7 @@ final class RdmaServerSession {
         if (crc != null) {
           crc.update(view.flip());
         }
-        endpoint.postWrite(WRITE | chunk, chunkRegion, at, n, r.remoteAddress() + done, r.rkey());
+        endpoint.postWrite(WRITE | chunk, b.chunkRegion(), at, n, r.remoteAddress() + done, r.rkey());
         range.sent(n);
         done += n;
       }
@@ -216,7 +296,7 @@ final class RdmaServerSession {
   }
 
   /** A free chunk: its previous WRITE has completed. Null once the session failed. */
-  private Integer nextChunk() {
+  private Integer nextChunk(ArrayBlockingQueue<Integer> freeChunks) {
     try {
       while (failure == null) {
         Integer c = freeChunks.poll(100, TimeUnit.MILLISECONDS);
@@ -240,6 +320,7 @@ final class RdmaServerSession {
    */
   private boolean answer(Message m, ServedFiles.FileRange range) {
     int slot = -1;
+    ControlSlots slots = bound.slots();
     try {
       while (failure == null && (slot = slots.awaitSendSlot(100)) < 0) {
         // the client's next request may come before the completion of our last answer
@@ -277,7 +358,8 @@ final class RdmaServerSession {
   /**
    * The queue pair is broken or done: no more work; memory is freed in {@link #close}. A flush
    * (not an error of its own) may come out of the completion queue before the error that
-   * caused it, so a later error is still logged and counted once.
+   * caused it, so a later error is still logged and counted once. An unbound queue pair has
+   * nobody else to free it, so it is closed here.
    */
   private void stop(String why, boolean error) {
     boolean first;
@@ -292,6 +374,14 @@ final class RdmaServerSession {
         errorReported = true;
       }
     }
+    Bound b = bound;
+    if (b == null) {
+      if (first) {
+        LOG.debug("Unbound RDMA queue pair from {} ended: {}", client, why);
+      }
+      close();
+      return;
+    }
     if (error) {
       LOG.warn("RDMA queue pair from {} failed: {}", client, why);
       RdmaService.Offer o = offer;
@@ -303,29 +393,42 @@ final class RdmaServerSession {
     }
     if (first) {
       endpoint.close();
-      worker.shutdownNow();
+      b.worker().shutdownNow();
     }
     closeAnswered();
   }
 
-  /** Stops and frees the registered memory, once nothing can touch it any more. */
+  /** Stops and frees what this session holds, once nothing can touch it any more. Idempotent. */
   void close() {
-    stop("closed by the server", false);
+    ControlSlots unbound;
     synchronized (this) {
+      if (failure == null) {
+        failure = "closed by the server";
+      }
       if (released) {
         return;
       }
       released = true;
+      unbound = bindSlot;
+      bindSlot = null;
     }
     endpoint.close();
-    try {
-      worker.awaitTermination(5, TimeUnit.SECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
+    Bound b = bound;
+    if (b != null) {
+      b.worker().shutdownNow();
+      try {
+        b.worker().awaitTermination(5, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      closeAnswered();
+      b.chunkRegion().close();
+      b.slots().close();
+      b.memory().close();
     }
-    chunkRegion.close();
-    chunkMemory.close();
-    slots.close();
+    if (unbound != null) {
+      unbound.close();
+    }
     service.ended(this);
   }
 }

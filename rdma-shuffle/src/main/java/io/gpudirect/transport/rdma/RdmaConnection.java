@@ -7,6 +7,7 @@ import io.gpudirect.protocol.ErrorResponse;
 import io.gpudirect.protocol.Message;
 import io.gpudirect.protocol.ProtocolException;
 import io.gpudirect.protocol.RdmaBind;
+import io.gpudirect.protocol.RdmaBound;
 import io.gpudirect.protocol.RdmaRead;
 import io.gpudirect.protocol.RdmaReadDone;
 import io.gpudirect.protocol.RdmaSetupAck;
@@ -81,8 +82,10 @@ public final class RdmaConnection implements Connection, DeviceReads {
   /** Why these verbs cannot take GPU memory at all (a UCX built without CUDA), or null. */
   private String noDeviceMemory;
   private ControlSlots slots;
-  /** Guarded by {@code this}. */
+  /** Guarded by {@code this}. None until the server says the queue pair is bound. */
   private int freeCredits;
+  /** Completes when RDMA_BOUND arrives: the server has posted the receives for the credits. */
+  private final CompletableFuture<Void> bound = new CompletableFuture<>();
   private volatile GpuDirectException failure;
 
   /**
@@ -100,7 +103,6 @@ public final class RdmaConnection implements Connection, DeviceReads {
     this.server = "gpudirect server " + RdmaEndpoint.describe(control.peer());
     this.crc = crc;
     this.credits = ack.credits();
-    this.freeCredits = ack.credits();
     this.allocator = allocator;
   }
 
@@ -126,6 +128,7 @@ public final class RdmaConnection implements Connection, DeviceReads {
             return c.new Completions();
           });
       c.postSend(new RdmaBind(ack.token()));
+      c.awaitBound(timeout);
       return c;
     } catch (RuntimeException e) {
       c.close();
@@ -137,6 +140,25 @@ public final class RdmaConnection implements Connection, DeviceReads {
       }
       throw new RdmaConnectionException(RdmaException.Phase.CONNECT, c.server + " (RDMA port "
           + ack.rdmaPort() + ")", e.getMessage(), e);
+    }
+  }
+
+  /** Waits for RDMA_BOUND: until then the server has no receive for a read. */
+  private void awaitBound(Duration timeout) {
+    try {
+      bound.get(timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+    } catch (java.util.concurrent.TimeoutException e) {
+      throw new RdmaConnectionException(RdmaException.Phase.CONNECT, server, "the server did not"
+          + " confirm the queue pair's RDMA_BIND within " + timeout, e);
+    } catch (java.util.concurrent.ExecutionException e) {
+      Throwable cause = e.getCause();
+      throw cause instanceof RdmaConnectionException r ? r : new RdmaConnectionException(
+          RdmaException.Phase.CONNECT, server, "the queue pair failed before the server confirmed"
+          + " its RDMA_BIND: " + cause.getMessage(), cause);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new RdmaConnectionException(RdmaException.Phase.CONNECT, server, "interrupted while"
+          + " waiting for the server to confirm the queue pair's RDMA_BIND", e);
     }
   }
 
@@ -419,7 +441,23 @@ public final class RdmaConnection implements Connection, DeviceReads {
             + e.getMessage(), e));
         return;
       }
-      if (m instanceof RdmaReadDone done) {
+      if (m instanceof RdmaBound) {
+        synchronized (RdmaConnection.this) {
+          if (bound.isDone()) {
+            // handled below, outside the lock
+            m = null;
+          } else {
+            freeCredits = credits;
+          }
+        }
+        if (m == null) {
+          fail(new RdmaConnectionException(RdmaException.Phase.COMPLETION, server,
+              "a second RDMA_BOUND on the queue pair", null));
+          return;
+        }
+        bound.complete(null);
+        pump();
+      } else if (m instanceof RdmaReadDone done) {
         Pending p = take(done.requestId(), m);
         if (p == null) {
           return;
@@ -491,6 +529,7 @@ public final class RdmaConnection implements Connection, DeviceReads {
       waiting.clear();
     }
     LOG.debug("RDMA connection to {} failed: {}", server, cause.getMessage());
+    bound.completeExceptionally(cause);
     if (endpoint != null) {
       // Disconnecting moves the queue pair to error: the server's WRITEs can no longer land,
       // and each registration below is closed before its future fails.

@@ -4,6 +4,7 @@ import io.gpudirect.memory.BufferAllocator;
 import io.gpudirect.protocol.ErrorResponse;
 import io.gpudirect.protocol.Message;
 import io.gpudirect.protocol.Protocol;
+import io.gpudirect.protocol.ProtocolException;
 import io.gpudirect.protocol.RdmaSetup;
 import io.gpudirect.protocol.RdmaSetupAck;
 import io.gpudirect.transport.Connection;
@@ -91,7 +92,14 @@ public final class RdmaTransport implements Transport {
       if (answer instanceof ErrorResponse e) {
         throw new ServerErrorException(e.code(), name + " refused RDMA_SETUP: " + e.message());
       }
-      RdmaSetupAck ack = (RdmaSetupAck) answer;
+      if (!(answer instanceof RdmaSetupAck ack)) {
+        throw new ProtocolException(name + " answered RDMA_SETUP with " + answer.type());
+      }
+      if (ack.credits() > credits) {
+        // The client sizes its memory by them: a server may grant fewer, never more.
+        throw new ProtocolException(name + " granted " + ack.credits() + " RDMA credits where "
+            + credits + " were asked for");
+      }
       boolean crc = (control.capabilities() & Protocol.CAP_CRC32C) != 0;
       return RdmaConnection.open(control, ack, crc, verbs, options.connectTimeout(), allocator, threads);
     } catch (TimeoutException e) {

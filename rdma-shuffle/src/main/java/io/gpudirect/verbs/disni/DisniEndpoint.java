@@ -107,6 +107,14 @@ final class DisniEndpoint implements RdmaEndpoint {
     established = true;
   }
 
+  /**
+   * Nothing to open up: over verbs a peer announces no keys to this side (an rkey travels inside
+   * the messages the server's session reads, and the NIC checks it), and an unproven peer's
+   * SENDs can only land in the one receive its session posted for the BIND.
+   */
+  @Override
+  public void admit() {}
+
   @Override
   public InetSocketAddress peer() {
     return peer;

@@ -29,6 +29,7 @@ import org.openucx.jucx.ucp.UcpContext;
 import org.openucx.jucx.ucp.UcpEndpoint;
 import org.openucx.jucx.ucp.UcpMemMapParams;
 import org.openucx.jucx.ucp.UcpMemory;
+import org.openucx.jucx.ucp.UcpRemoteKey;
 import org.openucx.jucx.ucp.UcpRequest;
 import org.openucx.jucx.ucs.UcsConstants;
 
@@ -58,6 +59,12 @@ import org.openucx.jucx.ucs.UcsConstants;
  *       client that a dying server can kill is not acceptable; a stream receive only fails.</li>
  *   <li><b>Errors</b>: as with RC, the first failed work request breaks the endpoint: it is closed
  *       (the peer's error handler fires), and everything outstanding completes as flushed.</li>
+ *   <li><b>Unproven peers</b>: an endpoint a listener accepted takes nothing but SENDs into the
+ *       receives posted for it until its owner {@link #admit}s the peer (a server, once the peer
+ *       presented its RDMA_BIND token): an RKEY, REVOKE or WRITE frame before that breaks it,
+ *       so a stranger gets no key unpacked, no memory and no work. A key announced later is
+ *       checked against UCX's layout ({@link PackedRemoteKey}) and unpacked only when a put
+ *       needs it; at most {@link #MAX_REMOTE_KEYS} are kept.</li>
  * </ul>
  * Every UCX call runs on the {@link WorkerLoop}'s thread; completions are delivered there.
  */
@@ -73,8 +80,12 @@ final class UcxEndpoint implements RdmaEndpoint {
   private static final int RKEY_PREFIX = 24;
   /** RKEY flag: the announcer can take a put from a NIC (it has an RDMA device UCX may use). */
   private static final int NATIVE_PUTS = 1;
-  /** The packed key is tens of bytes in practice. */
-  private static final int MAX_RKEY_FRAME = 4096;
+  private static final int MAX_RKEY_FRAME = RKEY_PREFIX + PackedRemoteKey.MAX_BYTES;
+  /**
+   * Remotely writable regions a peer may have announced at once: a client keeps one per read
+   * in flight and its registered device buffers, far fewer.
+   */
+  static final int MAX_REMOTE_KEYS = 1024;
   /** No control message comes near this; a larger frame is a broken peer. */
   private static final int MAX_SEND_FRAME = 16 << 20;
   private static final Duration CALL_TIMEOUT = Duration.ofSeconds(30);
@@ -114,6 +125,10 @@ final class UcxEndpoint implements RdmaEndpoint {
   private UcpEndpoint endpoint;
   private CompletionHandler handler;
   private volatile State state = State.CONNECTING;
+  /** Why it broke, once closed. */
+  private volatile String closedBecause;
+  /** Whether the peer may send more than SENDs (see the class comment). */
+  private volatile boolean admitted;
   private Consumer<String> connectFailed;
   private boolean released;
 
@@ -121,6 +136,12 @@ final class UcxEndpoint implements RdmaEndpoint {
   private final ByteBuffer header = ByteBuffer.allocateDirect(HEADER_BYTES);
   private final ByteBuffer writePrefix = ByteBuffer.allocateDirect(WRITE_PREFIX);
   private final ArrayDeque<Recv> recvs = new ArrayDeque<>();
+  /** Key frames' bodies land here, and keys are unpacked from the second; made at the first key. */
+  private ByteBuffer keyFrame;
+  private ByteBuffer keyScratch;
+  /** The continuation of the receive that completed, and whether one is running (see {@link #received}). */
+  private Runnable nextReceived;
+  private boolean runningReceived;
   /** This side's remotely writable regions by rkey number: what a WRITE frame may land in. */
   private final Map<Integer, UcxRegion> writable = new ConcurrentHashMap<>();
   /** The region a WRITE frame's bytes are being received into now, if any. */
@@ -136,9 +157,12 @@ final class UcxEndpoint implements RdmaEndpoint {
    * @param writes whether a put to or from this side can be carried by a NIC (UCX may use verbs
    *     here; where it cannot, WRITEs travel as stream frames, see the class comment), and the
    *     counts of each
+   * @param admitted whether the peer is trusted with more than SENDs from the start (this side
+   *     connected to it), or must wait for {@link #admit} (a listener accepted it)
    */
   UcxEndpoint(WorkerLoop loop, UcpContext context, InetSocketAddress peer, String peerName,
-      QueueSizes sizes, WritePaths writes) {
+      QueueSizes sizes, WritePaths writes, boolean admitted) {
+    this.admitted = admitted;
     this.loop = loop;
     this.writes = writes;
     this.context = context;
@@ -180,6 +204,11 @@ final class UcxEndpoint implements RdmaEndpoint {
   void awaitConnected(Duration timeout) {
     java.util.concurrent.CompletableFuture<Void> up = new java.util.concurrent.CompletableFuture<>();
     loop.execute(() -> {
+      if (state == State.CLOSED) {
+        // UCX freed the endpoint when it was closed: it must not be touched again.
+        up.completeExceptionally(new IllegalStateException("the connection closed: " + closedBecause));
+        return;
+      }
       try {
         endpoint.flushNonBlocking(callback(r -> up.complete(null),
             (status, message) -> up.completeExceptionally(new IllegalStateException(message))));
@@ -204,6 +233,16 @@ final class UcxEndpoint implements RdmaEndpoint {
   @Override
   public InetSocketAddress peer() {
     return peer;
+  }
+
+  /**
+   * From now on the peer may announce keys and send WRITE frames. Called by the owner of the
+   * completions, on the loop thread inside the completion of the receive that proved the peer,
+   * so the next frame is already judged by it.
+   */
+  @Override
+  public void admit() {
+    admitted = true;
   }
 
   @Override
@@ -347,13 +386,27 @@ final class UcxEndpoint implements RdmaEndpoint {
       sendFrame(write);
       return;
     }
+    UcpRemoteKey key;
+    try {
+      if (keyScratch == null) {
+        keyScratch = ByteBuffer.allocateDirect(PackedRemoteKey.SCRATCH_BYTES);
+      }
+      key = r.key(endpoint, keyScratch);
+    } catch (RuntimeException e) {
+      String why = "UCX cannot unpack rkey " + rkey + " that " + peerName + " announced: "
+          + e.getMessage();
+      outstanding.add(op);
+      finish(op, Status.REMOTE_ACCESS_ERROR, 0, why);
+      breakEndpoint(why, false);
+      return;
+    }
     writes.puts.increment();
     outstanding.add(op);
     op.remote = r;
     r.putStarted();
     putsIssued++;
     try {
-      endpoint.putNonBlocking(address, length, remoteAddress, r.key, callback(
+      endpoint.putNonBlocking(address, length, remoteAddress, key, callback(
           req -> {
             r.putEnded();
             finish(op, Status.SUCCESS, length, null);
@@ -419,7 +472,8 @@ final class UcxEndpoint implements RdmaEndpoint {
                 finish(op, Status.SUCCESS, 0, null);
               }
             }, (status, message) -> failed(op, status, message)));
-        if (!empty) {
+        // A failure of the frame's send, reported inline, has closed (freed) the endpoint.
+        if (!empty && state != State.CLOSED) {
           endpoint.sendStreamNonBlocking(op.payload, op.payloadLength, callback(
               req -> finish(op, Status.SUCCESS, op.payloadLength, null),
               (status, message) -> failed(op, status, message)));
@@ -439,14 +493,17 @@ final class UcxEndpoint implements RdmaEndpoint {
       return;
     }
     header.clear();
-    endpoint.recvStreamNonBlocking(UcxUtils.getAddress(header), HEADER_BYTES,
-        UcpConstants.UCP_STREAM_RECV_FLAG_WAITALL, callback(req -> onHeader(),
-            (status, message) -> receiveFailed(message)));
+    readBody(UcxUtils.getAddress(header), HEADER_BYTES, this::onHeader);
   }
 
   private void onHeader() {
     int kind = header.getInt(0);
     int length = header.getInt(4);
+    if (!admitted && kind != SEND) {
+      breakEndpoint(peerName + " sent a " + frameName(kind) + " frame before it proved who it is"
+          + " (only its first SEND is taken then)", true);
+      return;
+    }
     switch (kind) {
       case SEND -> {
         Recv r = recvs.poll();
@@ -475,11 +532,15 @@ final class UcxEndpoint implements RdmaEndpoint {
         readBody(UcxUtils.getAddress(writePrefix), WRITE_PREFIX, () -> onWrite(length - WRITE_PREFIX));
       }
       case RKEY, REVOKE -> {
-        if (length < 4 || length > MAX_RKEY_FRAME) {
-          breakEndpoint(peerName + " sent a key frame of " + length + " bytes", true);
+        if (kind == RKEY ? length < RKEY_PREFIX || length > MAX_RKEY_FRAME : length != 4) {
+          breakEndpoint(peerName + " sent a " + frameName(kind) + " frame of " + length + " bytes",
+              true);
           return;
         }
-        ByteBuffer body = ByteBuffer.allocateDirect(length);
+        if (keyFrame == null) {
+          keyFrame = ByteBuffer.allocateDirect(MAX_RKEY_FRAME);
+        }
+        ByteBuffer body = keyFrame.clear().limit(length);
         readBody(UcxUtils.getAddress(body), length, () -> {
           if (kind == RKEY) {
             announced(body);
@@ -495,6 +556,16 @@ final class UcxEndpoint implements RdmaEndpoint {
       default -> breakEndpoint(peerName + " sent an unknown frame kind " + kind
           + " on the UCX stream (not a gpudirect peer?)", true);
     }
+  }
+
+  private static String frameName(int kind) {
+    return switch (kind) {
+      case SEND -> "SEND";
+      case RKEY -> "RKEY";
+      case REVOKE -> "REVOKE";
+      case WRITE -> "WRITE";
+      default -> "kind " + kind;
+    };
   }
 
   /**
@@ -520,31 +591,69 @@ final class UcxEndpoint implements RdmaEndpoint {
     }
   }
 
+  /** An RKEY frame's body (id, address, length, flags, packed key) is in {@code body}. */
   private void announced(ByteBuffer body) {
-    if (body.capacity() < RKEY_PREFIX) {
-      breakEndpoint(peerName + " sent a key frame of " + body.capacity() + " bytes", true);
-      return;
-    }
     int id = body.getInt(0);
     long address = body.getLong(4);
     long length = body.getLong(12);
     boolean peerNativePuts = (body.getInt(20) & NATIVE_PUTS) != 0;
-    ByteBuffer packed = ByteBuffer.allocateDirect(body.capacity() - RKEY_PREFIX);
-    packed.put(body.duplicate().position(RKEY_PREFIX)).flip();
+    if (length < 0) {
+      breakEndpoint(peerName + " announced rkey " + id + " for a region of " + length + " bytes", true);
+      return;
+    }
+    if (remote.size() >= MAX_REMOTE_KEYS && !remote.containsKey(id)) {
+      breakEndpoint(peerName + " announced more than " + MAX_REMOTE_KEYS
+          + " remotely writable regions at once", true);
+      return;
+    }
+    PackedRemoteKey packed;
     try {
-      RemoteRegion old = remote.put(id, new RemoteRegion(id, address, length, peerNativePuts,
-          endpoint.unpackRemoteKey(packed)));
-      if (old != null) {
-        old.revoke();
-      }
-    } catch (RuntimeException e) {
-      breakEndpoint("cannot unpack the rkey " + peerName + " announced: " + e.getMessage(), true);
+      packed = PackedRemoteKey.check(body.duplicate().position(RKEY_PREFIX));
+    } catch (IllegalArgumentException e) {
+      breakEndpoint(peerName + " announced rkey " + id + " with " + e.getMessage(), true);
+      return;
+    }
+    RemoteRegion old = remote.put(id, new RemoteRegion(id, address, length, peerNativePuts, packed));
+    if (old != null) {
+      old.revoke();
     }
   }
 
+  /**
+   * Receives {@code length} bytes at {@code address}, then runs {@code then}. One receive is
+   * outstanding at a time (a header, then its body), so its continuation has one slot.
+   */
   private void readBody(long address, int length, Runnable then) {
+    if (state == State.CLOSED) {
+      return;
+    }
     endpoint.recvStreamNonBlocking(address, length, UcpConstants.UCP_STREAM_RECV_FLAG_WAITALL,
-        callback(req -> then.run(), (status, message) -> receiveFailed(message)));
+        callback(req -> received(then), (status, message) -> receiveFailed(message)));
+  }
+
+  /**
+   * Runs a receive's continuation, iteratively. When the bytes are already there, jucx calls the
+   * callback inside {@code recvStreamNonBlocking}, on this stack; a continuation that posts the
+   * next receive would then recurse once per frame, and a peer that sends a few thousand small
+   * frames at once overflowed the native stack (a SIGSEGV inside jucx, found by
+   * HostileServerFuzzTest). A callback that arrives while a continuation runs only leaves the
+   * next one here, and the loop below runs it once the stack has unwound.
+   */
+  private void received(Runnable then) {
+    nextReceived = then;
+    if (runningReceived) {
+      return;
+    }
+    runningReceived = true;
+    try {
+      while (nextReceived != null) {
+        Runnable r = nextReceived;
+        nextReceived = null;
+        r.run();
+      }
+    } finally {
+      runningReceived = false;
+    }
   }
 
   private void receiveFailed(String message) {
@@ -605,6 +714,7 @@ final class UcxEndpoint implements RdmaEndpoint {
     }
     boolean wasOpen = state == State.OPEN;
     state = State.CLOSED;
+    closedBecause = why;
     // Closing the endpoint ends its receives (UCX completes them as canceled): none writes on.
     receivingInto = null;
     try {

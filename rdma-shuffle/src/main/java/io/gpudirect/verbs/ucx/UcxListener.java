@@ -53,7 +53,7 @@ final class UcxListener implements RdmaListener {
     InetSocketAddress client = request.getClientAddress();
     loop.retain();
     UcxEndpoint e = new UcxEndpoint(loop, context, client, "client " + UcxVerbs.describe(client), sizes,
-        writes);
+        writes, false);
     try {
       e.bind(loop.worker().newEndpoint(new UcpEndpointParams().setConnectionRequest(request)
           .setPeerErrorHandlingMode().setErrorHandler((ep, status, message) -> e.peerFailed(status, message))));

@@ -225,7 +225,7 @@ public final class UcxVerbs implements Verbs {
       EndpointSetup setup) {
     WorkerLoop loop = clientLoop();
     UcxEndpoint e = new UcxEndpoint(loop, context, server, "gpudirect server " + describe(server), sizes,
-        writes);
+        writes, true);
     try {
       loop.call(() -> {
         e.bind(loop.worker().newEndpoint(new UcpEndpointParams().setSocketAddress(server)

@@ -102,6 +102,11 @@ final class HeldWritesVerbs implements Verbs {
     }
 
     @Override
+    public void admit() {
+      real.admit();
+    }
+
+    @Override
     public MemoryRegion register(long address, long length, Set<Access> access) {
       return real.register(address, length, access);
     }
@@ -118,9 +123,10 @@ final class HeldWritesVerbs implements Verbs {
 
     @Override
     public void postSend(long wrId, MemoryRegion region, long offset, int length) {
-      // A SEND after held WRITEs waits behind them, as a queue pair would keep it.
+      // A SEND after held WRITEs waits behind them, as a queue pair would keep it; one with
+      // nothing held before it (the server's RDMA_BOUND) goes.
       synchronized (HeldWritesVerbs.this) {
-        if (holding) {
+        if (holding && !held.isEmpty()) {
           held.add(() -> real.postSend(wrId, region, offset, length));
           return;
         }

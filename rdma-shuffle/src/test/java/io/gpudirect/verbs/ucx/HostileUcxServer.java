@@ -39,6 +39,11 @@ final class HostileUcxServer implements AutoCloseable {
         .setSockAddr(new InetSocketAddress("127.0.0.1", 0)).setConnectionHandler(this::accept)), CALL);
   }
 
+  /** The context hostile servers of this JVM share. */
+  static UcpContext sharedContext() {
+    return context();
+  }
+
   private static synchronized UcpContext context() {
     if (context == null) {
       context = new UcpContext(new UcpParams().requestStreamFeature().requestWakeupFeature()

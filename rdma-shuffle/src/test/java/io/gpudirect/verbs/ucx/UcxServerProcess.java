@@ -1,20 +1,28 @@
 package io.gpudirect.verbs.ucx;
 
 import io.gpudirect.server.BlockServer;
+import io.gpudirect.server.BlockServerBuilder;
 import io.gpudirect.server.RdmaMode;
 import io.gpudirect.verbs.provider.RdmaProvider;
+import java.nio.file.Files;
 import java.nio.file.Path;
 
 /**
  * A block server serving RDMA over UCX in a process of its own, for tests that kill it with
- * SIGKILL: prints {@code port N} once listening, then waits to be killed.
+ * SIGKILL or send it bytes that could crash a JVM in native code (a crash then fails the test,
+ * not the build): {@code ROOT [SECRET_FILE]}; prints {@code port N} once listening, then waits
+ * to be killed.
  */
 public final class UcxServerProcess {
   private UcxServerProcess() {}
 
-  public static void main(String[] args) throws InterruptedException {
-    BlockServer server = BlockServer.builder().root(Path.of(args[0])).port(0).rdma(RdmaMode.ON)
-        .rdmaProvider(RdmaProvider.UCX).build().start();
+  public static void main(String[] args) throws Exception {
+    BlockServerBuilder b = BlockServer.builder().root(Path.of(args[0])).port(0).rdma(RdmaMode.ON)
+        .rdmaProvider(RdmaProvider.UCX);
+    if (args.length > 1) {
+      b.secret(Files.readAllBytes(Path.of(args[1])));
+    }
+    BlockServer server = b.build().start();
     System.out.println("port " + server.port());
     System.out.flush();
     Thread.sleep(Long.MAX_VALUE);

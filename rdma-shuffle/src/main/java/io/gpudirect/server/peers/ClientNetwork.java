@@ -1,4 +1,4 @@
-package io.gpudirect.server;
+package io.gpudirect.server.peers;
 
 import java.net.Inet6Address;
 import java.net.InetAddress;
@@ -10,10 +10,10 @@ import java.util.Arrays;
  * by its /64, since one host is usually given a whole /64 and could otherwise take a fresh
  * address for every connection.
  */
-final class ClientNetwork {
+public final class ClientNetwork {
   private ClientNetwork() {}
 
-  static InetAddress of(InetAddress address) {
+  public static InetAddress of(InetAddress address) {
     if (!(address instanceof Inet6Address)) {
       return address;
     }
@@ -27,7 +27,7 @@ final class ClientNetwork {
   }
 
   /** "127.0.0.1", or "2001:db8:0:1::/64", for logs and messages. */
-  static String show(InetAddress network) {
+  public static String show(InetAddress network) {
     return network instanceof Inet6Address ? network.getHostAddress() + "/64" : network.getHostAddress();
   }
 }

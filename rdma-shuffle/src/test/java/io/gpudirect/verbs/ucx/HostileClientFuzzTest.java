@@ -1,0 +1,150 @@
+package io.gpudirect.verbs.ucx;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.gpudirect.client.BlockClient;
+import io.gpudirect.client.ClientConfig;
+import io.gpudirect.protocol.Frames;
+import io.gpudirect.protocol.RdmaBind;
+import io.gpudirect.protocol.ReadRequest;
+import io.gpudirect.testing.QueuePairOffer;
+import io.gpudirect.testing.TestFiles;
+import io.gpudirect.transport.ConnectionOptions;
+import io.gpudirect.transport.ConnectionThreads;
+import io.gpudirect.transport.rdma.RdmaConnection;
+import io.gpudirect.transport.rdma.RdmaTransport;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Hostile clients against a server's queue pairs, over real UCX, the server in a JVM of its own
+ * ({@link UcxServerProcess}, with a secret): crafted and random frames from strangers that never
+ * presented a token, and from peers that did (they logged in over TCP and bound a queue pair),
+ * 100,000 frames and more. The server must stay up, and an authenticated reader must read the
+ * right bytes over RDMA and TCP afterwards. Issue 28, attack 1: a stranger's key whose size bytes
+ * send UCX past its buffer killed the server (SIGSEGV in ucp_ep_rkey_unpack_internal).
+ */
+@Timeout(value = 300, unit = TimeUnit.SECONDS)
+class HostileClientFuzzTest {
+  private static final long SEED = 0x28_2026_12_05L;
+  private static final byte[] SECRET = "the secret of HostileClientFuzzTest".getBytes();
+  private static final ConnectionThreads THREADS = new ConnectionThreads();
+
+  @TempDir static Path root;
+  static ChildJvm server;
+  static int port;
+  static int rdmaPort;
+  static byte[] data;
+
+  @BeforeAll
+  static void start() throws Exception {
+    RdmaOverUcxConformanceTest.needsUcx();
+    Path files = Files.createDirectory(root.resolve("files"));
+    data = TestFiles.write(files.resolve("d.bin"), 2 << 20, 11);
+    Path secret = root.resolve("secret");
+    Files.write(secret, SECRET);
+    server = new ChildJvm(UcxServerProcess.class, files.toString(), secret.toString());
+    port = Integer.parseInt(server.awaitLine("port ", 60).substring(5).trim());
+    try (QueuePairOffer o = QueuePairOffer.take(port, SECRET)) {
+      rdmaPort = o.rdmaPort();
+    }
+  }
+
+  @AfterAll
+  static void stop() {
+    THREADS.close();
+    if (server != null) {
+      server.close();
+    }
+  }
+
+  private static HostileUcxClient stranger() {
+    return new HostileUcxClient(new InetSocketAddress("127.0.0.1", rdmaPort));
+  }
+
+  @Test
+  void anExplodingKeyFromAStrangerClosesItsQueuePairNotTheServer() throws Exception {
+    ByteBuffer key = UcxFrames.rkey(1, 0x1000, 4096, 0, UcxFrames.explodingKey());
+    for (int i = 0; i < 5; i++) {
+      try (HostileUcxClient c = stranger()) {
+        // As the attack sent them: in a loop, until the server closes the queue pair.
+        for (int f = 0; f < 1000 && c.send(key.duplicate()); f++) {
+          assertTrue(server.isAlive(), server.describe());
+        }
+        assertTrue(c.closedByServerWithin(Duration.ofSeconds(5)), "queue pair " + i + " closed; " + server.describe());
+      }
+    }
+    assertServes();
+  }
+
+  @Test
+  void theServerSurvivesAHundredThousandFramesBeforeAndAfterTheToken() throws Exception {
+    long frames = 0;
+    for (int i = 0; i < 300; i++) {
+      ControlStreamFuzz fuzz = new ControlStreamFuzz(SEED + i);
+      try (HostileUcxClient c = stranger()) {
+        int n = 1 + fuzz.nextInt(3);
+        for (int f = 0; f < n && c.send(fuzz.nextInt(2) == 0 ? fuzz.breaker() : fuzz.accepted(1).get(0)); f++) {
+          frames++;
+        }
+      }
+    }
+    assertTrue(server.isAlive(), server.describe());
+    for (int i = 0; i < 100; i++) {
+      ControlStreamFuzz fuzz = new ControlStreamFuzz(SEED + 1000 + i);
+      try (QueuePairOffer offer = QueuePairOffer.take(port, SECRET);
+          HostileUcxClient c = stranger()) {
+        c.send(UcxFrames.send(Frames.encode(new RdmaBind(offer.ack.token()))));
+        assertNotNull(c.receive(8 + Frames.encode(new io.gpudirect.protocol.RdmaBound()).remaining(),
+            Duration.ofSeconds(10)), "RDMA_BOUND for queue pair " + i + "; " + server.describe());
+        List<ByteBuffer> accepted = fuzz.accepted(900 + fuzz.nextInt(200));
+        c.send(concat(accepted));
+        frames += accepted.size();
+        if (c.send(fuzz.breaker())) {
+          frames++;
+        }
+      }
+    }
+    assertTrue(frames >= 100_000, "frames: " + frames);
+    assertServes();
+  }
+
+  /** The server is up and serves an authenticated reader the right bytes, over RDMA and TCP. */
+  private static void assertServes() throws Exception {
+    assertTrue(server.isAlive(), server.describe());
+    try (RdmaConnection c = new RdmaTransport(UcxVerbs.open(), THREADS).connect(
+        new InetSocketAddress("127.0.0.1", port),
+        new ConnectionOptions(SECRET, Duration.ofSeconds(10), "hostile-client-fuzz-test"))) {
+      ByteBuffer dst = ByteBuffer.allocateDirect(data.length);
+      c.read(new ReadRequest(1, "d.bin", 0, data.length), dst).get(30, TimeUnit.SECONDS);
+      byte[] got = new byte[data.length];
+      dst.flip().get(got);
+      assertArrayEquals(data, got, "RDMA read after the attack");
+    }
+    try (BlockClient c = BlockClient.connect(new InetSocketAddress("127.0.0.1", port),
+        ClientConfig.builder().secret(SECRET).build())) {
+      ByteBuffer dst = ByteBuffer.allocate(data.length);
+      c.read("d.bin", 0, dst);
+      assertArrayEquals(data, dst.array(), "TCP read after the attack");
+    }
+  }
+
+  private static ByteBuffer concat(List<ByteBuffer> frames) {
+    int n = frames.stream().mapToInt(ByteBuffer::remaining).sum();
+    ByteBuffer all = ByteBuffer.allocateDirect(n);
+    frames.forEach(f -> all.put(f.duplicate()));
+    return all.flip();
+  }
+}
