@@ -97,7 +97,8 @@ public final class BlockServer implements AutoCloseable {
   /** The CRC32Cs of large reads, computed beside their sendfile. */
   private Checksums checksums;
   private PendingHandshakes pending;
-  private LimitRefusals refusals;
+  private LimitRefusals limitRefusals;
+  private RefusalLog refusals;
   private LoginThrottle logins;
   private volatile boolean closed;
   private volatile String address;
@@ -152,6 +153,7 @@ public final class BlockServer implements AutoCloseable {
           + ": " + e.getMessage(), e);
     }
     address = bindAddress + ":" + port();
+    refusals = new RefusalLog(address);
     startRdma();
     startedNanos = System.nanoTime();
     jmx = BlockServerJmx.register(this);
@@ -163,10 +165,10 @@ public final class BlockServer implements AutoCloseable {
     });
     // A deadline is cancelled as soon as its handshake ends: drop it then, not 10 s later.
     timers.setRemoveOnCancelPolicy(true);
-    pending = new PendingHandshakes(address, maxUnauthenticated, maxUnauthenticatedPerAddress,
-        handshakeTimeout, timers);
+    pending = new PendingHandshakes(maxUnauthenticated, maxUnauthenticatedPerAddress,
+        handshakeTimeout, timers, refusals);
     logins = new LoginThrottle(address);
-    refusals = new LimitRefusals(address, maxConnections, counters);
+    limitRefusals = new LimitRefusals(address, maxConnections, counters, refusals);
     long sweep = OPEN_FILES_IDLE_NANOS / 2;
     timers.scheduleWithFixedDelay(this::closeIdleFiles, sweep, sweep, TimeUnit.NANOSECONDS);
     long summary = LOG_SUMMARY_INTERVAL.toNanos();
@@ -177,12 +179,32 @@ public final class BlockServer implements AutoCloseable {
     LOG.info("BlockServer on {} serving {} read-only over {}; TLS {}; authentication {}; counters in JMX {}",
         address, root.path(), transports(), tls == null ? "off" : "on", secret == null ? "off" : "on",
         jmx.name() == null ? "not registered" : "as " + jmx.name());
+    warnIfOpenToAnyone();
     if (!RequestedPath.FILE_NAMES.equals(java.nio.charset.StandardCharsets.UTF_8)) {
       LOG.warn("BlockServer on {} turns file names into bytes as {} (from its locale), so names"
           + " with other characters are refused; start it with a UTF-8 locale (LC_ALL=C.UTF-8)",
           address, RequestedPath.FILE_NAMES);
     }
     return this;
+  }
+
+  /**
+   * Loudly, at start, when anyone who can reach the port may read every file: bound beyond
+   * loopback, and no secret asked (TLS without one encrypts the bytes, but lets anyone read).
+   */
+  private void warnIfOpenToAnyone() {
+    if (secret != null || ((InetSocketAddress) listener.socket().getLocalSocketAddress()).getAddress()
+        .isLoopbackAddress()) {
+      return;
+    }
+    LOG.warn("BlockServer on {} asks no secret and listens beyond loopback: anyone who can reach port {}"
+        + " can read every file under {}{}", address, port(), root.path(),
+        tls == null ? "" : " (TLS encrypts what they read; it does not decide who may read)");
+    LOG.warn("BlockServer on {}: to let in only clients that know a secret, start it with --secret-file"
+        + " FILE (at least 16 random bytes: head -c 32 /dev/urandom | base64 > FILE; clients give the"
+        + " same in spark.gpudirect.auth.secret or their --secret-file){}; or serve this host only with"
+        + " --bind 127.0.0.1", address, tls != null ? ""
+        : ", and with --tls-cert CERT.pem --tls-key KEY.pem so that no one on the way can read the data");
   }
 
   /**
@@ -347,7 +369,7 @@ public final class BlockServer implements AutoCloseable {
   /** Connections closed before authenticating, and failed logins: a few lines, not one per try. */
   void logSummaries() {
     long now = System.nanoTime();
-    pending.logSummary(now);
+    refusals.logSummary(now);
     logins.logSummary(now);
   }
 
@@ -380,7 +402,7 @@ public final class BlockServer implements AutoCloseable {
       try {
         ch.socket().setTcpNoDelay(true);
         if (served.get() >= maxConnections) {
-          refusals.refuse(ch, peer);
+          limitRefusals.refuse(ch, peer);
           continue;
         }
         counters.countAccepted();
@@ -397,7 +419,9 @@ public final class BlockServer implements AutoCloseable {
         pending.admit(conn, from);
         t.start();
       } catch (IOException | RuntimeException e) {
-        LOG.warn("Cannot serve connection from {}", peer, e);
+        // Out of threads or sockets, say: what a flood of connections brings about.
+        refusals.cause("could not be served").closed(peer, e.toString());
+        LOG.debug("Cannot serve connection from {}", peer, e);
         if (conn != null) {
           connections.remove(conn);
           pending.ended(conn);
@@ -442,6 +466,11 @@ public final class BlockServer implements AutoCloseable {
 
   PendingHandshakes pendingHandshakes() {
     return pending;
+  }
+
+  /** Where connections closed before authenticating are counted, and logged in sum. */
+  RefusalLog refusals() {
+    return refusals;
   }
 
   int maxConnections() {
