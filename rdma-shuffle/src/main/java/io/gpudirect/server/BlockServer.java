@@ -15,6 +15,8 @@ import java.net.InetSocketAddress;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
+import java.nio.channels.UnresolvedAddressException;
+import java.nio.channels.UnsupportedAddressTypeException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
@@ -146,11 +148,11 @@ public final class BlockServer implements AutoCloseable {
     try {
       listener = ServerSocketChannel.open();
       listener.bind(new InetSocketAddress(bindAddress, requestedPort), 128);
-    } catch (IOException e) {
+    } catch (IOException | UnresolvedAddressException | UnsupportedAddressTypeException e) {
       closeListener();
       root.close();
-      throw new GpuDirectException("Cannot listen on " + bindAddress + ":" + requestedPort
-          + ": " + e.getMessage(), e);
+      throw new GpuDirectException("Cannot listen on " + bindAddress + ":" + requestedPort + ": "
+          + whyNotListening(e), e);
     }
     address = bindAddress + ":" + port();
     refusals = new RefusalLog(address);
@@ -186,6 +188,18 @@ public final class BlockServer implements AutoCloseable {
           address, RequestedPath.FILE_NAMES);
     }
     return this;
+  }
+
+  /** Words for a failed bind: the JDK's own where it has some (two of its exceptions have none). */
+  private static String whyNotListening(Exception e) {
+    if (e instanceof UnresolvedAddressException) {
+      return "no such address; pass --bind an address of this host";
+    }
+    if (e instanceof UnsupportedAddressTypeException) {
+      return "this JVM cannot use that kind of address (an IPv6 one, where it found no IPv6);"
+          + " pass --bind another address of this host";
+    }
+    return e.getMessage();
   }
 
   /**
