@@ -433,7 +433,7 @@ public final class BlockServer implements AutoCloseable {
         pending.admit(conn, from);
         t.start();
       } catch (IOException | RuntimeException e) {
-        // Out of threads or sockets, say: what a flood of connections brings about.
+        // A peer gone before it could be served, say: what a flood of connections brings about.
         refusals.cause("could not be served").closed(peer, e.toString());
         LOG.debug("Cannot serve connection from {}", peer, e);
         if (conn != null) {

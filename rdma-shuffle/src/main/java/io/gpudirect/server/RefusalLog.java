@@ -73,7 +73,8 @@ public final class RefusalLog {
   /** Connections closed for one reason. */
   public final class Cause {
     private final String what;
-    /** Guarded by RefusalLog.this. */
+    // All guarded by RefusalLog.this. Summarising: the first was logged at once, and the
+    // connections since are counted, with the first few peers and the first's detail.
     private boolean summarising;
     private long count;
     private final Set<String> examples = new LinkedHashSet<>();
