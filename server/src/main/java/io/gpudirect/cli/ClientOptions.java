@@ -19,7 +19,7 @@ import picocli.CommandLine.Option;
 public final class ClientOptions {
   /** More streams than a server serves connections (256 by default) would only be refused. */
   static final int MAX_STREAMS = 256;
-  /** More in flight would hold that much memory per server for little more speed (docs/benchmarks.md). */
+  /** A window is memory held per server; the best measured was 192 MiB (docs/benchmarks.md). */
   static final long MAX_BYTES_IN_FLIGHT = 1L << 30;
 
   @Option(names = "--secret-file", description = "File holding the server's shared secret (or $GPUDIRECT_SECRET_FILE).")
