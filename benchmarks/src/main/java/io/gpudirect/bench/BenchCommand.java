@@ -1,6 +1,7 @@
 package io.gpudirect.bench;
 
 import io.gpudirect.cli.ClientOptions;
+import io.gpudirect.cli.OptionValues;
 import io.gpudirect.client.GpuDirectUri;
 import io.gpudirect.server.BlockServer;
 import java.io.IOException;
@@ -102,15 +103,22 @@ public final class BenchCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    if (duration <= 0 || duration > 600 || rounds < 1 || rounds > 20 || joinPairs < 1 || joinPairs > 50) {
+    if (!(duration > 0 && duration <= 600)) {
       throw new CommandLine.ParameterException(spec.commandLine(),
-          "--duration must be in (0, 600] seconds, --rounds in 1..20 and --join-pairs in 1..50");
+          "--duration must be a number of seconds above 0 and at most 600, not " + duration);
     }
+    OptionValues.count("--rounds", rounds, 1, 20);
+    OptionValues.count("--iperf3-port", iperf3Port, 1, 65535);
     if (remote != null) {
       return remote();
     }
+    OptionValues.count("--join-pairs", joinPairs, 1, 50);
+    OptionValues.count("--spark-rows", sparkRows, 1, 1_000_000_000);
+    OptionValues.count("--join-rows", joinRows, 1, 1_000_000_000);
+    long fileBytes = OptionValues.size("--size", size, 1 << 20, 1L << 40);
+    long arrowBytes = OptionValues.size("--arrow-size", arrowSize, 1 << 20, 64L << 30);
+    long memoryBytes = OptionValues.size("--memory-size", memorySize, 1 << 20, 1L << 40);
     Set<Section> run = sections == null || sections.isEmpty() ? EnumSet.allOf(Section.class) : EnumSet.copyOf(sections);
-    long fileBytes = Sizes.parse(size);
     boolean iperf = !forceRaw && Iperf3.available();
     java.io.PrintWriter out = spec.commandLine().getOut();
     BenchReport report = new BenchReport();
@@ -138,7 +146,7 @@ public final class BenchCommand implements Callable<Integer> {
         if (run.contains(Section.flight) || run.contains(Section.spark)) {
           progress.step("writing the Arrow IPC file");
           try (RootAllocator allocator = new RootAllocator()) {
-            ArrowData.write(arrow, Sizes.parse(arrowSize), allocator);
+            ArrowData.write(arrow, arrowBytes, allocator);
           }
         }
         if (run.contains(Section.flight)) {
@@ -151,7 +159,7 @@ public final class BenchCommand implements Callable<Integer> {
           joins(report, progress, work, server.port());
         }
         if (run.contains(Section.memory)) {
-          memory(report, progress, address, work);
+          memory(report, progress, address, work, memoryBytes);
         }
       }
     } finally {
@@ -455,9 +463,8 @@ public final class BenchCommand implements Callable<Integer> {
 
   // ---- target 5: memory bounded by the window
 
-  private void memory(BenchReport report, Progress progress, InetSocketAddress server, Path work)
-      throws Exception {
-    long bytes = Sizes.parse(memorySize);
+  private void memory(BenchReport report, Progress progress, InetSocketAddress server, Path work,
+      long bytes) throws Exception {
     progress.step("memory: " + Sizes.show(bytes) + " with -Xmx" + MemoryBound.MAX_HEAP + " in a child JVM");
     Path sparse = work.resolve("memory.bin");
     try (RandomAccessFile f = new RandomAccessFile(sparse.toFile(), "rw")) {

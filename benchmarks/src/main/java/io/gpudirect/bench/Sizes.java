@@ -1,32 +1,27 @@
 package io.gpudirect.bench;
 
+import io.gpudirect.SparkNotation;
 import java.util.Locale;
 
-/** Byte sizes as people write them on a command line: 4096, 64k, 256m, 4g (powers of 1024). */
+/**
+ * Byte sizes as Spark writes them (4096, 64k, 256m, 4g: powers of 1024), for the profiling
+ * tools' arguments and the bench's own constants; the bench's options are read with the CLI's
+ * {@code OptionValues}, which name the option.
+ */
 final class Sizes {
   private Sizes() {}
 
   static long parse(String text) {
-    String t = text.trim().toLowerCase(Locale.ROOT);
-    long unit = 1;
-    char last = t.isEmpty() ? ' ' : t.charAt(t.length() - 1);
-    switch (last) {
-      case 'k' -> unit = 1L << 10;
-      case 'm' -> unit = 1L << 20;
-      case 'g' -> unit = 1L << 30;
-      default -> { }
-    }
-    String digits = unit == 1 ? t : t.substring(0, t.length() - 1);
+    long v;
     try {
-      long v = Long.parseLong(digits);
-      if (v <= 0) {
-        throw new NumberFormatException();
-      }
-      return Math.multiplyExact(v, unit);
-    } catch (NumberFormatException | ArithmeticException e) {
-      throw new IllegalArgumentException("Not a positive size: '" + text
-          + "' (write bytes, or a number with k, m or g)");
+      v = SparkNotation.bytes(text);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("Not a positive size: '" + text + "' (" + e.getMessage() + ")", e);
     }
+    if (v <= 0) {
+      throw new IllegalArgumentException("Not a positive size: '" + text + "' (write bytes, or a number with k, m or g)");
+    }
+    return v;
   }
 
   static String show(long bytes) {

@@ -1,6 +1,7 @@
 package io.gpudirect.options;
 
 import io.gpudirect.GpuDirectException;
+import io.gpudirect.SparkNotation;
 import io.gpudirect.gpu.GpuSettings;
 import java.util.List;
 import java.util.Locale;

@@ -1,6 +1,7 @@
 package io.gpudirect.options;
 
 import io.gpudirect.GpuDirectException;
+import io.gpudirect.SparkNotation;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;

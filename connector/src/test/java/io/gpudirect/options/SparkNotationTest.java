@@ -3,6 +3,7 @@ package io.gpudirect.options;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
+import io.gpudirect.SparkNotation;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;

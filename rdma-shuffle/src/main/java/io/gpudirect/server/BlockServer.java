@@ -15,6 +15,8 @@ import java.net.InetSocketAddress;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
+import java.nio.channels.UnresolvedAddressException;
+import java.nio.channels.UnsupportedAddressTypeException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
@@ -97,7 +99,8 @@ public final class BlockServer implements AutoCloseable {
   /** The CRC32Cs of large reads, computed beside their sendfile. */
   private Checksums checksums;
   private PendingHandshakes pending;
-  private LimitRefusals refusals;
+  private LimitRefusals limitRefusals;
+  private RefusalLog refusals;
   private LoginThrottle logins;
   private volatile boolean closed;
   private volatile String address;
@@ -145,13 +148,14 @@ public final class BlockServer implements AutoCloseable {
     try {
       listener = ServerSocketChannel.open();
       listener.bind(new InetSocketAddress(bindAddress, requestedPort), 128);
-    } catch (IOException e) {
+    } catch (IOException | UnresolvedAddressException | UnsupportedAddressTypeException e) {
       closeListener();
       root.close();
-      throw new GpuDirectException("Cannot listen on " + bindAddress + ":" + requestedPort
-          + ": " + e.getMessage(), e);
+      throw new GpuDirectException("Cannot listen on " + bindAddress + ":" + requestedPort + ": "
+          + whyNotListening(e), e);
     }
     address = bindAddress + ":" + port();
+    refusals = new RefusalLog(address);
     startRdma();
     startedNanos = System.nanoTime();
     jmx = BlockServerJmx.register(this);
@@ -163,10 +167,10 @@ public final class BlockServer implements AutoCloseable {
     });
     // A deadline is cancelled as soon as its handshake ends: drop it then, not 10 s later.
     timers.setRemoveOnCancelPolicy(true);
-    pending = new PendingHandshakes(address, maxUnauthenticated, maxUnauthenticatedPerAddress,
-        handshakeTimeout, timers);
+    pending = new PendingHandshakes(maxUnauthenticated, maxUnauthenticatedPerAddress,
+        handshakeTimeout, timers, refusals);
     logins = new LoginThrottle(address);
-    refusals = new LimitRefusals(address, maxConnections, counters);
+    limitRefusals = new LimitRefusals(address, maxConnections, counters, refusals);
     long sweep = OPEN_FILES_IDLE_NANOS / 2;
     timers.scheduleWithFixedDelay(this::closeIdleFiles, sweep, sweep, TimeUnit.NANOSECONDS);
     long summary = LOG_SUMMARY_INTERVAL.toNanos();
@@ -177,12 +181,44 @@ public final class BlockServer implements AutoCloseable {
     LOG.info("BlockServer on {} serving {} read-only over {}; TLS {}; authentication {}; counters in JMX {}",
         address, root.path(), transports(), tls == null ? "off" : "on", secret == null ? "off" : "on",
         jmx.name() == null ? "not registered" : "as " + jmx.name());
+    warnIfOpenToAnyone();
     if (!RequestedPath.FILE_NAMES.equals(java.nio.charset.StandardCharsets.UTF_8)) {
       LOG.warn("BlockServer on {} turns file names into bytes as {} (from its locale), so names"
           + " with other characters are refused; start it with a UTF-8 locale (LC_ALL=C.UTF-8)",
           address, RequestedPath.FILE_NAMES);
     }
     return this;
+  }
+
+  /** Words for a failed bind: the JDK's own where it has some (two of its exceptions have none). */
+  private static String whyNotListening(Exception e) {
+    if (e instanceof UnresolvedAddressException) {
+      return "no such address; pass --bind an address of this host";
+    }
+    if (e instanceof UnsupportedAddressTypeException) {
+      return "this JVM cannot use that kind of address (an IPv6 one, where it found no IPv6);"
+          + " pass --bind another address of this host";
+    }
+    return e.getMessage();
+  }
+
+  /**
+   * Loudly, at start, when anyone who can reach the port may read every file: bound beyond
+   * loopback, and no secret asked (TLS without one encrypts the bytes, but lets anyone read).
+   */
+  private void warnIfOpenToAnyone() {
+    if (secret != null || ((InetSocketAddress) listener.socket().getLocalSocketAddress()).getAddress()
+        .isLoopbackAddress()) {
+      return;
+    }
+    LOG.warn("BlockServer on {} asks no secret and listens beyond loopback: anyone who can reach port {}"
+        + " can read every file under {}{}", address, port(), root.path(),
+        tls == null ? "" : " (TLS encrypts what they read; it does not decide who may read)");
+    LOG.warn("BlockServer on {}: to let in only clients that know a secret, start it with --secret-file"
+        + " FILE (at least 16 random bytes: head -c 32 /dev/urandom | base64 > FILE; clients give the"
+        + " same in spark.gpudirect.auth.secret or their --secret-file){}; or serve this host only with"
+        + " --bind 127.0.0.1", address, tls != null ? ""
+        : ", and with --tls-cert CERT.pem --tls-key KEY.pem so that no one on the way can read the data");
   }
 
   /**
@@ -353,7 +389,7 @@ public final class BlockServer implements AutoCloseable {
   /** Connections closed before authenticating, and failed logins: a few lines, not one per try. */
   void logSummaries() {
     long now = System.nanoTime();
-    pending.logSummary(now);
+    refusals.logSummary(now);
     logins.logSummary(now);
     RdmaService r = rdma;
     if (r != null) {
@@ -390,7 +426,7 @@ public final class BlockServer implements AutoCloseable {
       try {
         ch.socket().setTcpNoDelay(true);
         if (served.get() >= maxConnections) {
-          refusals.refuse(ch, peer);
+          limitRefusals.refuse(ch, peer);
           continue;
         }
         counters.countAccepted();
@@ -407,7 +443,9 @@ public final class BlockServer implements AutoCloseable {
         pending.admit(conn, from);
         t.start();
       } catch (IOException | RuntimeException e) {
-        LOG.warn("Cannot serve connection from {}", peer, e);
+        // A peer gone before it could be served, say: what a flood of connections brings about.
+        refusals.cause("could not be served").closed(peer, e.toString());
+        LOG.debug("Cannot serve connection from {}", peer, e);
         if (conn != null) {
           connections.remove(conn);
           pending.ended(conn);
@@ -452,6 +490,11 @@ public final class BlockServer implements AutoCloseable {
 
   PendingHandshakes pendingHandshakes() {
     return pending;
+  }
+
+  /** Where connections closed before authenticating are counted, and logged in sum. */
+  RefusalLog refusals() {
+    return refusals;
   }
 
   int maxConnections() {

@@ -9,8 +9,6 @@ import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Connections over {@code maxConnections}, told why before they are closed, each on a short
@@ -18,25 +16,38 @@ import org.slf4j.LoggerFactory;
  * closed.
  */
 final class LimitRefusals {
-  private static final Logger LOG = LoggerFactory.getLogger(LimitRefusals.class);
   /** Connections turned away at the same time; beyond this they are just closed. */
   private static final int MAX_REJECTING = 8;
 
   private final String address;
   private final int maxConnections;
   private final ServerCounters counters;
+  private final RefusalLog.Cause overLimit;
   private final AtomicInteger rejecting = new AtomicInteger();
 
-  LimitRefusals(String address, int maxConnections, ServerCounters counters) {
+  LimitRefusals(String address, int maxConnections, ServerCounters counters, RefusalLog log) {
     this.address = address;
     this.maxConnections = maxConnections;
     this.counters = counters;
+    this.overLimit = log.cause(cause(maxConnections, ""));
+  }
+
+  /** Why a connection over the limit was closed, for the log; {@code when}: "" or " after its handshake". */
+  static String cause(int maxConnections, String when) {
+    return "over maxConnections" + when + " (" + maxConnections + " served; --max-connections raises it)";
+  }
+
+  /** What a client over the limit is told: the limit, and the server option that raises it. */
+  static ErrorResponse answer(String address, int maxConnections) {
+    return new ErrorResponse(ErrorResponse.CONNECTION, ErrorCode.LIMIT_EXCEEDED, "Server " + address
+        + " has reached its limit of " + maxConnections + " connections; retry later, or raise the"
+        + " server's --max-connections");
   }
 
   /** Says so in protocol terms, then closes {@code ch}. */
   void refuse(SocketChannel ch, String peer) {
     counters.countRejected();
-    LOG.warn("Rejecting {}: {} connections open (maxConnections)", peer, maxConnections);
+    overLimit.closed(peer, null);
     if (rejecting.incrementAndGet() > MAX_REJECTING) {
       rejecting.decrementAndGet();
       closeQuietly(ch);
@@ -45,9 +56,7 @@ final class LimitRefusals {
     Thread t = new Thread(() -> {
       try {
         ByteBuffer magic = ByteBuffer.wrap(Protocol.MAGIC);
-        ByteBuffer error = Frames.encode(new ErrorResponse(ErrorResponse.CONNECTION,
-            ErrorCode.LIMIT_EXCEEDED, "Server " + address + " has reached its limit of "
-                + maxConnections + " connections; retry later or raise maxConnections"));
+        ByteBuffer error = Frames.encode(answer(address, maxConnections));
         while (magic.hasRemaining()) {
           ch.write(magic);
         }

@@ -11,8 +11,6 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Connections that have not finished their handshake yet (TLS, HELLO and, with a secret, the
@@ -28,11 +26,11 @@ import org.slf4j.LoggerFactory;
  * <p>A connection is in here from {@link #admit} until {@link #finish} or its end; whichever of
  * finish, the deadline and an eviction comes first decides, under this object's lock, so a
  * connection the deadline closed can never go on to be served.
+ *
+ * <p>Connections closed at the deadline or to make room are counted in the {@link RefusalLog},
+ * not logged one by one.
  */
 final class PendingHandshakes {
-  private static final Logger LOG = LoggerFactory.getLogger(PendingHandshakes.class);
-
-  private final String server;
   private final int budget;
   private final int perAddress;
   private final Duration deadline;
@@ -41,20 +39,22 @@ final class PendingHandshakes {
   private final LinkedHashMap<ServerConnection, Pending> pending = new LinkedHashMap<>();
   /** The same connections by network, oldest first. Guarded by this. */
   private final Map<InetAddress, ArrayDeque<Pending>> byNetwork = new HashMap<>();
-  /** Closed since the last summary, by network. Guarded by this. */
-  private Map<InetAddress, long[]> closedSinceSummary = new HashMap<>();
-  private long lastSummaryNanos = System.nanoTime();
+  private final RefusalLog.Cause late;
+  private final RefusalLog.Cause evicted;
   private final AtomicLong expired = new AtomicLong();
 
   private record Pending(ServerConnection connection, InetAddress network, ScheduledFuture<?> deadline) {}
 
-  PendingHandshakes(String server, int budget, int perAddress, Duration deadline,
-      ScheduledExecutorService timers) {
-    this.server = server;
+  PendingHandshakes(int budget, int perAddress, Duration deadline, ScheduledExecutorService timers,
+      RefusalLog log) {
     this.budget = budget;
     this.perAddress = perAddress;
     this.deadline = deadline;
     this.timers = timers;
+    this.late = log.cause("did not finish its handshake within the " + deadline.toMillis() / 1000.0
+        + " s deadline");
+    this.evicted = log.cause("made room for a newer handshake (at most " + budget + " pending, "
+        + perAddress + " per address)");
   }
 
   /**
@@ -75,18 +75,20 @@ final class PendingHandshakes {
   void admit(ServerConnection connection, InetAddress address) {
     InetAddress network = ClientNetwork.of(address);
     Pending victim;
+    String why = null;
     synchronized (this) {
       ArrayDeque<Pending> mine = byNetwork.get(network);
       if (mine != null && mine.size() >= perAddress) {
         victim = mine.peekFirst();
+        why = "the oldest of " + perAddress + " pending from " + ClientNetwork.show(network);
       } else if (pending.size() >= budget) {
         victim = pending.values().iterator().next();
+        why = "the oldest of " + budget + " pending";
       } else {
         victim = null;
       }
       if (victim != null) {
         remove(victim);
-        count(victim.network(), 1);
       }
       ScheduledFuture<?> timer = timers.schedule(() -> expire(connection),
           deadline.toNanos(), TimeUnit.NANOSECONDS);
@@ -95,8 +97,7 @@ final class PendingHandshakes {
       byNetwork.computeIfAbsent(network, n -> new ArrayDeque<>()).addLast(p);
     }
     if (victim != null) {
-      LOG.debug("Closing {}, whose handshake is the oldest pending, to admit {}",
-          victim.connection().peer(), connection.peer());
+      evicted.closed(victim.connection().peer(), why);
       victim.connection().closeNow();
     }
   }
@@ -121,10 +122,9 @@ final class PendingHandshakes {
         return;
       }
       remove(p);
-      count(p.network(), 0);
     }
     expired.incrementAndGet();
-    LOG.debug("Closing {}: no handshake within {}", connection.peer(), deadline);
+    late.closed(connection.peer(), null);
     connection.closeNow();
   }
 
@@ -137,47 +137,6 @@ final class PendingHandshakes {
     if (mine.isEmpty()) {
       byNetwork.remove(p.network());
     }
-  }
-
-  /** Guarded by this. kind 0: past the deadline; 1: evicted. */
-  private void count(InetAddress network, int kind) {
-    closedSinceSummary.computeIfAbsent(network, n -> new long[2])[kind]++;
-  }
-
-  /**
-   * One WARN line for every connection closed before it finished its handshake since the last
-   * call (a few per interval, however many there were); called on a fixed interval.
-   */
-  void logSummary(long now) {
-    Map<InetAddress, long[]> closed;
-    long since;
-    synchronized (this) {
-      since = now - lastSummaryNanos;
-      lastSummaryNanos = now;
-      if (closedSinceSummary.isEmpty()) {
-        return;
-      }
-      closed = closedSinceSummary;
-      closedSinceSummary = new HashMap<>();
-    }
-    long late = 0;
-    long pushed = 0;
-    InetAddress most = null;
-    long mostCount = -1;
-    for (Map.Entry<InetAddress, long[]> e : closed.entrySet()) {
-      long[] n = e.getValue();
-      late += n[0];
-      pushed += n[1];
-      if (n[0] + n[1] > mostCount) {
-        most = e.getKey();
-        mostCount = n[0] + n[1];
-      }
-    }
-    LOG.warn("BlockServer on {} closed {} connections in the last {} s before they finished the"
-        + " handshake: {} past the {} s deadline, {} to make room for newer ones (at most {}"
-        + " pending, {} per address); from {} addresses, most from {} ({})", server,
-        late + pushed, Math.max(1, TimeUnit.NANOSECONDS.toSeconds(since)), late, deadline.toMillis() / 1000.0, pushed, budget,
-        perAddress, closed.size(), ClientNetwork.show(most), mostCount);
   }
 
   /** Connections closed at their deadline, since start. */

@@ -143,7 +143,11 @@ final class ServerConnection implements Runnable {
     } catch (EOFException e) {
       LOG.debug("Client {} disconnected", peer);
     } catch (ProtocolException e) {
-      LOG.warn("Closing connection from {}: {}", peer, e.getMessage());
+      if (served) {
+        LOG.warn("Closing connection from {}: {}", peer, e.getMessage());
+      } else {
+        server.refusals().cause("broke the protocol before authenticating").closed(peer, e.getMessage());
+      }
       server.counters().countError();
       sendQuietly(new ErrorResponse(ErrorResponse.CONNECTION, ErrorCode.BAD_REQUEST,
           e.getMessage()));
@@ -233,11 +237,9 @@ final class ServerConnection implements Runnable {
    */
   private boolean enterServed() {
     served = server.handshakeDone(this, () -> {
-      LOG.warn("Rejecting {} after its handshake: {} connections served (maxConnections)", peer,
-          server.maxConnections());
-      sendQuietly(new ErrorResponse(ErrorResponse.CONNECTION, ErrorCode.LIMIT_EXCEEDED,
-          "Server " + server.address() + " has reached its limit of " + server.maxConnections()
-              + " connections; retry later or raise maxConnections"));
+      server.refusals().cause(LimitRefusals.cause(server.maxConnections(), " after its handshake"))
+          .closed(peer, null);
+      sendQuietly(LimitRefusals.answer(server.address(), server.maxConnections()));
     });
     return served;
   }
@@ -249,7 +251,7 @@ final class ServerConnection implements Runnable {
       t.handshake();
     } catch (NotTlsException e) {
       server.counters().countError();
-      LOG.warn("Client {} did not start TLS: {}", peer, e.getMessage());
+      server.refusals().cause("did not start TLS").closed(peer, e.getMessage());
       if (e.isPlaintextGpudirect()) {
         sendQuietly(ByteBuffer.wrap(Protocol.MAGIC));
         sendQuietly(Frames.encode(new ErrorResponse(ErrorResponse.CONNECTION,
@@ -260,7 +262,7 @@ final class ServerConnection implements Runnable {
       return false;
     } catch (javax.net.ssl.SSLException e) {
       server.counters().countError();
-      LOG.warn("TLS handshake with {} failed: {}", peer, e.getMessage());
+      server.refusals().cause("failed its TLS handshake").closed(peer, e.getMessage());
       return false;
     }
     tls = t;

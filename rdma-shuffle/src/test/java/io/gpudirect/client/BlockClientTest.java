@@ -527,7 +527,9 @@ class BlockClientTest {
         BlockClient first = BlockClient.connect(address(one.port()), config().streams(1).build())) {
       TransportException e = assertThrows(TransportException.class, () -> BlockClient.connect(
           address(one.port()), config().streams(1).maxRetries(0).build()));
-      assertTrue(e.getMessage().contains("limit of 1 connections"), e.getMessage());
+      // Names the server option that raises it: maxConnections alone is nothing an admin can set.
+      assertTrue(e.getMessage().contains("limit of 1 connections")
+          && e.getMessage().contains("--max-connections"), e.getMessage());
       assertEquals(1, one.stats().connectionsRejected());
       assertEquals(List.of(), first.list("/"));
     }

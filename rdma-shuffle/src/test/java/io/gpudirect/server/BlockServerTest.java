@@ -245,6 +245,15 @@ class BlockServerTest {
         e.getMessage());
   }
 
+  /** A bind address that names nothing said "null" (a Java exception without a message). */
+  @Test
+  void aBindAddressThatCannotBeListenedOnSaysWhy() {
+    var e = assertThrows(io.gpudirect.GpuDirectException.class,
+        () -> BlockServer.builder().root(root).bindAddress("no-such-host.invalid").port(0).build().start());
+    assertTrue(e.getMessage().startsWith("Cannot listen on no-such-host.invalid:0: ")
+        && e.getMessage().contains("--bind") && !e.getMessage().contains("null"), e.getMessage());
+  }
+
   @Test
   void noFileAccessBeforeAuthentication() throws IOException {
     try (RawPeer peer = new RawPeer(guarded.port())) {

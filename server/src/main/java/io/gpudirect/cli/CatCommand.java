@@ -23,11 +23,13 @@ final class CatCommand implements Callable<Integer> {
   @Parameters(paramLabel = "URI", description = "gpudirect://HOST:PORT/PATH of one file")
   String uri;
 
-  @Option(names = "--buffer-size", defaultValue = "8388608", description = "Bytes per buffer.")
-  int bufferSize;
+  @Option(names = "--buffer-size", defaultValue = "8m", paramLabel = "SIZE",
+      description = "Bytes per buffer: from 4k to 1g (default ${DEFAULT-VALUE}; 64k, 1g as Spark writes sizes).")
+  String bufferSize;
 
-  @Option(names = "--buffers", defaultValue = "8",
-      description = "Buffers being filled at once, each with its own range of the file (at least 2).")
+  @Option(names = "--buffers", defaultValue = "8", paramLabel = "N",
+      description = "Buffers being filled at once, each with its own range of the file: from 2 to 64"
+          + " (default ${DEFAULT-VALUE}).")
   int buffers;
 
   @Mixin
@@ -45,20 +47,19 @@ final class CatCommand implements Callable<Integer> {
    */
   @Override
   public Integer call() throws Exception {
+    // Each buffer takes a range of at least a page, so every round of requests moves the copy on.
+    int size = (int) OptionValues.size("--buffer-size", bufferSize, 4 << 10, 1 << 30);
+    OptionValues.count("--buffers", buffers, 2, 64);
     GpuDirectUri location = GpuDirectUri.parse(uri);
     try (RemoteStore store = client.connect(location)) {
-      return copy(store, location);
+      return copy(store, location, size);
     }
   }
 
-  private int copy(RemoteStore store, GpuDirectUri location) throws Exception {
+  private int copy(RemoteStore store, GpuDirectUri location, int bufferSize) throws Exception {
     FileEntry file = store.stat(location.path());
     if (file.directory()) {
       throw new io.gpudirect.GpuDirectException("Cannot cat " + location + ": it is a directory");
-    }
-    if (buffers < 2) {
-      throw new io.gpudirect.GpuDirectException("Cannot cat " + location + ": --buffers must be at least 2, not "
-          + buffers);
     }
     FileChannel out = new FileOutputStream(FileDescriptor.out).getChannel();
     try (BufferAllocator allocator = BufferAllocator.root().newChildAllocator("cat", (long) buffers * bufferSize)) {

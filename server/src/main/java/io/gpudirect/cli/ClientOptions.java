@@ -17,13 +17,19 @@ import picocli.CommandLine.Option;
  * {@code spark.gpudirect.*} settings of a Spark read do not reach them.
  */
 public final class ClientOptions {
+  /** More streams than a server serves connections (256 by default) would only be refused. */
+  static final int MAX_STREAMS = 256;
+  /** A window is memory held per server; the best measured was 192 MiB (docs/benchmarks.md). */
+  static final long MAX_BYTES_IN_FLIGHT = 1L << 30;
+
   @Option(names = "--secret-file", description = "File holding the server's shared secret (or $GPUDIRECT_SECRET_FILE).")
   Path secretFile;
 
   @Option(names = {"--secret", "--auth-secret"}, hidden = true, paramLabel = "REFUSED")
   String secretOnCommandLine;
 
-  @Option(names = "--streams", description = "TCP connections to the server.")
+  @Option(names = "--streams", paramLabel = "N", description = "TCP connections to the server (1 to "
+      + MAX_STREAMS + "; default 4).")
   Integer streams;
 
   @Option(names = "--transport", paramLabel = "auto|tcp|rdma",
@@ -34,9 +40,10 @@ public final class ClientOptions {
       description = "Most files a listing may have (default 1,000,000); past it the listing fails.")
   Integer maxListEntries;
 
-  @Option(names = "--max-bytes-in-flight", paramLabel = "BYTES",
-      description = "Bytes requested but not yet received, over all streams (default 64 MiB).")
-  Integer maxBytesInFlight;
+  @Option(names = "--max-bytes-in-flight", paramLabel = "SIZE",
+      description = "Bytes requested but not yet received, over all streams: from one request's 4m to 1g"
+          + " (default 64m; 8m, 1g as Spark writes sizes).")
+  String maxBytesInFlight;
 
   @Option(names = "--tls", description = "Connect with TLS (the server runs with --tls-cert/--tls-key).")
   boolean tls;
@@ -50,26 +57,32 @@ public final class ClientOptions {
     return BlockClient.connect(new InetSocketAddress(uri.host(), uri.port()), config().build());
   }
 
-  /** The block client's settings these options give (secret read, TLS, streams, transport). */
+  /**
+   * The block client's settings these options give (secret read, TLS, streams, transport); a
+   * number out of its range is refused here, naming its option.
+   */
   public ClientConfig.Builder config() {
     SecretFile.refuseOnCommandLine(secretOnCommandLine);
+    ClientConfig.Builder config = ClientConfig.builder();
+    if (streams != null) {
+      config.streams(OptionValues.count("--streams", streams, 1, MAX_STREAMS));
+    }
+    if (maxBytesInFlight != null) {
+      // Below one request's size, no request could ever be sent.
+      int chunk = ClientConfig.builder().build().chunkSize();
+      config.maxBytesInFlight((int) OptionValues.size("--max-bytes-in-flight", maxBytesInFlight, chunk,
+          MAX_BYTES_IN_FLIGHT));
+    }
+    if (maxListEntries != null) {
+      config.maxListEntries(OptionValues.count("--max-entries", maxListEntries, 1, Integer.MAX_VALUE));
+    }
     String secret = SecretFile.read(secretFile);
-    ClientConfig.Builder config = ClientConfig.builder()
-        .secretSetting(SecretFile.SETTING)
+    config.secretSetting(SecretFile.SETTING)
         .secret(secret == null ? null : secret.getBytes(StandardCharsets.UTF_8))
         .tls(tls || tlsTrustStore != null)
         .tlsTrustStore(tlsTrustStore);
-    if (streams != null) {
-      config.streams(streams);
-    }
     if (transport != null) {
       config.transport(transport);
-    }
-    if (maxBytesInFlight != null) {
-      config.maxBytesInFlight(maxBytesInFlight);
-    }
-    if (maxListEntries != null) {
-      config.maxListEntries(maxListEntries);
     }
     return config;
   }

@@ -13,7 +13,9 @@ import picocli.CommandLine.Parameters;
 @Command(name = "ls", mixinStandardHelpOptions = true, description = {
     "List the files below a gpudirect:// path: size and URI, one a line, in the server's order.",
     "Control characters in names are escaped as GNU ls -b does (\\n, \\t, \\033 for ESC,"
-        + " \\\\ for a backslash), so a name cannot move the cursor or retitle the terminal."})
+        + " \\\\ for a backslash), and so are Unicode's direction overrides and other invisible"
+        + " format characters (\\342\\200\\256 for U+202E), so a name cannot move the cursor,"
+        + " retitle the terminal or show as another name."})
 final class LsCommand implements Callable<Integer> {
   @Parameters(paramLabel = "URI", description = "gpudirect://HOST:PORT/PATH")
   String uri;

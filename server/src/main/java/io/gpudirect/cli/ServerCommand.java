@@ -21,7 +21,8 @@ final class ServerCommand implements Callable<Integer> {
   @Option(names = "--root", description = "Directory to serve (read-only). Required unless --status.")
   Path root;
 
-  @Option(names = "--port", defaultValue = "7337", description = "TCP port (default ${DEFAULT-VALUE}; 0 picks one).")
+  @Option(names = "--port", defaultValue = "7337", paramLabel = "N",
+      description = "TCP port (default ${DEFAULT-VALUE}; 0 picks one).")
   int port;
 
   @Option(names = "--bind", defaultValue = "127.0.0.1",
@@ -56,41 +57,49 @@ final class ServerCommand implements Callable<Integer> {
           + " DiSNI. Clients must use the same (rdma.provider).")
   String rdmaProvider;
 
-  @Option(names = "--shutdown-grace-seconds", defaultValue = "30",
-      description = "On SIGTERM, how long reads in flight may take to finish (default ${DEFAULT-VALUE}).")
+  @Option(names = "--shutdown-grace-seconds", defaultValue = "30", paramLabel = "S",
+      description = "On SIGTERM, how long reads in flight may take to finish: 0 to 3600 (default ${DEFAULT-VALUE}).")
   int graceSeconds;
+
+  @Option(names = "--max-connections", defaultValue = "256", paramLabel = "N",
+      description = "Authenticated connections served at once, one thread each: 1 to 65536 (default"
+          + " ${DEFAULT-VALUE}). A client past it is told the limit and this option. Each Spark executor opens"
+          + " its streams (4 by default) to each server.")
+  int maxConnections;
 
   @Option(names = "--handshake-timeout-seconds", defaultValue = "10", paramLabel = "N",
       description = "Time a new connection has, from accept, for TLS, HELLO and authentication together;"
-          + " it is then closed, however its bytes arrive (default ${DEFAULT-VALUE}).")
+          + " it is then closed, however its bytes arrive: 1 to 600 (default ${DEFAULT-VALUE}).")
   int handshakeTimeoutSeconds;
 
   @Option(names = "--max-unauthenticated", defaultValue = "64", paramLabel = "N",
       description = "Connections still in their handshake at once, apart from the connections served;"
-          + " a new one beyond this closes the oldest (default ${DEFAULT-VALUE}).")
+          + " a new one beyond this closes the oldest: 1 to 65536 (default ${DEFAULT-VALUE}).")
   int maxUnauthenticated;
 
   @Option(names = "--max-unauthenticated-per-address", defaultValue = "16", paramLabel = "N",
-      description = "Of those, at most this many from one address (an IPv6 /64) (default ${DEFAULT-VALUE}).")
+      description = "Of those, at most this many from one address (an IPv6 /64): 1 to --max-unauthenticated"
+          + " (default ${DEFAULT-VALUE}).")
   int maxUnauthenticatedPerAddress;
 
   @Option(names = "--checksum-cache-mb", defaultValue = "32", paramLabel = "MB",
       description = "Heap kept for the CRC32C of each 64 KiB block read, so that a file read again is not"
-          + " read twice (8 bytes a block: 32 MB covers 256 GiB of files; 0 turns it off; default ${DEFAULT-VALUE}).")
+          + " read twice (8 bytes a block: 32 MB covers 256 GiB of files; 0 turns it off; at most 65536;"
+          + " default ${DEFAULT-VALUE}).")
   long checksumCacheMb;
 
   @Option(names = "--max-list-page-entries", defaultValue = "10000", paramLabel = "N",
-      description = "Most entries in one page of a listing (default ${DEFAULT-VALUE}); a page's walk holds about"
-          + " this many names in memory, and reads every name of each directory it enters.")
+      description = "Most entries in one page of a listing: 1 to 1000000 (default ${DEFAULT-VALUE}); a page's"
+          + " walk holds about this many names in memory, and reads every name of each directory it enters.")
   int maxListPageEntries;
 
   @Option(names = "--max-concurrent-listings", paramLabel = "N",
-      description = "Most listing pages walked at once, server-wide (default: half the cores, at least 1);"
-          + " further LISTs wait their turn.")
+      description = "Most listing pages walked at once, server-wide: 1 to 1024 (default: half the cores, at"
+          + " least 1); further LISTs wait their turn.")
   Integer maxConcurrentListings;
 
   @Option(names = "--listing-queue-seconds", defaultValue = "10", paramLabel = "S",
-      description = "How long a LIST waits for its turn before it is refused with LIMIT_EXCEEDED"
+      description = "How long a LIST waits for its turn before it is refused with LIMIT_EXCEEDED: 0 to 3600"
           + " (default ${DEFAULT-VALUE}).")
   int listingQueueSeconds;
 
@@ -109,23 +118,10 @@ final class ServerCommand implements Callable<Integer> {
       throw new GpuDirectException("server: --root DIR is required (or --status URI to query a running server)");
     }
     RdmaMode rdmaMode = RdmaMode.parse(rdma);
-    if (graceSeconds < 0) {
-      throw new GpuDirectException("--shutdown-grace-seconds must not be negative: " + graceSeconds);
-    }
-    if (handshakeTimeoutSeconds <= 0) {
-      throw new GpuDirectException("--handshake-timeout-seconds must be positive: " + handshakeTimeoutSeconds);
-    }
-    if (checksumCacheMb < 0) {
-      throw new GpuDirectException("--checksum-cache-mb must not be negative: " + checksumCacheMb);
-    }
+    BlockServerBuilder builder = limits();
     if ((tlsCert == null) != (tlsKey == null)) {
       throw new GpuDirectException("server: --tls-cert and --tls-key go together (the certificate"
           + " chain and its private key, both PEM)");
-    }
-    if (maxListPageEntries <= 0 || (maxConcurrentListings != null && maxConcurrentListings <= 0)
-        || listingQueueSeconds < 0) {
-      throw new GpuDirectException("server: --max-list-page-entries and --max-concurrent-listings"
-          + " must be positive, --listing-queue-seconds must not be negative");
     }
     String secret = SecretFile.read(secretFile);
     if (secret != null) {
@@ -134,22 +130,10 @@ final class ServerCommand implements Callable<Integer> {
           file.toString());
       ServerSecret.warnIfReadableByOthers(file);
     }
-    BlockServerBuilder builder = BlockServer.builder();
-    if (maxConcurrentListings != null) {
-      builder.maxConcurrentListings(maxConcurrentListings);
-    }
     BlockServer server = builder
         .root(root)
         .bindAddress(bind)
-        .port(port)
         .secret(secret == null ? null : secret.getBytes(StandardCharsets.UTF_8))
-        .shutdownGracePeriod(Duration.ofSeconds(graceSeconds))
-        .handshakeTimeout(Duration.ofSeconds(handshakeTimeoutSeconds))
-        .maxUnauthenticated(maxUnauthenticated)
-        .maxUnauthenticatedPerAddress(maxUnauthenticatedPerAddress)
-        .checksumCacheBlocks(checksumCacheMb * (1L << 20) / 8)
-        .maxListPageEntries(maxListPageEntries)
-        .listingQueueTimeout(Duration.ofSeconds(listingQueueSeconds))
         .rdma(rdmaMode)
         .rdmaProvider(io.gpudirect.verbs.provider.RdmaProvider.parse(rdmaProvider))
         .tls(tlsCert == null ? null : TlsContexts.server(tlsCert, tlsKey))
@@ -176,5 +160,28 @@ final class ServerCommand implements Callable<Integer> {
     System.out.flush();
     stopped.await();
     return 0;
+  }
+
+  /** The server's numbers, each checked against its range before anything is bound or read. */
+  private BlockServerBuilder limits() {
+    BlockServerBuilder builder = BlockServer.builder()
+        .port(OptionValues.count("--port", port, 0, 65535))
+        .shutdownGracePeriod(Duration.ofSeconds(OptionValues.count("--shutdown-grace-seconds", graceSeconds, 0,
+            3600)))
+        .maxConnections(OptionValues.count("--max-connections", maxConnections, 1, 65536))
+        .handshakeTimeout(Duration.ofSeconds(OptionValues.count("--handshake-timeout-seconds",
+            handshakeTimeoutSeconds, 1, 600)))
+        .maxUnauthenticated(OptionValues.count("--max-unauthenticated", maxUnauthenticated, 1, 65536))
+        .maxUnauthenticatedPerAddress(OptionValues.count("--max-unauthenticated-per-address",
+            maxUnauthenticatedPerAddress, 1, maxUnauthenticated))
+        .checksumCacheBlocks(OptionValues.count("--checksum-cache-mb", checksumCacheMb, 0, 65536) * (1L << 20) / 8)
+        .maxListPageEntries(OptionValues.count("--max-list-page-entries", maxListPageEntries, 1, 1_000_000))
+        .listingQueueTimeout(Duration.ofSeconds(OptionValues.count("--listing-queue-seconds",
+            listingQueueSeconds, 0, 3600)));
+    if (maxConcurrentListings != null) {
+      builder.maxConcurrentListings(OptionValues.count("--max-concurrent-listings", maxConcurrentListings, 1,
+          1024));
+    }
+    return builder;
   }
 }

@@ -46,6 +46,28 @@ class LsCommandTest {
     }
   }
 
+  /**
+   * Unicode's direction overrides and other invisible format characters reorder or hide what
+   * follows them: bidi, U+202E, gnp.exe showed as bidiexe.png. Escaped, as control
+   * characters are, by the octal of their UTF-8 bytes.
+   */
+  @Test
+  void directionOverridesAndInvisibleCharactersInNamesAreEscaped(@TempDir Path root) throws Exception {
+    assumeTrue("UTF-8".equals(System.getProperty("sun.jnu.encoding")),
+        "file names need a UTF-8 locale");
+    Files.writeString(root.resolve("bidi\u202egnp.exe"), "x");
+    // Right-to-left isolate and mark, a zero-width space, a line separator, a tag character.
+    Files.writeString(root.resolve("c\u2067\u200f\u200b\u2028\udb40\udc41.txt"), "y");
+    try (BlockServer s = BlockServer.builder().root(root).port(0).build().start()) {
+      String uri = "gpudirect://127.0.0.1:" + s.port();
+      Run run = ls(uri + "/");
+      assertEquals(0, run.exit);
+      assertEquals("             1  " + uri + "/bidi\\342\\200\\256gnp.exe\n"
+          + "             1  " + uri + "/c\\342\\201\\247\\342\\200\\217\\342\\200\\213\\342\\200\\250"
+          + "\\363\\240\\201\\201.txt\n", run.out);
+    }
+  }
+
   @Test
   void aServerThatNeverEndsAListingIsRefusedAtTheLimit() throws Exception {
     try (EndlessListingServer hostile = new EndlessListingServer(5000, Duration.ZERO)) {

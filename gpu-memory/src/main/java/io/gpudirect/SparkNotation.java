@@ -1,4 +1,4 @@
-package io.gpudirect.options;
+package io.gpudirect;
 
 import java.util.Locale;
 import java.util.Map;
@@ -8,12 +8,13 @@ import java.util.regex.Pattern;
 
 /**
  * Sizes ({@code 64m}, {@code 1g}) and durations ({@code 30s}, {@code 2min}) written as Spark
- * writes them in its own settings, so a user's habits carry over. Here rather than Spark's
- * {@code JavaUtils}: options are resolved by code that runs without Spark too
- * ({@code GpuDirect.readTable}), and {@code SparkNotationTest} holds this to Spark's parser on
- * the same inputs.
+ * writes them in its own settings, so a user's habits carry over: in the read options and
+ * executor settings, and on the command line. Here rather than Spark's {@code JavaUtils}: they
+ * are read by code that runs without Spark too ({@code GpuDirect.readTable}, the server
+ * package's commands), and {@code SparkNotationTest} holds this to Spark's parser on the same
+ * inputs.
  */
-final class SparkNotation {
+public final class SparkNotation {
   private static final Pattern SIZE = Pattern.compile("([0-9]+)([a-z]+)?");
   private static final Pattern FRACTION = Pattern.compile("([0-9]+\\.[0-9]+)([a-z]+)?");
   private static final Pattern DURATION = Pattern.compile("(-?[0-9]+)([a-z]+)?");
@@ -28,7 +29,7 @@ final class SparkNotation {
   private SparkNotation() {}
 
   /** Bytes of a size; a bare number is bytes. Fractions and overflow are refused. */
-  static long bytes(String text) {
+  public static long bytes(String text) {
     String s = text.toLowerCase(Locale.ROOT).trim();
     Matcher m = SIZE.matcher(s);
     if (m.matches()) {
@@ -51,7 +52,7 @@ final class SparkNotation {
   }
 
   /** Milliseconds of a duration; a bare number is milliseconds. As Spark, saturates. */
-  static long millis(String text) {
+  public static long millis(String text) {
     String s = text.toLowerCase(Locale.ROOT).trim();
     Matcher m = DURATION.matcher(s);
     if (!m.matches()) {
