@@ -1,5 +1,7 @@
 package io.gpudirect.server;
 
+import io.gpudirect.server.peers.PendingPeers;
+import io.gpudirect.server.peers.RefusalLog;
 import io.gpudirect.GpuDirectException;
 import io.gpudirect.memory.BufferAllocator;
 import io.gpudirect.protocol.Protocol;
@@ -61,7 +63,6 @@ public final class BlockServer implements AutoCloseable {
   static final long OPEN_FILES_IDLE_NANOS = TimeUnit.SECONDS.toNanos(2);
   static final int DEFAULT_LIST_PAGE_ENTRIES = 10_000;
   /** How often connections closed before authenticating, and failed logins, are logged, summed up. */
-  static final Duration LOG_SUMMARY_INTERVAL = Duration.ofSeconds(10);
 
   private final Path rootPath;
   private final String bindAddress;
@@ -98,7 +99,8 @@ public final class BlockServer implements AutoCloseable {
   private ScheduledThreadPoolExecutor timers;
   /** The CRC32Cs of large reads, computed beside their sendfile. */
   private Checksums checksums;
-  private PendingHandshakes pending;
+  /** Connections that have not finished their handshake (TLS, HELLO and the proof) yet. */
+  private PendingPeers<ServerConnection> pending;
   private LimitRefusals limitRefusals;
   private RefusalLog refusals;
   private LoginThrottle logins;
@@ -167,13 +169,14 @@ public final class BlockServer implements AutoCloseable {
     });
     // A deadline is cancelled as soon as its handshake ends: drop it then, not 10 s later.
     timers.setRemoveOnCancelPolicy(true);
-    pending = new PendingHandshakes(maxUnauthenticated, maxUnauthenticatedPerAddress,
-        handshakeTimeout, timers, refusals);
+    pending = new PendingPeers<>("handshake", "finish its handshake", maxUnauthenticated,
+        maxUnauthenticatedPerAddress, handshakeTimeout, timers, refusals, ServerConnection::peer,
+        ServerConnection::closeNow);
     logins = new LoginThrottle(address);
     limitRefusals = new LimitRefusals(address, maxConnections, counters, refusals);
     long sweep = OPEN_FILES_IDLE_NANOS / 2;
     timers.scheduleWithFixedDelay(this::closeIdleFiles, sweep, sweep, TimeUnit.NANOSECONDS);
-    long summary = LOG_SUMMARY_INTERVAL.toNanos();
+    long summary = RefusalLog.SUMMARY_INTERVAL.toNanos();
     timers.scheduleWithFixedDelay(this::logSummaries, summary, summary, TimeUnit.NANOSECONDS);
     acceptThread = new Thread(this::acceptLoop, "gpudirect-server-accept-" + port());
     acceptThread.setDaemon(true);
@@ -241,7 +244,7 @@ public final class BlockServer implements AutoCloseable {
         v = o.verbs();
       }
       rdma = new RdmaService(v, new InetSocketAddress(bindAddress, 0), rdmaSettings,
-          BufferAllocator.root(), address);
+          BufferAllocator.root(), address, refusals);
       rdmaStatus = rdma.describe();
     } catch (RdmaUnavailableException | RdmaException e) {
       if (rdmaMode == RdmaMode.ON) {
@@ -391,10 +394,6 @@ public final class BlockServer implements AutoCloseable {
     long now = System.nanoTime();
     refusals.logSummary(now);
     logins.logSummary(now);
-    RdmaService r = rdma;
-    if (r != null) {
-      r.logSummary(now);
-    }
   }
 
   /** False when interrupted: the caller stops waiting. */
@@ -488,7 +487,7 @@ public final class BlockServer implements AutoCloseable {
     return logins;
   }
 
-  PendingHandshakes pendingHandshakes() {
+  PendingPeers<ServerConnection> pendingHandshakes() {
     return pending;
   }
 

@@ -149,7 +149,7 @@ public final class BlockServerBuilder {
   /**
    * Connections still in their handshake (not yet authenticated) at once, on top of
    * {@link #maxConnections}; default 64. When full, a new connection is still taken in and
-   * the oldest of these is closed (see {@link PendingHandshakes#admit}).
+   * the oldest of these is closed (see {@link io.gpudirect.server.peers.PendingPeers#admit}).
    */
   public BlockServerBuilder maxUnauthenticated(int maxUnauthenticated) {
     this.maxUnauthenticated = maxUnauthenticated;

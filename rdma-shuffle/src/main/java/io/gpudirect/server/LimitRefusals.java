@@ -1,5 +1,6 @@
 package io.gpudirect.server;
 
+import io.gpudirect.server.peers.RefusalLog;
 import io.gpudirect.protocol.ErrorCode;
 import io.gpudirect.protocol.ErrorResponse;
 import io.gpudirect.protocol.Frames;

@@ -82,8 +82,8 @@ final class ServerConnection implements Runnable {
     // two of a small read wait for the client's delayed ACK (p50 of a 4 KiB read: 754 us with
     // it, see docs/benchmarks.md). The client's side has it off already.
     channel.socket().setTcpNoDelay(true);
-    // No read timeout: the handshake has one deadline, kept by PendingHandshakes, which closes
-    // the socket when it passes.
+    // No read timeout: the handshake has one deadline, kept by the server's pending handshakes
+    // (PendingPeers), which close the socket when it passes.
     this.in = channel;
     this.wire = channel;
   }

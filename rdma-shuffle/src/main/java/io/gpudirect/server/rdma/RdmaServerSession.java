@@ -100,6 +100,11 @@ final class RdmaServerSession {
 
       @Override
       public void onDisconnected(String reason) {
+        if (bound == null) {
+          // Before its BIND: the peer left, or the provider refused a frame (a key, a WRITE).
+          service.refuse(RdmaServerSession.this, reason);
+          return;
+        }
         stop(client + " disconnected: " + reason, false);
       }
     };
@@ -169,11 +174,11 @@ final class RdmaServerSession {
       }
       o = m instanceof RdmaBind b ? service.bind(b.token(), this) : null;
       if (o == null && !(m instanceof RdmaBind)) {
-        service.refuse(this, "sent " + m.type() + " before RDMA_BIND");
+        service.refuse(this, "its first message was " + m.type());
         return;
       }
     } catch (RuntimeException e) {
-      service.refuse(this, "sent a message that is no RDMA_BIND: " + e.getMessage());
+      service.refuse(this, e.getMessage());
       return;
     }
     if (o == null) {

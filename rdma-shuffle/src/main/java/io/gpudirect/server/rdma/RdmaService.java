@@ -5,6 +5,7 @@ import io.gpudirect.memory.BufferAllocator;
 import io.gpudirect.protocol.Protocol;
 import io.gpudirect.protocol.RdmaSetupAck;
 import io.gpudirect.server.peers.PendingPeers;
+import io.gpudirect.server.peers.RefusalLog;
 import io.gpudirect.verbs.CompletionHandler;
 import io.gpudirect.verbs.QueueSizes;
 import io.gpudirect.verbs.RdmaEndpoint;
@@ -104,9 +105,12 @@ public final class RdmaService implements AutoCloseable {
   private final RdmaListener listener;
   private volatile boolean closed;
 
-  /** Starts listening on {@code bind} (port 0 picks one); {@code server} names it in logs. */
+  /**
+   * Starts listening on {@code bind} (port 0 picks one); {@code server} names it in messages,
+   * and queue pairs closed before they bound are counted in {@code refusals}.
+   */
   public RdmaService(Verbs verbs, InetSocketAddress bind, Settings settings, BufferAllocator allocator,
-      String server) {
+      String server, RefusalLog refusals) {
     this.verbs = verbs;
     this.settings = settings;
     this.server = server;
@@ -118,9 +122,9 @@ public final class RdmaService implements AutoCloseable {
       t.setDaemon(true);
       return t;
     });
-    this.unbound = new PendingPeers<>(server, "RDMA queue pairs", "presented RDMA_BIND",
+    this.unbound = new PendingPeers<>("RDMA queue pair", "present its RDMA_BIND",
         settings.maxUnbound(), settings.maxUnboundPerAddress(), settings.bindTimeout(), timer,
-        RdmaServerSession::close);
+        refusals, s -> RdmaEndpoint.describe(s.endpoint().peer()), RdmaServerSession::close);
     try {
       this.listener = verbs.listen(bind, new QueueSizes(settings.credits() + settings.chunks(),
           settings.credits() + 1), this::accept);
@@ -225,19 +229,13 @@ public final class RdmaService implements AutoCloseable {
 
   /** An unbound queue pair sent something other than a valid BIND: counted, not logged, and closed. */
   void refuse(RdmaServerSession session, String why) {
-    unbound.refused(session);
-    LOG.debug("Closing RDMA queue pair from {}: it {}", session.endpoint().peer(), why);
+    unbound.refused(session, why);
     session.close();
   }
 
   void ended(RdmaServerSession s) {
     sessions.remove(s);
     unbound.ended(s);
-  }
-
-  /** One line per interval for the queue pairs closed before they bound (see {@link PendingPeers}). */
-  public void logSummary(long now) {
-    unbound.logSummary(now);
   }
 
   /** Queue pairs waiting for their token now. */

@@ -128,6 +128,9 @@ class UnprovenQueuePairsTest {
   void unboundQueuePairsTakeNoMemoryAndOneAddressKeepsAtMostEight() throws Exception {
     long before = directMemoryUsed();
     List<HostileUcxClient> strangers = new ArrayList<>();
+    java.io.PrintStream stderr = System.err;
+    java.io.ByteArrayOutputStream log = new java.io.ByteArrayOutputStream();
+    System.setErr(new java.io.PrintStream(log, true, java.nio.charset.StandardCharsets.UTF_8));
     try {
       for (int i = 0; i < 40; i++) {
         strangers.add(stranger());
@@ -143,8 +146,16 @@ class UnprovenQueuePairsTest {
         closed += c.closedByServerWithin(Duration.ofSeconds(1)) ? 1 : 0;
       }
       assertEquals(32, closed, "the oldest of one address's unbound queue pairs make way for newer ones");
+      System.setErr(stderr);
+      List<String> warnings = log.toString(java.nio.charset.StandardCharsets.UTF_8).lines()
+          .filter(l -> l.contains(" WARN ")).toList();
+      // The first of each cause is logged at once, the rest every 10 s in one line (RefusalLog).
+      assertTrue(warnings.size() <= 2, "32 closed queue pairs wrote " + warnings.size()
+          + " WARN lines:\n" + String.join("\n", warnings));
       assertReadsOverRdma();
     } finally {
+      System.setErr(stderr);
+      stderr.print(log.toString(java.nio.charset.StandardCharsets.UTF_8));
       strangers.forEach(HostileUcxClient::close);
     }
   }

@@ -1,5 +1,6 @@
-package io.gpudirect.server;
+package io.gpudirect.server.peers;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -17,7 +18,7 @@ import org.slf4j.LoggerFactory;
  * the rate they can connect (1,569 lines in 10 s), and drown what matters in it. Instead, per
  * cause: the first at once, with its peer and what was wrong, so that one misconfigured client
  * is seen as soon as it tries; the rest counted, and summed up in one line per cause each time
- * {@link #logSummary} runs (the server's timer, every {@link BlockServer#LOG_SUMMARY_INTERVAL}),
+ * {@link #logSummary} runs (the server's timer, every {@link #SUMMARY_INTERVAL}),
  * with a few of their peers. A cause with nothing to sum up goes quiet, and its next connection
  * is logged at once again.
  *
@@ -30,6 +31,8 @@ import org.slf4j.LoggerFactory;
  * }</pre>
  */
 public final class RefusalLog {
+  /** How often the server sums its refusals up. */
+  public static final Duration SUMMARY_INTERVAL = Duration.ofSeconds(10);
   private static final Logger LOG = LoggerFactory.getLogger(RefusalLog.class);
   /** Peers named in a summary line. */
   static final int EXAMPLES = 3;
@@ -104,7 +107,7 @@ public final class RefusalLog {
       }
       LOG.warn("BlockServer on {} closed a connection from {}: {}{}; more of these are counted and"
           + " logged together every {} s", server, peer, what, detail == null ? "" : ": " + detail,
-          BlockServer.LOG_SUMMARY_INTERVAL.toSeconds());
+          SUMMARY_INTERVAL.toSeconds());
     }
 
     /** Guarded by RefusalLog.this. The line for the connections since the last, or null. */
