@@ -79,6 +79,8 @@ public final class BlockServer implements AutoCloseable {
   private final javax.net.ssl.SSLContext tls;
   private final int maxListPageEntries;
   private final ListingSlots listingSlots;
+  private final int maxLoginNetworks;
+  private final java.util.function.LongSupplier loginClock;
 
   private final Map<ServerConnection, Thread> connections = new ConcurrentHashMap<>();
   private final ServerCounters counters = new ServerCounters();
@@ -125,6 +127,8 @@ public final class BlockServer implements AutoCloseable {
     this.tls = b.tls;
     this.maxListPageEntries = b.maxListPageEntries;
     this.listingSlots = new ListingSlots(b.maxConcurrentListings, b.listingQueueTimeout);
+    this.maxLoginNetworks = b.maxLoginNetworks;
+    this.loginClock = b.loginClock;
   }
 
   public static BlockServerBuilder builder() {
@@ -165,7 +169,7 @@ public final class BlockServer implements AutoCloseable {
     timers.setRemoveOnCancelPolicy(true);
     pending = new PendingHandshakes(address, maxUnauthenticated, maxUnauthenticatedPerAddress,
         handshakeTimeout, timers);
-    logins = new LoginThrottle(address);
+    logins = new LoginThrottle(address, maxLoginNetworks, loginClock);
     refusals = new LimitRefusals(address, maxConnections, counters);
     long sweep = OPEN_FILES_IDLE_NANOS / 2;
     timers.scheduleWithFixedDelay(this::closeIdleFiles, sweep, sweep, TimeUnit.NANOSECONDS);
@@ -348,7 +352,7 @@ public final class BlockServer implements AutoCloseable {
   void logSummaries() {
     long now = System.nanoTime();
     pending.logSummary(now);
-    logins.logSummary(now);
+    logins.logSummary(logins.now());
   }
 
   /** False when interrupted: the caller stops waiting. */

@@ -9,6 +9,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashSet;
 import java.util.List;
 import java.util.PriorityQueue;
 
@@ -40,6 +41,10 @@ final class DirectoryWalk {
   private long namesRead;
   /** Names looked at; see {@link #looked()}. */
   private long looked;
+  /** Paths of the directories this page has read; see {@link #rereads()}. */
+  private final java.util.Set<String> directoriesRead = new HashSet<>();
+  private int directoryReads;
+  private int rereads;
 
   DirectoryWalk(int maxEntries, int maxBytes) {
     this.maxEntries = maxEntries;
@@ -66,6 +71,16 @@ final class DirectoryWalk {
   /** Directory entries looked at ({@code fstatat}), for tests: about the page's size. */
   long looked() {
     return looked;
+  }
+
+  /** Times this page read a directory's names, for tests. */
+  int directoryReads() {
+    return directoryReads;
+  }
+
+  /** Times this page read a directory's names that it had read already, for tests. */
+  int rereads() {
+    return rereads;
   }
 
   /** The cursor's names below {@code startPath}; refused unless it is below it. */
@@ -106,7 +121,7 @@ final class DirectoryWalk {
     }
     while (true) {
       int batch = Math.max(MIN_BATCH, maxEntries - page.size());
-      List<String> names = smallestAfter(dir, after, batch);
+      List<String> names = smallestAfter(dir, path, after, batch);
       String previous = null;
       for (String name : names) {
         // Names the JDK could not decode all read as U+FFFD: one of each, so that a page never
@@ -166,7 +181,12 @@ final class DirectoryWalk {
   }
 
   /** The {@code n} smallest names of {@code dir} after {@code after} (all, when null), sorted. */
-  private List<String> smallestAfter(ListedDirectory dir, String after, int n) throws IOException {
+  private List<String> smallestAfter(ListedDirectory dir, String path, String after, int n)
+      throws IOException {
+    directoryReads++;
+    if (!directoriesRead.add(path)) {
+      rereads++;
+    }
     // The largest kept on top, so that it is the one to go when a smaller name comes.
     PriorityQueue<String> kept = new PriorityQueue<>(Math.min(n, 1024), Collections.reverseOrder());
     dir.names(name -> {

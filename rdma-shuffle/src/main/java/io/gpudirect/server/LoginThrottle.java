@@ -6,6 +6,7 @@ import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -45,18 +46,32 @@ final class LoginThrottle {
   }
 
   private final String server;
-  private long lastSummaryNanos = System.nanoTime();
+  private final int maxNetworks;
+  private final LongSupplier clock;
+  private long lastSummaryNanos;
   /** Least recently seen first. Guarded by this. */
   private final LinkedHashMap<InetAddress, Network> networks =
       new LinkedHashMap<>(16, 0.75f, true) {
         @Override
         protected boolean removeEldestEntry(Map.Entry<InetAddress, Network> eldest) {
-          return size() > MAX_NETWORKS;
+          return size() > maxNetworks;
         }
       };
 
   LoginThrottle(String server) {
+    this(server, MAX_NETWORKS, System::nanoTime);
+  }
+
+  /** {@code clock}: nanoseconds, as {@link System#nanoTime}; tests pass one they move by hand. */
+  LoginThrottle(String server, int maxNetworks, LongSupplier clock) {
     this.server = server;
+    this.maxNetworks = maxNetworks;
+    this.clock = clock;
+    this.lastSummaryNanos = clock.getAsLong();
+  }
+
+  long now() {
+    return clock.getAsLong();
   }
 
   /**

@@ -198,7 +198,7 @@ final class ServerConnection implements Runnable {
       }
       byte[] expected = Auth.clientProof(secret, serverNonce, hello.clientNonce());
       boolean matches = Auth.matches(expected, auth.mac());
-      long now = System.nanoTime();
+      long now = server.logins().now();
       switch (server.logins().decide(peerAddress, matches, peer, now)) {
         case REFUSED -> {
           server.counters().countAuthFailure();

@@ -22,9 +22,18 @@ final class ServerCounters {
         connectionsActive, rejected.get(), authFailures.get(), readsInFlight.get(), uptimeMillis);
   }
 
+  /** Tests only: told of every listing page walked, with what it cost. */
+  private volatile java.util.function.Consumer<DirectoryWalk> listingPages = walk -> { };
+
   void listingWalked(DirectoryWalk walk) {
     listingNamesRead.addAndGet(walk.namesRead());
     listingEntriesLooked.addAndGet(walk.looked());
+    listingPages.accept(walk);
+  }
+
+  /** Tests only: {@code observer} is told of every listing page walked from now on. */
+  void observeListingPages(java.util.function.Consumer<DirectoryWalk> observer) {
+    listingPages = observer;
   }
 
   /** Directory entries read by listing pages so far (tests check what a page costs). */
