@@ -3,7 +3,7 @@ package io.gpudirect.protocol;
 import java.nio.charset.StandardCharsets;
 
 /**
- * Constants of the gpudirect wire protocol, version 4.
+ * Constants of the gpudirect wire protocol, version 5.
  *
  * <pre>
  * connection := MAGIC(4, each side, first) frame*
@@ -24,9 +24,13 @@ public final class Protocol {
    * and LIST give them, READ and RDMA_READ name them, FILE_CHANGED refuses a READ of another),
    * and the READ_DATA trailer starts with a status byte. 4: every frame but READ_DATA ends in the
    * CRC32C of its type and body, so that an answer damaged on the way is refused as corrupt
-   * rather than believed (a size, a version, a capability, an error).
+   * rather than believed (a size, a version, a capability, an error). 5: a LIST page names the
+   * cursor the next one goes on after, and may end, with none of its entries, among names it does
+   * not list (so that a page costs what it passes over); a login refused, unchecked, because its
+   * address is backing off after failed logins is told so ({@link ErrorCode#LOGINS_THROTTLED}),
+   * not that its secret is wrong.
    */
-  public static final int VERSION = 4;
+  public static final int VERSION = 5;
 
   /** Capability bits exchanged in HELLO / HELLO_ACK; the connection uses their intersection. */
   public static final long CAP_TCP = 1L;

@@ -352,7 +352,7 @@ public final class BlockServer implements AutoCloseable {
   void logSummaries() {
     long now = System.nanoTime();
     pending.logSummary(now);
-    logins.logSummary(logins.now());
+    logins.logSummary();
   }
 
   /** False when interrupted: the caller stops waiting. */

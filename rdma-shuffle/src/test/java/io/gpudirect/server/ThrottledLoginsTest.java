@@ -13,10 +13,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.gpudirect.client.BlockClient;
 import io.gpudirect.client.ClientConfig;
 import io.gpudirect.protocol.AuthOk;
+import io.gpudirect.protocol.ErrorCode;
 import io.gpudirect.protocol.ErrorResponse;
 import io.gpudirect.protocol.Message;
 import io.gpudirect.testing.TestFiles;
 import io.gpudirect.transport.AuthenticationException;
+import io.gpudirect.transport.LoginsThrottledException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -91,7 +93,7 @@ class ThrottledLoginsTest {
       failFrom("127.0.0.1", s.port(), 1); // the 6th: 2 s
       clock.advance(Duration.ofMillis(500));
       long triedBefore = s.stats().authFailures();
-      AuthenticationException e = assertThrows(AuthenticationException.class, () -> connect(s));
+      AuthenticationException e = assertThrows(LoginsThrottledException.class, () -> connect(s));
       assertEquals(1, s.stats().authFailures() - triedBefore, "logins tried by a client with 3 retries");
       assertTrue(e.getMessage().startsWith("Gpudirect server 127.0.0.1:" + s.port()
           + " is throttling logins from this client's address, so it did not check the secret"
@@ -153,7 +155,9 @@ class ThrottledLoginsTest {
   }
 
   private static void assertThrottled(Message m, String address, int seconds, int failures) {
-    String message = assertInstanceOf(ErrorResponse.class, m, "refused while backing off").message();
+    ErrorResponse e = assertInstanceOf(ErrorResponse.class, m, "refused while backing off");
+    assertEquals(ErrorCode.LOGINS_THROTTLED, e.code(), e.message());
+    String message = e.message();
     assertTrue(message.contains("logins from " + address + " are refused for another " + seconds
         + " s after " + failures + " failed logins from that address"), message);
   }
