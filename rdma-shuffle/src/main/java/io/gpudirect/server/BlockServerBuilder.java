@@ -47,9 +47,10 @@ public final class BlockServerBuilder {
   }
 
   /**
-   * Most entries in one LIST page; default 10,000. A page's walk keeps about this many names
-   * and entries in memory (and at most one frame, 1 MiB, of them); a smaller page costs more
-   * pages, and each page reads every name of the directories it enters.
+   * Most entries in one LIST page, and most names one page looks at, files or not; default
+   * 10,000. A page's walk keeps about this many names and entries in memory (and at most one
+   * frame, 1 MiB, of them); a smaller page costs more pages, and each page reads every name of
+   * the directories it enters, once.
    */
   public BlockServerBuilder maxListPageEntries(int entries) {
     this.maxListPageEntries = entries;

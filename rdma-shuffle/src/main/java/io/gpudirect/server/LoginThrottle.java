@@ -80,10 +80,6 @@ final class LoginThrottle {
       .thenComparingLong(n -> n.lastFailureNanos)
       .thenComparingLong(n -> n.serial));
 
-  LoginThrottle(String server) {
-    this(server, MAX_NETWORKS, System::nanoTime);
-  }
-
   /** {@code clock}: nanoseconds, as {@link System#nanoTime}; tests pass one they move by hand. */
   LoginThrottle(String server, int maxNetworks, LongSupplier clock) {
     this.server = server;

@@ -2,6 +2,7 @@ package io.gpudirect.server;
 
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 
 /** What one {@link BlockServer} has done since it started, counted as its connections do it. */
 final class ServerCounters {
@@ -15,15 +16,14 @@ final class ServerCounters {
   /** What listing pages cost: directory entries read, and those looked at (fstatat). */
   private final AtomicLong listingNamesRead = new AtomicLong();
   private final AtomicLong listingEntriesLooked = new AtomicLong();
+  /** Tests only: told of every listing page walked, with what it cost. */
+  private volatile Consumer<DirectoryWalk> listingPages = walk -> { };
 
   /** A snapshot, with what only the server knows: connections open now and time since start. */
   ServerStats stats(int connectionsActive, long uptimeMillis) {
     return new ServerStats(bytesSent.get(), requests.get(), errors.get(), accepted.get(),
         connectionsActive, rejected.get(), authFailures.get(), readsInFlight.get(), uptimeMillis);
   }
-
-  /** Tests only: told of every listing page walked, with what it cost. */
-  private volatile java.util.function.Consumer<DirectoryWalk> listingPages = walk -> { };
 
   void listingWalked(DirectoryWalk walk) {
     listingNamesRead.addAndGet(walk.namesRead());
@@ -32,7 +32,7 @@ final class ServerCounters {
   }
 
   /** Tests only: {@code observer} is told of every listing page walked from now on. */
-  void observeListingPages(java.util.function.Consumer<DirectoryWalk> observer) {
+  void observeListingPages(Consumer<DirectoryWalk> observer) {
     listingPages = observer;
   }
 

@@ -7,13 +7,9 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 import io.gpudirect.client.BlockClient;
 import io.gpudirect.client.ClientConfig;
-import io.gpudirect.protocol.Auth;
-import io.gpudirect.protocol.AuthResponse;
 import io.gpudirect.protocol.ErrorCode;
 import io.gpudirect.protocol.ErrorResponse;
-import io.gpudirect.protocol.HelloAck;
 import io.gpudirect.protocol.Message;
-import io.gpudirect.testing.RawPeer;
 import io.gpudirect.testing.TestFiles;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -131,14 +127,10 @@ class FailedLoginsTest {
   }
 
   /** One login from {@code from} proving {@code secret}; the server's refusal. */
-  private static ErrorResponse login(String from, int port, byte[] secret) throws IOException {
-    try (RawPeer peer = new RawPeer(from, port)) {
-      HelloAck ack = peer.handshake();
-      peer.send(new AuthResponse(Auth.clientProof(secret, ack.serverNonce(), peer.clientNonce)));
-      Message m = peer.receive();
-      assertTrue(m instanceof ErrorResponse, "a wrong or refused login is answered with an error: " + m);
-      return (ErrorResponse) m;
-    }
+  private static ErrorResponse login(String from, int port, byte[] secret) {
+    Message m = LoginTries.login(from, port, secret);
+    assertTrue(m instanceof ErrorResponse, "a wrong or refused login is answered with an error: " + m);
+    return (ErrorResponse) m;
   }
 
   private static void assertReads(BlockServer server, byte[] data) {
