@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.gpudirect.server.BlockServer;
+import io.gpudirect.server.LoginTries;
+import io.gpudirect.server.ManualLoginClock;
 import io.gpudirect.testing.FileChanges;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -158,6 +160,37 @@ class CliIT {
     } finally {
       server.destroy();
       assertTrue(server.waitFor(30, TimeUnit.SECONDS), "the server stops on SIGTERM");
+    }
+  }
+
+  /**
+   * From an address backing off after failed logins, {@code ls} with the right secret is told
+   * that the server is throttling, for how long, and that its secret was not checked (before:
+   * that its secret was not the server's); once the wait is over it lists.
+   */
+  @Test
+  void aThrottledLoginIsToldAsThrottlingWithItsWait() throws Exception {
+    Path root = Files.createDirectories(tmp.resolve("root"));
+    Files.writeString(root.resolve("a.txt"), "throttled\n");
+    byte[] secret = "the-right-secret-of-the-server".getBytes(StandardCharsets.UTF_8);
+    Path secretFile = Files.write(tmp.resolve("client.secret"), secret);
+    ManualLoginClock clock = new ManualLoginClock();
+    try (ServerFixture fixture = ServerFixture.serve(root, secret, clock)) {
+      int port = fixture.server.port();
+      LoginTries.failFrom("127.0.0.1", port, LoginTries.FREE_FAILURES);
+      String refused = failure("ls", "--secret-file", secretFile.toString(), fixture.uri(""));
+      assertTrue(refused.startsWith("gpudirect: Gpudirect server 127.0.0.1:" + port
+          + " is throttling logins from this client's address, so it did not check the secret in"
+          + " --secret-file FILE (or $GPUDIRECT_SECRET_FILE): logins from 127.0.0.1 are refused for"
+          + " another 1 s after " + LoginTries.FREE_FAILURES + " failed logins from that address"),
+          refused);
+
+      clock.advance(java.time.Duration.ofSeconds(1));
+      Process ls = cli("ls", "--secret-file", secretFile.toString(), fixture.uri("")).start();
+      String listing = new String(ls.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      assertTrue(ls.waitFor(60, TimeUnit.SECONDS));
+      assertEquals(0, ls.exitValue(), listing);
+      assertTrue(listing.contains("10  " + fixture.uri("a.txt")), listing);
     }
   }
 

@@ -13,7 +13,11 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
+import io.gpudirect.server.LoginTries;
+import io.gpudirect.server.ManualLoginClock;
+import java.io.IOException;
 import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.FsShell;
 import org.apache.spark.sql.DataFrameReader;
 import org.apache.spark.sql.Dataset;
@@ -123,6 +127,35 @@ class HadoopFileSystemIT {
     assertEquals(local, cat);
     String refused = shell(1, "-mkdir", fixture.uri("newdir"));
     assertTrue(refused.contains("read-only"), refused);
+  }
+
+  /**
+   * From an address backing off after failed logins, the file system with the right secret
+   * fails saying the server is throttling and for how long, not that the secret is wrong; once
+   * the wait is over, it reads.
+   */
+  @Test
+  void aThrottledLoginIsToldAsThrottlingWithItsWait(@TempDir Path root) throws Exception {
+    Files.writeString(root.resolve("a.txt"), "throttled");
+    byte[] secret = "hadoop-throttle-secret-long-enough".getBytes(StandardCharsets.UTF_8);
+    ManualLoginClock clock = new ManualLoginClock();
+    try (ServerFixture throttled = ServerFixture.serve(root, secret, clock)) {
+      LoginTries.failFrom("127.0.0.1", throttled.server.port(), LoginTries.FREE_FAILURES);
+      Configuration conf = new Configuration();
+      conf.set("spark.gpudirect.auth.secret", new String(secret, StandardCharsets.UTF_8));
+      org.apache.hadoop.fs.Path file = new org.apache.hadoop.fs.Path(throttled.uri("a.txt"));
+      try (FileSystem fs = FileSystem.newInstance(file.toUri(), conf)) {
+        IOException e = assertThrows(IOException.class, () -> fs.getFileStatus(file));
+        assertTrue(e.getMessage().startsWith("Cannot reach " + file + ": Gpudirect server 127.0.0.1:"
+            + throttled.server.port() + " is throttling logins from this client's address, so it did"
+            + " not check the secret in spark.gpudirect.auth.secret"), e.getMessage());
+        assertTrue(e.getMessage().contains("logins from 127.0.0.1 are refused for another 1 s after "
+            + LoginTries.FREE_FAILURES + " failed logins from that address"), e.getMessage());
+
+        clock.advance(java.time.Duration.ofSeconds(1));
+        assertEquals(9, fs.getFileStatus(file).getLen());
+      }
+    }
   }
 
   /** Runs Hadoop's FsShell in this JVM; returns what it printed, after checking its exit code. */

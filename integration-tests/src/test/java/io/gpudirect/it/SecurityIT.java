@@ -6,6 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.gpudirect.remote.RemoteStores;
+import io.gpudirect.server.LoginTries;
+import io.gpudirect.server.ManualLoginClock;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -124,6 +126,35 @@ class SecurityIT {
       spark.conf().set("spark.gpudirect.auth.secret", "s3cr3t-value-long-enough");
       assertEquals(100, spark.read().parquet(uri).count());
       assertEquals(100, spark.read().format("gpudirect").load(uri).count());
+    }
+  }
+
+  /**
+   * A Spark job with the right secret, from an address backing off after failed logins, fails
+   * saying the server is throttling and for how long, not that the secret is wrong (before: it
+   * was told its secret was not the server's); once the wait is over, it reads.
+   */
+  @Test
+  void aThrottledJobIsToldItIsThrottledAndForHowLong() {
+    SparkSession spark = LocalSpark.get();
+    Path parquet = LocalSpark.testdata().resolve("parquet");
+    byte[] secret = "s3cr3t-value-long-enough".getBytes(StandardCharsets.UTF_8);
+    ManualLoginClock clock = new ManualLoginClock();
+    try (ServerFixture fixture = ServerFixture.serve(parquet, secret, clock)) {
+      String uri = fixture.uri("alltypes_plain.parquet");
+      spark.conf().set("spark.gpudirect.auth.secret", "s3cr3t-value-long-enough");
+      LoginTries.failFrom("127.0.0.1", fixture.server.port(), LoginTries.FREE_FAILURES);
+      Exception throttled = assertThrows(Exception.class, () -> spark.read().format("gpudirect").load(uri).count());
+      String expected = "Gpudirect server 127.0.0.1:" + fixture.server.port() + " is throttling logins from"
+          + " this client's address, so it did not check the secret in spark.gpudirect.auth.secret";
+      assertTrue(messages(throttled).contains(expected), messages(throttled));
+      assertTrue(messages(throttled).contains("logins from 127.0.0.1 are refused for another 1 s after "
+          + LoginTries.FREE_FAILURES + " failed logins from that address"), messages(throttled));
+      assertTrue(!messages(throttled).contains("is not the one the server was started with"), messages(throttled));
+
+      clock.advance(Duration.ofSeconds(1));
+      RemoteStores.closeAll();
+      assertEquals(8, spark.read().format("gpudirect").load(uri).count());
     }
   }
 

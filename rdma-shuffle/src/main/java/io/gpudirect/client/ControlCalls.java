@@ -55,17 +55,28 @@ final class ControlCalls {
           id -> new ListRequest(id, path, cursor), budget);
       budget.take(page);
       for (FileMeta e : page.entries()) {
-        if (!after.isEmpty() && ListingOrder.INSTANCE.compare(e.path(), after) <= 0) {
-          throw new GpuDirectException("Gpudirect server " + serverName + " sent a listing of '"
-              + path + "' that does not go on in order: '" + e.path() + "' came after '" + after
-              + "'. The server is broken or not a gpudirect server of this version");
-        }
+        requireAfter(e.path(), after, path);
         out.add(new FileEntry(e.path(), e.length(), e.modifiedMillis(), e.directory(), e.version()));
         after = e.path();
       }
       if (page.last()) {
         return out;
       }
+      // At its last entry, or past it after names a listing leaves out; a page without
+      // entries must still go forward.
+      if (page.entries().isEmpty() || !page.cursor().equals(after)) {
+        requireAfter(page.cursor(), after, path);
+      }
+      after = page.cursor();
+    }
+  }
+
+  /** A listing goes on in order: {@code next} after {@code previous}, or it is broken. */
+  private void requireAfter(String next, String previous, String path) {
+    if (!previous.isEmpty() && ListingOrder.INSTANCE.compare(next, previous) <= 0) {
+      throw new GpuDirectException("Gpudirect server " + serverName + " sent a listing of '"
+          + path + "' that does not go on in order: '" + next + "' came after '" + previous
+          + "'. The server is broken or not a gpudirect server of this version");
     }
   }
 

@@ -17,7 +17,13 @@ public enum ErrorCode {
    * replaced, rewritten, truncated or deleted since. The message names the path and both
    * versions. Not retried: the reader must start again from a new STAT or listing.
    */
-  FILE_CHANGED(11);
+  FILE_CHANGED(11),
+  /**
+   * A login refused without its proof being looked at: the client's address (its IPv6 /64) has
+   * failed to log in too often and is backing off. The message says for how much longer, and
+   * after how many failures. It says nothing of the client's secret. Not retried.
+   */
+  LOGINS_THROTTLED(12);
 
   private final byte id;
 

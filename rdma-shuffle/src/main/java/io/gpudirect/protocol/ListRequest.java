@@ -4,10 +4,10 @@ import java.nio.ByteBuffer;
 
 /**
  * Lists every regular file below {@code path}, in {@link ListingOrder}, one page at a time.
- * {@code after} is empty for the first page; for each later one, the path of the last entry
- * of the page before (as the server sent it, relative to the root): the page continues with
- * the first file after it. The server keeps nothing between pages, so a client that never
- * asks for the next page costs it nothing.
+ * {@code after} is empty for the first page; for each later one, the cursor of the page before
+ * ({@link ListResponse#cursor}, a path relative to the root): the page continues with the first
+ * file after it. The server keeps nothing between pages, so a client that never asks for the
+ * next page costs it nothing.
  */
 public record ListRequest(long requestId, String path, String after) implements Request {
   public static final String FIRST_PAGE = "";

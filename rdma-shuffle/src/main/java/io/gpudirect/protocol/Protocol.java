@@ -26,9 +26,13 @@ public final class Protocol {
    * CRC32C of its type and body, so that an answer damaged on the way is refused as corrupt
    * rather than believed (a size, a version, a capability, an error). 5: a file's version
    * carries its change time (ctime) after its modification time, so that a writer who puts the
-   * modification time back after a write in place is still seen; and a queue pair's server posts
-   * the receives for its credits only once the BIND has proven the peer, and says so in
-   * RDMA_BOUND, which the client waits for before its first RDMA_READ.
+   * modification time back after a write in place is still seen; a queue pair's server posts the
+   * receives for its credits only once the BIND has proven the peer, and says so in RDMA_BOUND,
+   * which the client waits for before its first RDMA_READ; a LIST page names the cursor the next
+   * one goes on after, and may end, with none of its entries, among names it does not list (so
+   * that a page costs what it passes over); a login refused, unchecked, because its address is
+   * backing off after failed logins is told so ({@link ErrorCode#LOGINS_THROTTLED}), not that
+   * its secret is wrong.
    */
   public static final int VERSION = 5;
 

@@ -82,6 +82,8 @@ public final class BlockServer implements AutoCloseable {
   private final javax.net.ssl.SSLContext tls;
   private final int maxListPageEntries;
   private final ListingSlots listingSlots;
+  private final int maxLoginNetworks;
+  private final java.util.function.LongSupplier loginClock;
 
   private final Map<ServerConnection, Thread> connections = new ConcurrentHashMap<>();
   private final ServerCounters counters = new ServerCounters();
@@ -130,6 +132,8 @@ public final class BlockServer implements AutoCloseable {
     this.tls = b.tls;
     this.maxListPageEntries = b.maxListPageEntries;
     this.listingSlots = new ListingSlots(b.maxConcurrentListings, b.listingQueueTimeout);
+    this.maxLoginNetworks = b.maxLoginNetworks;
+    this.loginClock = b.loginClock;
   }
 
   public static BlockServerBuilder builder() {
@@ -172,7 +176,7 @@ public final class BlockServer implements AutoCloseable {
     pending = new PendingPeers<>("handshake", "finish its handshake", maxUnauthenticated,
         maxUnauthenticatedPerAddress, handshakeTimeout, timers, refusals, ServerConnection::peer,
         ServerConnection::closeNow);
-    logins = new LoginThrottle(address);
+    logins = new LoginThrottle(address, maxLoginNetworks, loginClock);
     limitRefusals = new LimitRefusals(address, maxConnections, counters, refusals);
     long sweep = OPEN_FILES_IDLE_NANOS / 2;
     timers.scheduleWithFixedDelay(this::closeIdleFiles, sweep, sweep, TimeUnit.NANOSECONDS);
@@ -393,7 +397,7 @@ public final class BlockServer implements AutoCloseable {
   void logSummaries() {
     long now = System.nanoTime();
     refusals.logSummary(now);
-    logins.logSummary(now);
+    logins.logSummary();
   }
 
   /** False when interrupted: the caller stops waiting. */

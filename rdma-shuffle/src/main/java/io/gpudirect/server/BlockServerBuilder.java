@@ -6,6 +6,7 @@ import io.gpudirect.verbs.Verbs;
 import io.gpudirect.verbs.provider.RdmaProvider;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
 /**
@@ -32,13 +33,24 @@ public final class BlockServerBuilder {
   int maxListPageEntries = BlockServer.DEFAULT_LIST_PAGE_ENTRIES;
   int maxConcurrentListings = defaultConcurrentListings();
   Duration listingQueueTimeout = Duration.ofSeconds(10);
+  /** Tests only: the failed-login table's size, and the clock of its backoff. */
+  int maxLoginNetworks = LoginThrottle.MAX_NETWORKS;
+  LongSupplier loginClock = System::nanoTime;
 
   BlockServerBuilder() {}
 
+  /** Tests only: a smaller failed-login table, and a clock they move by hand. */
+  BlockServerBuilder loginThrottle(int maxNetworks, LongSupplier clock) {
+    this.maxLoginNetworks = maxNetworks;
+    this.loginClock = clock;
+    return this;
+  }
+
   /**
-   * Most entries in one LIST page; default 10,000. A page's walk keeps about this many names
-   * and entries in memory (and at most one frame, 1 MiB, of them); a smaller page costs more
-   * pages, and each page reads every name of the directories it enters.
+   * Most entries in one LIST page, and most names one page looks at, files or not; default
+   * 10,000. A page's walk keeps about this many names and entries in memory (and at most one
+   * frame, 1 MiB, of them); a smaller page costs more pages, and each page reads every name of
+   * the directories it enters, once.
    */
   public BlockServerBuilder maxListPageEntries(int entries) {
     this.maxListPageEntries = entries;

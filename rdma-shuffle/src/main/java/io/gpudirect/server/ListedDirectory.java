@@ -11,7 +11,7 @@ import java.util.function.Consumer;
  * which holds each one open below the root and follows no symlink.
  */
 interface ListedDirectory extends AutoCloseable {
-  /** Reads the directory afresh and gives every name in it to {@code sink}, in no order. */
+  /** Reads the directory and gives every name in it to {@code sink}, in no order; once. */
   void names(Consumer<String> sink) throws IOException;
 
   /**

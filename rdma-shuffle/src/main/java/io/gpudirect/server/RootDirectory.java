@@ -248,8 +248,8 @@ final class RootDirectory implements AutoCloseable {
           throw throughLink(path, path.names().size());
         }
         if (a.isRegularFile()) {
-          return new ListResponse(requestId,
-              after.isEmpty() ? List.of(meta(path.normalized(), a)) : List.of(), true);
+          return ListResponse.last(requestId,
+              after.isEmpty() ? List.of(meta(path.normalized(), a)) : List.of());
         }
         if (!a.isDirectory()) {
           throw notAFile(requested, false);
@@ -276,7 +276,7 @@ final class RootDirectory implements AutoCloseable {
     private final Walk walk;
     /** This directory's path relative to the root, for messages. */
     private final String path;
-    /** Whether the walk's stream has been read (a directory stream reads only once). */
+    /** Whether the walk's stream has been read: a directory stream reads only once. */
     private boolean read;
 
     ListingDirectory(Walk walk, String path) {
@@ -286,24 +286,12 @@ final class RootDirectory implements AutoCloseable {
 
     @Override
     public void names(Consumer<String> sink) throws IOException {
-      SecureDirectoryStream<Path> d = walk.at;
-      if (!read) {
-        read = true;
-        readNames(d, sink);
-        return;
+      if (read) {
+        throw new IllegalStateException("a listing page reads " + show(path) + " only once");
       }
-      // Read again through a new stream of the same directory. "." is no entry anyone can swap,
-      // so this open cannot block (no FIFO can stand there) and needs no opener.
-      try (SecureDirectoryStream<Path> again = d.newDirectoryStream(Path.of("."),
-          NOFOLLOW)) {
-        readNames(again, sink);
-      }
-    }
-
-    private void readNames(SecureDirectoryStream<Path> d, Consumer<String> sink)
-        throws IOException {
+      read = true;
       try {
-        for (Path entry : d) {
+        for (Path entry : walk.at) {
           sink.accept(entry.getFileName().toString());
         }
       } catch (DirectoryIteratorException e) {

@@ -206,12 +206,12 @@ final class ServerConnection implements Runnable {
       }
       byte[] expected = Auth.clientProof(secret, serverNonce, hello.clientNonce());
       boolean matches = Auth.matches(expected, auth.mac());
-      long now = System.nanoTime();
-      switch (server.logins().decide(peerAddress, matches, peer, now)) {
+      LoginThrottle.Decision login = server.logins().decide(peerAddress, matches, peer);
+      switch (login.verdict()) {
         case REFUSED -> {
           server.counters().countAuthFailure();
-          send(new ErrorResponse(ErrorResponse.CONNECTION, ErrorCode.AUTH_FAILED,
-              server.logins().refusal(peerAddress, now)));
+          send(new ErrorResponse(ErrorResponse.CONNECTION, ErrorCode.LOGINS_THROTTLED,
+              login.refusal()));
           return false;
         }
         case FAILED -> {

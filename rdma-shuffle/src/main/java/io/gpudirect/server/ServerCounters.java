@@ -2,6 +2,7 @@ package io.gpudirect.server;
 
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 
 /** What one {@link BlockServer} has done since it started, counted as its connections do it. */
 final class ServerCounters {
@@ -15,6 +16,8 @@ final class ServerCounters {
   /** What listing pages cost: directory entries read, and those looked at (fstatat). */
   private final AtomicLong listingNamesRead = new AtomicLong();
   private final AtomicLong listingEntriesLooked = new AtomicLong();
+  /** Tests only: told of every listing page walked, with what it cost. */
+  private volatile Consumer<DirectoryWalk> listingPages = walk -> { };
 
   /** A snapshot, with what only the server knows: connections open now and time since start. */
   ServerStats stats(int connectionsActive, long uptimeMillis) {
@@ -25,6 +28,12 @@ final class ServerCounters {
   void listingWalked(DirectoryWalk walk) {
     listingNamesRead.addAndGet(walk.namesRead());
     listingEntriesLooked.addAndGet(walk.looked());
+    listingPages.accept(walk);
+  }
+
+  /** Tests only: {@code observer} is told of every listing page walked from now on. */
+  void observeListingPages(Consumer<DirectoryWalk> observer) {
+    listingPages = observer;
   }
 
   /** Directory entries read by listing pages so far (tests check what a page costs). */

@@ -23,7 +23,8 @@ class FramesTest {
         new ListRequest(7, "dir/sub", "dir/sub/a/b.parquet"),
         new ListResponse(8, List.of(new FileMeta("a/b.parquet", 10, 20, false,
                 new FileVersion("(dev=803,ino=12)", 10, 20_000_001L, 20_000_002L)),
-            new FileMeta("ü/ñ.bin", 0, -1, false, FileVersion.ANY)), true),
+            new FileMeta("ü/ñ.bin", 0, -1, false, FileVersion.ANY)), true, ""),
+        ListResponse.more(8, List.of(), "a/link-to-nowhere"),
         new StatRequest(9, "/x"),
         new StatResponse(10, new FileMeta("", 0, 5, true, FileVersion.ANY)),
         new ReadRequest(11, "f", 1L << 40, 4096),
@@ -68,6 +69,20 @@ class FramesTest {
         .putInt(Integer.MAX_VALUE).flip();
     e = assertThrows(ProtocolException.class, () -> Frames.decode(sealed(manyEntries)));
     assertTrue(e.getMessage().contains("entry count"), e.getMessage());
+  }
+
+  /** A page that is not the last says where the next goes on; the last says nothing. */
+  @Test
+  void aListPageNamesACursorExactlyWhenMoreFollows() {
+    for (boolean last : new boolean[] {true, false}) {
+      ByteBuffer page = ByteBuffer.allocate(64);
+      page.put(MessageType.LIST_RESPONSE.id()).putLong(1).put((byte) (last ? 1 : 0)).putInt(0);
+      byte[] cursor = (last ? "a/b" : "").getBytes(java.nio.charset.StandardCharsets.UTF_8);
+      page.putInt(cursor.length).put(cursor).flip();
+      ProtocolException e = assertThrows(ProtocolException.class, () -> Frames.decode(sealed(page)));
+      assertTrue(e.getMessage().contains(last ? "is the last page but names a cursor"
+          : "is not the last page but names no cursor"), e.getMessage());
+    }
   }
 
   @Test

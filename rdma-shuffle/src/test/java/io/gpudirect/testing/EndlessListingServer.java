@@ -81,7 +81,8 @@ public final class EndlessListingServer implements AutoCloseable {
           page.add(new FileMeta(String.format(PREFIX + "%015d" + SUFFIX, next++), 1, 0, false,
               FileVersion.ANY));
         }
-        write(ch, Frames.encode(new ListResponse(l.requestId(), page, false)));
+        write(ch, Frames.encode(ListResponse.more(l.requestId(), page,
+            page.get(page.size() - 1).path())));
       }
     } catch (IOException | RuntimeException e) {
       // the client gave up: what this server is for

@@ -20,6 +20,7 @@ import io.gpudirect.transport.ConnectFailedException;
 import io.gpudirect.transport.ConnectionOptions;
 import io.gpudirect.transport.ConnectionThreads;
 import io.gpudirect.transport.CorruptAnswerException;
+import io.gpudirect.transport.LoginsThrottledException;
 import io.gpudirect.transport.ServerErrorException;
 import io.gpudirect.transport.TransportException;
 import java.io.IOException;
@@ -213,6 +214,13 @@ final class TcpHandshake {
       return new AuthenticationException("Secret rejected by gpudirect server " + server
           + ": the secret in " + secretSetting + " is not the one the server was started with"
           + " (its --secret-file)");
+    }
+    if (e.code() == ErrorCode.LOGINS_THROTTLED) {
+      return new LoginsThrottledException("Gpudirect server " + server + " is throttling logins"
+          + " from this client's address, so it did not check the secret in " + secretSetting
+          + ": " + e.message() + ". This is not a wrong secret: retry once that wait is over."
+          + " Something on this client's address has been logging in with a wrong secret (the"
+          + " server's log names the address); until it stops, it keeps the address backing off");
     }
     if (e.code() == ErrorCode.LIMIT_EXCEEDED || e.code() == ErrorCode.SHUTTING_DOWN) {
       return new ConnectFailedException(server, e.message(), null);
