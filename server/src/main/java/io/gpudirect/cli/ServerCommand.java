@@ -151,7 +151,7 @@ final class ServerCommand implements Callable<Integer> {
         .maxListPageEntries(maxListPageEntries)
         .listingQueueTimeout(Duration.ofSeconds(listingQueueSeconds))
         .rdma(rdmaMode)
-        .rdmaProvider(io.gpudirect.verbs.provider.RdmaProvider.parse(rdmaProvider))
+        .rdmaProvider(rdmaProvider)
         .tls(tlsCert == null ? null : TlsContexts.server(tlsCert, tlsKey))
         .build();
     server.start();
