@@ -1,5 +1,6 @@
 package io.gpudirect.bench;
 
+import io.gpudirect.cli.BenchmarksCommand;
 import io.gpudirect.cli.ClientOptions;
 import io.gpudirect.cli.OptionValues;
 import io.gpudirect.client.GpuDirectUri;
@@ -39,7 +40,7 @@ import picocli.CommandLine.Spec;
         "or, given gpudirect://HOST:PORT/PATH, the link to a running server: one file fetched at 1 and 4 streams",
         "(or --streams) beside iperf3 -R to the same host when an iperf3 server answers there.",
         "Prints one table (or --json); every run is bounded by --duration."})
-public final class BenchCommand implements Callable<Integer> {
+public final class BenchCommand implements Callable<Integer>, BenchmarksCommand {
   /** The parts of the bench, in the order they run. */
   enum Section { fetch, latency, flight, spark, joins, memory }
 

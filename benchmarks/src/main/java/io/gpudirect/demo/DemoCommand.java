@@ -1,5 +1,6 @@
 package io.gpudirect.demo;
 
+import io.gpudirect.cli.BenchmarksCommand;
 import io.gpudirect.client.GpuDirectUri;
 import io.gpudirect.client.RemoteStore;
 import io.gpudirect.options.ResolvedOptions;
@@ -26,7 +27,7 @@ import picocli.CommandLine.Option;
  */
 @Command(name = "demo", mixinStandardHelpOptions = true,
     description = "Serve a generated dataset on loopback and query it with local Spark over gpudirect://.")
-public final class DemoCommand implements Callable<Integer> {
+public final class DemoCommand implements Callable<Integer>, BenchmarksCommand {
   @Option(names = "--rows", defaultValue = "8000000", description = "Rows of the Parquet dataset (default ${DEFAULT-VALUE}).")
   long rows;
 

@@ -1,7 +1,6 @@
 package io.gpudirect.options;
 
 import io.gpudirect.client.ClientConfig;
-import io.gpudirect.verbs.provider.RdmaProvider;
 import java.io.Serializable;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -12,10 +11,11 @@ import java.time.Duration;
  * the scan's readers and the gpudirect:// file system, resolving the same settings from
  * different places, share one pool). It holds no secret: see {@link Secret}.
  *
+ * @param rdmaProvider auto, ucx or disni, by name: the block client chooses and opens the provider
  * @param tlsTrustStore a PEM file, or empty for the JDK's CAs (a String: {@link Path} is not
  *     serializable)
  */
-public record ClientSettings(String transport, RdmaProvider rdmaProvider, int streams, int maxBytesInFlight, int chunkSize,
+public record ClientSettings(String transport, String rdmaProvider, int streams, int maxBytesInFlight, int chunkSize,
     Duration connectTimeout, Duration requestTimeout, int maxRetries, Duration retryBackoff,
     boolean checksums, boolean tls, String tlsTrustStore, int listingMaxEntries, long listingMaxBytes,
     Duration listingTimeout) implements Serializable {

@@ -8,8 +8,6 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.function.Function;
-import org.apache.spark.SparkEnv;
-import scala.Tuple2;
 
 /**
  * The settings an executor fixes once, for every read it runs: its pinned pool, the device and
@@ -104,17 +102,8 @@ public final class ExecutorSettings {
    */
   private static Map<String, String> sparkSettings() {
     Map<String, String> byName = new TreeMap<>();
-    SparkEnv env;
-    try {
-      env = SparkEnv.get();
-    } catch (NoClassDefFoundError e) {
-      return byName;
-    }
-    if (env != null) {
-      for (Tuple2<String, String> kv : env.conf().getAllWithPrefix(GpuDirectOption.SESSION_PREFIX)) {
-        byName.put(kv._1().toLowerCase(Locale.ROOT), kv._2());
-      }
-    }
+    SparkConfLookup.withPrefix(GpuDirectOption.SESSION_PREFIX)
+        .forEach((name, value) -> byName.put(name.toLowerCase(Locale.ROOT), value));
     return byName;
   }
 }

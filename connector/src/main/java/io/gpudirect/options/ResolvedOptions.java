@@ -48,7 +48,7 @@ public final class ResolvedOptions {
     this.secret = Secret.of(get(GpuDirectOption.AUTH_SECRET));
     this.client = new ClientSettings(
         get(GpuDirectOption.TRANSPORT),
-        io.gpudirect.verbs.provider.RdmaProvider.parse(get(GpuDirectOption.RDMA_PROVIDER)),
+        rdmaProvider(),
         integer(GpuDirectOption.STREAMS),
         intBytes(GpuDirectOption.MAX_BYTES_IN_FLIGHT),
         intBytes(GpuDirectOption.CHUNK_SIZE),
@@ -202,6 +202,22 @@ public final class ResolvedOptions {
       throw invalid(o, "true or false", null);
     }
     return Boolean.parseBoolean(v);
+  }
+
+  /**
+   * Option {@code rdma.provider}, checked here but kept by name: the block client chooses and
+   * opens the provider. Blank is auto, as the client takes it; ResolvedOptionsTest keeps these
+   * names in step with the client's.
+   */
+  private String rdmaProvider() {
+    String v = get(GpuDirectOption.RDMA_PROVIDER).toLowerCase(Locale.ROOT);
+    if (v.isEmpty()) {
+      return "auto";
+    }
+    if (!Set.of("auto", "ucx", "disni").contains(v)) {
+      throw invalid(GpuDirectOption.RDMA_PROVIDER, "auto, ucx or disni", null);
+    }
+    return v;
   }
 
   private String trustStore() {

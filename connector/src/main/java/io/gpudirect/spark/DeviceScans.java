@@ -1,7 +1,11 @@
 package io.gpudirect.spark;
 
+import java.util.List;
+import java.util.ServiceLoader;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.Collectors;
+import org.apache.spark.SparkConf;
 import org.apache.spark.sql.connector.read.Scan;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -12,11 +16,16 @@ import org.slf4j.LoggerFactory;
  */
 public final class DeviceScans {
   private static final Logger LOG = LoggerFactory.getLogger(DeviceScans.class);
-  /** The extension that hands device batches to the RAPIDS Accelerator. */
-  public static final String RAPIDS_EXTENSIONS = "io.gpudirect.spark.rapids.GpuDirectRapidsExtensions";
   private static final Set<String> SAID = ConcurrentHashMap.newKeySet();
+  private static final List<DeviceEngine> ENGINES = ServiceLoader
+      .load(DeviceEngine.class, DeviceEngine.class.getClassLoader()).stream().map(ServiceLoader.Provider::get).toList();
 
   private DeviceScans() {}
+
+  /** What explain() notes about the GPU engines' set-up in a session with {@code conf}; empty when nothing. */
+  static String setupNote(SparkConf conf) {
+    return ENGINES.stream().map(e -> e.setupNote(conf)).collect(Collectors.joining());
+  }
 
   /** Whether {@code scan} is a scan of this source. */
   public static boolean isGpuDirect(Scan scan) {

@@ -48,19 +48,7 @@ final class GpuDirectScan implements Scan, Batch, SupportsReportStatistics {
     this.dataRead = context.partitioning.dataPart(readSchema, context.caseSensitive());
     this.pushed = pushed;
     this.partitionFilters = partitionFilters;
-    this.note = rapidsWithoutPassThrough(context.session) ? " note: the RAPIDS Accelerator is on, but "
-        + DeviceScans.RAPIDS_EXTENSIONS + " is not in spark.sql.extensions: batches take the plugin's"
-        + " host-to-GPU copy" : "";
-  }
-
-  /**
-   * Whether the RAPIDS Accelerator is configured and our pass-through rule is not. The rule
-   * cannot be added from here: a session's columnar rules are fixed when it is made.
-   */
-  private static boolean rapidsWithoutPassThrough(org.apache.spark.sql.SparkSession session) {
-    org.apache.spark.SparkConf conf = session.sparkContext().getConf();
-    return conf.get("spark.plugins", "").contains("com.nvidia.spark.SQLPlugin")
-        && !conf.get("spark.sql.extensions", "").contains(DeviceScans.RAPIDS_EXTENSIONS);
+    this.note = DeviceScans.setupNote(context.session.sparkContext().getConf());
   }
 
   Output output() {

@@ -6,7 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.gpudirect.GpuDirectException;
+import io.gpudirect.verbs.provider.RdmaProvider;
 import java.time.Duration;
+import java.util.Locale;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -26,6 +28,27 @@ class ResolvedOptionsTest {
     GpuDirectException e = assertThrows(GpuDirectException.class,
         () -> ResolvedOptions.resolve(Map.of("streams", "many"), k -> null));
     assertTrue(e.getMessage().contains("streams") && e.getMessage().contains("spark.gpudirect.streams"), e.getMessage());
+  }
+
+  @Test
+  void aMisspeltRdmaProviderNamesTheOptionAndItsSessionKey() {
+    GpuDirectException e = assertThrows(GpuDirectException.class,
+        () -> ResolvedOptions.resolve(Map.of("rdma.provider", "ucxx"), k -> null));
+    assertEquals("Invalid value 'ucxx' for option rdma.provider (session key spark.gpudirect.rdma.provider):"
+        + " expected auto, ucx or disni", e.getMessage());
+  }
+
+  /** The options keep the provider by name; each name the client knows must pass, in any case. */
+  @Test
+  void everyRdmaProviderIsTakenByNameAndReachesTheClient() {
+    for (RdmaProvider p : RdmaProvider.values()) {
+      for (String name : new String[] {p.name(), p.name().toLowerCase(Locale.ROOT)}) {
+        ResolvedOptions o = ResolvedOptions.resolve(Map.of("rdma.provider", name), k -> null);
+        assertEquals(p, o.client().config(o.secret(), "auth.secret").rdmaProvider(), name);
+      }
+    }
+    ResolvedOptions blank = ResolvedOptions.resolve(Map.of("rdma.provider", " "), k -> null);
+    assertEquals(RdmaProvider.AUTO, blank.client().config(blank.secret(), "auth.secret").rdmaProvider());
   }
 
   /**

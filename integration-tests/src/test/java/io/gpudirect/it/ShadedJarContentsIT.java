@@ -37,8 +37,9 @@ class ShadedJarContentsIT {
   @Test
   void holdsTheClassesItsServiceFilesName() throws IOException {
     try (JarFile jar = new JarFile(SparkSubmitProcess.shadedJar().toFile())) {
+      // The last two: executors read their settings from the SparkConf, and scans their RAPIDS note, through these.
       for (String service : List.of("org.apache.spark.sql.sources.DataSourceRegister",
-          "org.apache.hadoop.fs.FileSystem")) {
+          "org.apache.hadoop.fs.FileSystem", "io.gpudirect.options.RunningSparkConf", "io.gpudirect.spark.DeviceEngine")) {
         JarEntry entry = jar.getJarEntry("META-INF/services/" + service);
         assertNotNull(entry, service + " in " + jar.getName());
         String text;

@@ -273,6 +273,11 @@ public final class ClientConfig {
       return this;
     }
 
+    /** The provider by name, as {@code rdma.provider} gives it: auto, ucx or disni, in any case. */
+    public Builder rdmaProvider(String provider) {
+      return rdmaProvider(RdmaProvider.parse(provider));
+    }
+
     /**
      * CRC32C on every payload, checked here. On by default; turning it off saves a pass
      * over every byte on both ends, and leaves corruption to TCP's weaker checksum.

@@ -92,6 +92,11 @@ public final class BlockServerBuilder {
     return this;
   }
 
+  /** The provider by name, as {@code --rdma-provider} gives it: auto, ucx or disni, in any case. */
+  public BlockServerBuilder rdmaProvider(String provider) {
+    return rdmaProvider(RdmaProvider.parse(provider));
+  }
+
   /** These verbs instead of a provider's (tests: a double, or real verbs wrapped). */
   public BlockServerBuilder verbs(Supplier<Verbs> verbs) {
     this.verbs = verbs;

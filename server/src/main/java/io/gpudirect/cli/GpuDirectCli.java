@@ -1,6 +1,10 @@
 package io.gpudirect.cli;
 
 import io.gpudirect.GpuDirectException;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.ServiceConfigurationError;
+import java.util.ServiceLoader;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -23,8 +27,9 @@ public final class GpuDirectCli {
    */
   static CommandLine commandLine() {
     CommandLine cli = new CommandLine(new GpuDirectCli());
-    cli.addSubcommand("demo", fromBenchmarksModule("io.gpudirect.demo.DemoCommand", new DemoNotOnClasspath()));
-    cli.addSubcommand("bench", fromBenchmarksModule("io.gpudirect.bench.BenchCommand", new BenchNotOnClasspath()));
+    Map<String, Object> benchmarks = fromBenchmarksModule();
+    cli.addSubcommand("demo", benchmarks.getOrDefault("demo", new DemoNotOnClasspath()));
+    cli.addSubcommand("bench", benchmarks.getOrDefault("bench", new BenchNotOnClasspath()));
     // A GpuDirectException already says what went wrong and what to do: print it, not a stack.
     // Escaped: it can carry a server's words and file names (see TerminalText).
     cli.setExecutionExceptionHandler((e, cmd, parsed) -> {
@@ -38,17 +43,21 @@ public final class GpuDirectCli {
   }
 
   /**
-   * {@code demo} and {@code bench} live in the benchmarks module: they need Spark (and bench
-   * Arrow Flight and JMH), which stay out of this module and its server package.
-   * {@code bin/gpudirect demo|bench} puts that module on the classpath. Without it, a
+   * {@code demo} and {@code bench} by name, where the benchmarks module is on the classpath: they
+   * need Spark (and bench Arrow Flight and JMH), which stay out of this module and its server
+   * package. {@code bin/gpudirect demo|bench} puts that module on the classpath. Without it, a
    * placeholder keeps the command in {@code --help} and says how to run it.
    */
-  private static Object fromBenchmarksModule(String className, Object placeholder) {
+  private static Map<String, Object> fromBenchmarksModule() {
+    Map<String, Object> found = new HashMap<>();
     try {
-      return Class.forName(className).getDeclaredConstructor().newInstance();
-    } catch (ReflectiveOperationException | LinkageError e) {
-      return placeholder;
+      for (BenchmarksCommand c : ServiceLoader.load(BenchmarksCommand.class, GpuDirectCli.class.getClassLoader())) {
+        found.put(c.getClass().getAnnotation(Command.class).name(), c);
+      }
+    } catch (ServiceConfigurationError | LinkageError e) {
+      // The module without what it needs: its commands stay placeholders.
     }
+    return found;
   }
 
   private static GpuDirectException notOnClasspath(String command) {

@@ -135,7 +135,7 @@ final class ServerCommand implements Callable<Integer> {
         .bindAddress(bind)
         .secret(secret == null ? null : secret.getBytes(StandardCharsets.UTF_8))
         .rdma(rdmaMode)
-        .rdmaProvider(io.gpudirect.verbs.provider.RdmaProvider.parse(rdmaProvider))
+        .rdmaProvider(rdmaProvider)
         .tls(tlsCert == null ? null : TlsContexts.server(tlsCert, tlsKey))
         .build();
     server.start();

@@ -1,7 +1,7 @@
 package io.gpudirect.doctor;
 
 import io.gpudirect.gpu.GpuEnvironment;
-import io.gpudirect.verbs.ucx.UcxReport;
+import io.gpudirect.verbs.provider.ProviderReport;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -27,12 +27,12 @@ import java.util.function.Supplier;
  */
 public record Host(Path root, Function<List<String>, Optional<String>> commands,
     Function<String, String> loadLibrary, Supplier<GpuEnvironment> gpu, Supplier<String> cudf,
-    Supplier<UcxReport> ucx) {
+    Supplier<ProviderReport> ucx) {
 
   /** This machine, as it is. */
   public static Host real() {
     Supplier<GpuEnvironment> gpu = cudaBindingPresent() ? GpuEnvironment::get : () -> WITHOUT_CUDA_BINDING;
-    return new Host(Path.of("/"), Host::run, Host::load, gpu, () -> cudfProbe(gpu.get()), UcxReport::probe);
+    return new Host(Path.of("/"), Host::run, Host::load, gpu, () -> cudfProbe(gpu.get()), ProviderReport::ucx);
   }
 
   /**

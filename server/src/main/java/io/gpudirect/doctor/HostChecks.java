@@ -1,7 +1,7 @@
 package io.gpudirect.doctor;
 
 import io.gpudirect.gpu.GpuEnvironment;
-import io.gpudirect.verbs.ucx.UcxReport;
+import io.gpudirect.verbs.provider.ProviderReport;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
@@ -67,7 +67,7 @@ public final class HostChecks {
     out.add(gpu(gpu));
     out.add(cudf());
     out.add(rdmaDevices(rdma));
-    UcxReport ucx = host.ucx().get();
+    ProviderReport ucx = host.ucx().get();
     out.add(ucx(ucx, rdma));
     out.add(ucxCuda(ucx, gpu));
     out.add(disni(rdma, ucx.rdma() == null));
@@ -134,7 +134,7 @@ public final class HostChecks {
    * UCX, the first RDMA provider: its version and transports, and whether it has an RDMA one
    * here. Over TCP it runs only when forced (transport=rdma), never under transport=auto.
    */
-  Finding ucx(UcxReport ucx, List<String> rdma) {
+  Finding ucx(ProviderReport ucx, List<String> rdma) {
     String install = "sudo apt-get install libucx0   # or dnf install ucx ucx-ib; with CUDA see docs/deployment.md";
     if (ucx.missing() != null) {
       return Finding.missing(false, rdma.isEmpty() ? Finding.Status.SKIP : Finding.Status.WARN, "ucx",
@@ -151,7 +151,7 @@ public final class HostChecks {
   }
 
   /** Whether UCX maps GPU memory: it must be built with CUDA for RDMA straight into the GPU. */
-  Finding ucxCuda(UcxReport ucx, GpuEnvironment gpu) {
+  Finding ucxCuda(ProviderReport ucx, GpuEnvironment gpu) {
     if (ucx.missing() != null) {
       return Finding.skip("ucx-cuda", "no UCX");
     }
@@ -166,7 +166,7 @@ public final class HostChecks {
   }
 
   /** What RDMA straight into GPU memory (GPUDirect RDMA) still needs on this host, all in one line. */
-  Finding gpudirectRdma(GpuEnvironment gpu, List<String> rdma, UcxReport ucx) {
+  Finding gpudirectRdma(GpuEnvironment gpu, List<String> rdma, ProviderReport ucx) {
     List<String> needs = new ArrayList<>();
     if (!gpu.gpu()) {
       needs.add("a GPU");

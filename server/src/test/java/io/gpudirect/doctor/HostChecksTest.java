@@ -9,7 +9,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.gpudirect.doctor.Finding.Status;
 import io.gpudirect.doctor.HostChecks.Requirement;
 import io.gpudirect.gpu.GpuEnvironment;
-import io.gpudirect.verbs.ucx.UcxReport;
+import io.gpudirect.verbs.provider.ProviderReport;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -36,12 +36,12 @@ class HostChecksTest {
   static final GpuEnvironment H200 = new GpuEnvironment(true, 1, "NVIDIA H200", true, "1 device(s), device 0 is NVIDIA H200");
   static final Function<String, String> NO_LIBRARY = name -> "no " + name + " in java.library.path";
   /** Debian's UCX on a host without an RDMA device: TCP only, no CUDA. */
-  static final UcxReport UCX_OVER_TCP = new UcxReport(null, "1.13.1", List.of("tcp", "ib (verbs: rc, ud, dc)"),
+  static final ProviderReport UCX_OVER_TCP = new ProviderReport(null, "1.13.1", List.of("tcp", "ib (verbs: rc, ud, dc)"),
       "UCX has no RDMA transport here: no RDMA device", false);
-  static final UcxReport UCX_WITH_VERBS_AND_CUDA = new UcxReport(null, "1.16.0",
+  static final ProviderReport UCX_WITH_VERBS_AND_CUDA = new ProviderReport(null, "1.16.0",
       List.of("tcp", "ib (verbs: rc, ud, dc)", "cuda (cuda_copy, cuda_ipc)"), null, true);
   /** What the host's UCX probe answers; each test's host sets it. */
-  private UcxReport ucx = UcxReport.absent("libucp (UCX) could not be loaded");
+  private ProviderReport ucx = ProviderReport.absent("libucp (UCX) could not be loaded");
   static final String TOPO_NEAR = "\t\u001B[4mGPU0\tGPU1\tNIC0\tNIC1\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\u001B[0m\n"
       + "GPU0\t X \tNV18\tPXB\tSYS\t0-7\t0\t\tN/A\n"
       + "GPU1\tNV18\t X \tSYS\tPXB\t8-15\t1\t\tN/A\n"
