@@ -34,7 +34,7 @@ class ArchitectureTest {
   private static final String[] GPU_MEMORY_PACKAGES = {"io.gpudirect", "io.gpudirect.memory..", "io.gpudirect.gpu.."};
   private static final String[] RDMA_SHUFFLE_PACKAGES = {"io.gpudirect.protocol..", "io.gpudirect.tls..",
       "io.gpudirect.verbs..", "io.gpudirect.transport..", "io.gpudirect.client..", "io.gpudirect.server..",
-      "io.gpudirect.cudf.."};
+      "io.gpudirect.cudf..", "io.gpudirect.shuffle.."};
   private static final String[] SERVER_PACKAGES = {"io.gpudirect.cli..", "io.gpudirect.doctor..", "io.gpudirect.json.."};
   private static final String[] CONNECTOR_PACKAGES = {"io.gpudirect.spark..", "io.gpudirect.arrow..",
       "io.gpudirect.dataset..", "io.gpudirect.options..", "io.gpudirect.hadoop..", "io.gpudirect.remote.."};

@@ -2,6 +2,8 @@ package io.gpudirect.client;
 
 import io.gpudirect.protocol.FileVersion;
 import io.gpudirect.protocol.ListingOrder;
+import io.gpudirect.protocol.ShuffleBlockId;
+import io.gpudirect.transport.BlockMemory;
 import io.gpudirect.tls.TlsContexts;
 import io.gpudirect.transport.PayloadMemory;
 import io.gpudirect.transport.RequestTimeoutException;
@@ -210,6 +212,19 @@ public final class BlockClient implements RemoteStore {
       // Every chunk has arrived, so every slice is bound: bind() gives the memory without taking any.
       return threads.onWorker(chunks.readIntoLateHost(path, version, offset, length, memory, chunk, crcs)
           .thenApply(v -> ChunkChecksums.combined(serverName, path, offset, memory.bind(), chunk, crcs)));
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+  }
+
+  /**
+   * {@inheritDoc} Over TCP only (the transport the client was connected with must be TCP):
+   * SHUFFLE_READ is not carried on RDMA queue pairs yet.
+   */
+  @Override
+  public CompletableFuture<Long> readShuffleBlock(ShuffleBlockId block, BlockMemory memory) {
+    try {
+      return threads.onWorker(chunks.readBlock(block, memory));
     } catch (RuntimeException e) {
       return CompletableFuture.failedFuture(e);
     }

@@ -1,8 +1,13 @@
 package io.gpudirect.client;
 
 import io.gpudirect.GpuDirectException;
+import io.gpudirect.protocol.ErrorCode;
 import io.gpudirect.protocol.FileVersion;
 import io.gpudirect.protocol.ReadRequest;
+import io.gpudirect.protocol.ShuffleBlockId;
+import io.gpudirect.protocol.ShuffleData;
+import io.gpudirect.protocol.ShuffleRead;
+import io.gpudirect.transport.BlockMemory;
 import io.gpudirect.transport.CallerReads;
 import io.gpudirect.transport.ChecksumMismatchException;
 import io.gpudirect.transport.Connection;
@@ -10,6 +15,7 @@ import io.gpudirect.transport.ConnectionLostException;
 import io.gpudirect.transport.DeviceRegistration;
 import io.gpudirect.transport.PayloadMemory;
 import io.gpudirect.transport.RequestTimeoutException;
+import io.gpudirect.transport.ServerErrorException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
@@ -22,6 +28,7 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -235,6 +242,60 @@ final class ChunkedReads {
         });
   }
 
+  /**
+   * Reads shuffle block {@code block} into the memory {@code memory} binds for each of its
+   * windows: the first, of up to the server's maxReadLength, tells the block's length and its
+   * data file's version; any further windows follow, on whichever streams have room, naming that
+   * version, so that a map output written again meanwhile fails the read rather than mixing two
+   * versions. Each window is a request of its own, retried and timed out as a chunk is. The
+   * window of bytes in flight ({@link ClientConfig#maxBytesInFlight}) is not taken: a block's
+   * length is unknown before its answer, and the fetcher that asks for blocks bounds them with
+   * the limits of its own (Spark's). Completes with the block's length.
+   */
+  CompletableFuture<Long> readBlock(ShuffleBlockId block, BlockMemory memory) {
+    connections.checkOpen();
+    long start = System.nanoTime();
+    int window = connections.maxReadLength();
+    AtomicBoolean failed = new AtomicBoolean();
+    AtomicReference<ShuffleData> first = new AtomicReference<>();
+    List<CompletableFuture<Void>> parts = new ArrayList<>();
+    parts.add(sendWindow(block, FileVersion.ANY, -1, 0, window, memory, first, failed));
+    return parts.get(0).thenComposeAsync(v -> {
+      ShuffleData answer = first.get();
+      for (long off = window; off < answer.blockLength(); off += window) {
+        parts.add(sendWindow(block, answer.version(), answer.blockLength(), off, window, memory,
+            new AtomicReference<>(), failed));
+      }
+      return CompletableFuture.allOf(parts.toArray(new CompletableFuture<?>[0]));
+    }, threads::runWorker).handle((v, err) -> {
+      reads.incrementAndGet();
+      fetchNanos.addAndGet(System.nanoTime() - start);
+      if (err != null) {
+        throw new CompletionException(readFailure(parts, err));
+      }
+      bytesFetched.addAndGet(first.get().blockLength());
+      return first.get().blockLength();
+    });
+  }
+
+  /**
+   * One window of a block, from {@code offset} within it, of a block of {@code blockLength} bytes
+   * as the first window said (-1 for the first); {@code answer} gets its header.
+   */
+  private CompletableFuture<Void> sendWindow(ShuffleBlockId block, FileVersion version,
+      long blockLength, long offset, int window, BlockMemory memory,
+      AtomicReference<ShuffleData> answer, AtomicBoolean failed) {
+    CompletableFuture<Void> part = new CompletableFuture<>();
+    part.whenComplete((v, err) -> {
+      if (err != null) {
+        failed.set(true);
+      }
+    });
+    sendChunk(new Chunk(block.name(), version, offset, window,
+        new BlockTarget(block, blockLength, memory, answer), part, failed), 0, false);
+    return part;
+  }
+
   private void checkRead(String path, FileVersion version, long offset) {
     connections.checkOpen();
     if (path == null || version == null) {
@@ -246,17 +307,55 @@ final class ChunkedReads {
     }
   }
 
-  /** One request of a read; {@code readFailed} is set once any chunk of the same read failed. */
+  /**
+   * One request of a read; {@code readFailed} is set once any chunk of the same read failed. A
+   * window of a shuffle block (a {@link BlockTarget}) has the block's name as its path, its
+   * offset within the block, and the most it may be as its length.
+   */
   private record Chunk(String path, FileVersion version, long offset, int length, Target target,
-      CompletableFuture<Void> done, AtomicBoolean readFailed) {}
+      CompletableFuture<Void> done, AtomicBoolean readFailed) {
+    /** The action as a user would say it, for errors. */
+    String what() {
+      return target instanceof BlockTarget ? "fetch shuffle block " + path
+          + (offset == 0 ? "" : " from byte " + offset)
+          : "read '" + path + "' at offset " + offset + " (" + length + " bytes)";
+    }
+  }
 
   /** No clock read yet: {@link #sendChunk} reads it if it needs it. */
   private static final long NOT_TIMED = Long.MIN_VALUE;
 
-  /** Where a chunk lands, and how a connection puts it there. */
+  /**
+   * Where a chunk lands, and how a connection puts it there. {@code request} is the chunk as a
+   * READ names it: its id, path, version and range (a shuffle window's target sends its own
+   * request with these).
+   */
   private interface Target {
     /** {@code callerReads}: the calling thread reads the answer itself (a hint). */
     CompletableFuture<Void> read(Connection conn, ReadRequest request, boolean callerReads);
+  }
+
+  /**
+   * A window of a shuffle block, into memory bound when its answer tells its length; the
+   * answer's header is kept in {@code answer}. A window after the first must find the block as
+   * long as the first did ({@code blockLength}): the same data file with an index written again
+   * may place the block elsewhere.
+   */
+  private record BlockTarget(ShuffleBlockId block, long blockLength, BlockMemory memory,
+      AtomicReference<ShuffleData> answer) implements Target {
+    @Override
+    public CompletableFuture<Void> read(Connection conn, ReadRequest request, boolean callerReads) {
+      return conn.readBlock(new ShuffleRead(request.requestId(), block, request.offset(),
+          request.length(), request.version()), memory).thenAccept(a -> {
+            if (blockLength >= 0 && a.blockLength() != blockLength) {
+              throw new ServerErrorException(ErrorCode.FILE_CHANGED, "Shuffle block " + block.name()
+                  + " (" + block.describe() + ") was " + blockLength + " bytes long at its first"
+                  + " window and " + a.blockLength() + " at the window from byte " + a.offset()
+                  + ": its map output was written again meanwhile");
+            }
+            answer.set(a);
+          });
+    }
   }
 
   /** Host memory: any transport reads into it (again from the start on a retry). */
@@ -414,9 +513,12 @@ final class ChunkedReads {
     // A failure is settled first, so that the stream does not take the next chunk of a read
     // that has just failed.
     if (timedOut) {
-      c.done.completeExceptionally(new RequestTimeoutException("Reading '" + c.path
-          + "' at offset " + c.offset + " (" + request.length() + " bytes) from gpudirect"
-          + " server " + serverName + " timed out after " + config.requestTimeout()));
+      c.done.completeExceptionally(new RequestTimeoutException(c.target instanceof BlockTarget
+          ? "Cannot " + c.what() + " on gpudirect server " + serverName + ": it timed out after "
+              + config.requestTimeout()
+          : "Reading '" + c.path + "' at offset " + c.offset + " (" + request.length()
+              + " bytes) from gpudirect server " + serverName + " timed out after "
+              + config.requestTimeout()));
     } else {
       retryOrFail(c, attempt, cause);
     }
@@ -500,8 +602,8 @@ final class ChunkedReads {
       }
       return;
     }
-    c.done.completeExceptionally(Failures.finalError(serverName, err, c.path, c.version, "read '" + c.path
-        + "' at offset " + c.offset + " (" + c.length + " bytes)", attempt + 1));
+    c.done.completeExceptionally(Failures.finalError(serverName, err, c.path, c.version, c.what(),
+        attempt + 1));
   }
 
   /**

@@ -23,7 +23,15 @@ public enum ErrorCode {
    * failed to log in too often and is backing off. The message says for how much longer, and
    * after how many failures. It says nothing of the client's secret. Not retried.
    */
-  LOGINS_THROTTLED(12);
+  LOGINS_THROTTLED(12),
+  /**
+   * A SHUFFLE_READ found its map output's files unusable: an index that is not (n + 1)
+   * big-endian offsets from 0, never decreasing, or whose last offset is not the data file's
+   * length (a data file truncated, or missing while the index promises bytes). The message
+   * names the block (shuffle, map and reduce ids) and what was wrong. Not retried: the map
+   * output must be written again.
+   */
+  CORRUPT_MAP_OUTPUT(13);
 
   private final byte id;
 

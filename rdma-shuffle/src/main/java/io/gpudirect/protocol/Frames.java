@@ -129,6 +129,8 @@ public final class Frames {
         case RDMA_READ -> RdmaRead.decode(frame);
         case RDMA_READ_DONE -> RdmaReadDone.decode(frame);
         case RDMA_BOUND -> RdmaBound.decode(frame);
+        case SHUFFLE_READ -> ShuffleRead.decode(frame);
+        case SHUFFLE_DATA -> ShuffleData.decode(frame);
       };
     } catch (BufferUnderflowException e) {
       throw new ProtocolException("Truncated " + type + " message", e);

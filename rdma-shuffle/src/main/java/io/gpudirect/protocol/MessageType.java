@@ -26,7 +26,11 @@ public enum MessageType {
    * Over the queue pair, server → client, its first message: the BIND was taken and the
    * receives for the client's credits are posted, so its RDMA_READs may go.
    */
-  RDMA_BOUND(19);
+  RDMA_BOUND(19),
+  /** A shuffle block by its ids (version 6): the server finds its file and range. */
+  SHUFFLE_READ(20),
+  /** The answer to SHUFFLE_READ: its header, then the payload and trailer as READ_DATA's. */
+  SHUFFLE_DATA(21);
 
   private final byte id;
 

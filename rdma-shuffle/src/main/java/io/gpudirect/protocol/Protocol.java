@@ -3,7 +3,7 @@ package io.gpudirect.protocol;
 import java.nio.charset.StandardCharsets;
 
 /**
- * Constants of the gpudirect wire protocol, version 5.
+ * Constants of the gpudirect wire protocol, version 6.
  *
  * <pre>
  * connection := MAGIC(4, each side, first) frame*
@@ -12,6 +12,7 @@ import java.nio.charset.StandardCharsets;
  * READ_DATA  := its frame, then exactly READ_DATA.length raw payload bytes (not in length),
  *               then status:int8 (0 good; 1 void, an ERROR for the request follows), then
  *               the payload's CRC32C (int32) when CRC32C was negotiated
+ * SHUFFLE_DATA := its frame (checksummed), then payload and trailer as READ_DATA's
  * </pre>
  * All integers are big-endian; strings are int32 byte length + UTF-8.
  */
@@ -32,9 +33,11 @@ public final class Protocol {
    * one goes on after, and may end, with none of its entries, among names it does not list (so
    * that a page costs what it passes over); a login refused, unchecked, because its address is
    * backing off after failed logins is told so ({@link ErrorCode#LOGINS_THROTTLED}), not that
-   * its secret is wrong.
+   * its secret is wrong. 6: SHUFFLE_READ and SHUFFLE_DATA, a shuffle block named by its shuffle,
+   * map and reduce ids and answered from the map output's index and data files, and
+   * {@link ErrorCode#CORRUPT_MAP_OUTPUT} for files that cannot be served.
    */
-  public static final int VERSION = 5;
+  public static final int VERSION = 6;
 
   /** Capability bits exchanged in HELLO / HELLO_ACK; the connection uses their intersection. */
   public static final long CAP_TCP = 1L;

@@ -4,6 +4,7 @@ import io.gpudirect.server.peers.PendingPeers;
 import io.gpudirect.server.peers.RefusalLog;
 import io.gpudirect.GpuDirectException;
 import io.gpudirect.memory.BufferAllocator;
+import io.gpudirect.protocol.ErrorCode;
 import io.gpudirect.protocol.Protocol;
 import io.gpudirect.server.rdma.RdmaService;
 import io.gpudirect.verbs.RdmaException;
@@ -64,7 +65,10 @@ public final class BlockServer implements AutoCloseable {
   static final int DEFAULT_LIST_PAGE_ENTRIES = 10_000;
   /** How often connections closed before authenticating, and failed logins, are logged, summed up. */
 
+  /** Null for a server of shuffle files only. */
   private final Path rootPath;
+  private final java.util.List<Path> shuffleDirectoryPaths;
+  private final int shuffleSubDirectories;
   private final String bindAddress;
   private final int requestedPort;
   private final byte[] secret;
@@ -92,6 +96,7 @@ public final class BlockServer implements AutoCloseable {
   private final AtomicInteger served = new AtomicInteger();
 
   private RootDirectory root;
+  private ShuffleDirectories shuffle;
   private ServerSocketChannel listener;
   private Thread acceptThread;
   /**
@@ -115,6 +120,8 @@ public final class BlockServer implements AutoCloseable {
 
   BlockServer(BlockServerBuilder b) {
     this.rootPath = b.root;
+    this.shuffleDirectoryPaths = b.shuffleDirectories;
+    this.shuffleSubDirectories = b.shuffleSubDirectories;
     this.bindAddress = b.bindAddress;
     this.requestedPort = b.port;
     this.secret = b.secret == null ? null : b.secret.clone();
@@ -146,17 +153,24 @@ public final class BlockServer implements AutoCloseable {
       throw new IllegalStateException("BlockServer already started on " + address);
     }
     try {
-      root = new RootDirectory(rootPath);
+      root = rootPath == null ? null : new RootDirectory(rootPath);
     } catch (IOException e) {
       throw new GpuDirectException("Cannot serve root " + rootPath + ": " + e.getMessage()
           + "; pass --root an existing directory this user can read", e);
+    }
+    try {
+      shuffle = shuffleDirectoryPaths.isEmpty() ? null
+          : ShuffleDirectories.open(shuffleDirectoryPaths, shuffleSubDirectories);
+    } catch (RuntimeException e) {
+      closeDirectories();
+      throw e;
     }
     try {
       listener = ServerSocketChannel.open();
       listener.bind(new InetSocketAddress(bindAddress, requestedPort), 128);
     } catch (IOException | UnresolvedAddressException | UnsupportedAddressTypeException e) {
       closeListener();
-      root.close();
+      closeDirectories();
       throw new GpuDirectException("Cannot listen on " + bindAddress + ":" + requestedPort + ": "
           + whyNotListening(e), e);
     }
@@ -186,7 +200,7 @@ public final class BlockServer implements AutoCloseable {
     acceptThread.setDaemon(true);
     acceptThread.start();
     LOG.info("BlockServer on {} serving {} read-only over {}; TLS {}; authentication {}; counters in JMX {}",
-        address, root.path(), transports(), tls == null ? "off" : "on", secret == null ? "off" : "on",
+        address, served(), transports(), tls == null ? "off" : "on", secret == null ? "off" : "on",
         jmx.name() == null ? "not registered" : "as " + jmx.name());
     warnIfOpenToAnyone();
     if (!RequestedPath.FILE_NAMES.equals(java.nio.charset.StandardCharsets.UTF_8)) {
@@ -219,7 +233,7 @@ public final class BlockServer implements AutoCloseable {
       return;
     }
     LOG.warn("BlockServer on {} asks no secret and listens beyond loopback: anyone who can reach port {}"
-        + " can read every file under {}{}", address, port(), root.path(),
+        + " can read every file under {}{}", address, port(), served(),
         tls == null ? "" : " (TLS encrypts what they read; it does not decide who may read)");
     LOG.warn("BlockServer on {}: to let in only clients that know a secret, start it with --secret-file"
         + " FILE (at least 16 random bytes: head -c 32 /dev/urandom | base64 > FILE; clients give the"
@@ -253,7 +267,7 @@ public final class BlockServer implements AutoCloseable {
     } catch (RdmaUnavailableException | RdmaException e) {
       if (rdmaMode == RdmaMode.ON) {
         closeListener();
-        root.close();
+        closeDirectories();
         throw new GpuDirectException("Cannot serve RDMA on " + address + " (--rdma on): "
             + e.getMessage(), e);
       }
@@ -295,7 +309,8 @@ public final class BlockServer implements AutoCloseable {
   /** The bound port (the real one when built with port 0). */
   public int port() {
     if (listener == null) {
-      throw new IllegalStateException("BlockServer for " + rootPath + " is not started");
+      throw new IllegalStateException("BlockServer for " + (rootPath != null ? rootPath
+          : shuffleDirectoryPaths) + " is not started");
     }
     return ((InetSocketAddress) listener.socket().getLocalSocketAddress()).getPort();
   }
@@ -379,7 +394,7 @@ public final class BlockServer implements AutoCloseable {
     if (rdma != null) {
       rdma.close();
     }
-    root.close();
+    closeDirectories();
     if (jmx != null) {
       jmx.unregister();
     }
@@ -504,8 +519,42 @@ public final class BlockServer implements AutoCloseable {
     return maxConnections;
   }
 
+  /**
+   * The root READ, STAT and LIST resolve paths in; refused, naming what this server serves
+   * instead, on a server of shuffle files only.
+   */
   RootDirectory root() {
+    if (root == null) {
+      throw new RequestRefusedException(ErrorCode.BAD_REQUEST, "Gpudirect server " + address
+          + " serves shuffle blocks only (SHUFFLE_READ), no files by path");
+    }
     return root;
+  }
+
+  /** The executor's shuffle directories; refused on a server that has none. */
+  ShuffleDirectories shuffleDirectories() {
+    if (shuffle == null) {
+      throw new RequestRefusedException(ErrorCode.BAD_REQUEST, "Gpudirect server " + address
+          + " serves no shuffle directories; only a server started for a Spark executor's shuffle"
+          + " files answers SHUFFLE_READ");
+    }
+    return shuffle;
+  }
+
+  /** What this server serves, in words: its root, its shuffle directories, or both. */
+  String served() {
+    String files = rootPath == null ? null : root.path().toString();
+    String blocks = shuffle == null ? null : "the shuffle files of " + shuffle.describe();
+    return files == null ? blocks : blocks == null ? files : files + " and " + blocks;
+  }
+
+  private void closeDirectories() {
+    if (root != null) {
+      root.close();
+    }
+    if (shuffle != null) {
+      shuffle.close();
+    }
   }
 
   byte[] secret() {

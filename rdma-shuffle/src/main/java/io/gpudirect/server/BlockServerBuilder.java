@@ -10,11 +10,13 @@ import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
 /**
- * Settings of a {@link BlockServer}, checked when it is built; {@link #root} is required.
- * From {@link BlockServer#builder()}.
+ * Settings of a {@link BlockServer}, checked when it is built; a {@link #root} or
+ * {@link #shuffleDirectories} (or both) is required. From {@link BlockServer#builder()}.
  */
 public final class BlockServerBuilder {
   Path root;
+  java.util.List<Path> shuffleDirectories = java.util.List.of();
+  int shuffleSubDirectories = ShuffleDirectories.SPARK_SUB_DIRECTORIES;
   String bindAddress = "127.0.0.1";
   int port = 7337;
   byte[] secret;
@@ -118,6 +120,19 @@ public final class BlockServerBuilder {
     return this;
   }
 
+  /**
+   * Serves the shuffle files of one Spark executor, read-only, by block (SHUFFLE_READ): its
+   * block manager's local directories ({@code blockmgr-UUID} under each {@code spark.local.dir}),
+   * in the block manager's order, and its {@code spark.diskStore.subDirectories} (64 by default).
+   * Nothing else in them can be read: requests name shuffle, map and reduce ids, never a path.
+   * Without a {@link #root} as well, READ, STAT and LIST are refused.
+   */
+  public BlockServerBuilder shuffleDirectories(java.util.List<Path> localDirectories, int subDirectories) {
+    this.shuffleDirectories = java.util.List.copyOf(localDirectories);
+    this.shuffleSubDirectories = subDirectories;
+    return this;
+  }
+
   /** The directory served, read-only. */
   public BlockServerBuilder root(Path root) {
     this.root = root;
@@ -199,7 +214,8 @@ public final class BlockServerBuilder {
   }
 
   public BlockServer build() {
-    check(root != null, "root is required");
+    check(root != null || !shuffleDirectories.isEmpty(), "a root or shuffle directories are required");
+    check(shuffleSubDirectories > 0, "shuffle sub-directories must be positive: " + shuffleSubDirectories);
     check(port >= 0 && port <= 65535, "port must be 0..65535: " + port);
     if (secret != null) {
       ServerSecret.checkLength(secret, "secret given to BlockServerBuilder.secret",

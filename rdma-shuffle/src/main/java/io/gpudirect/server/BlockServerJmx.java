@@ -63,7 +63,7 @@ final class BlockServerJmx implements BlockServerMXBean {
 
   @Override
   public String getRoot() {
-    return server.root().path().toString();
+    return server.served();
   }
 
   @Override

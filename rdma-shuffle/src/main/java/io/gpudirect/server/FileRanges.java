@@ -127,12 +127,18 @@ final class FileRanges {
    */
   static void checkUnchanged(BlockServer server, String path, FileVersion expected,
       OpenFiles.OpenFile file, RootDirectory.KeptDirectories kept) {
+    checkUnchanged(server, server.root(), path, expected, file, kept);
+  }
+
+  /** As above, for a file {@code root} holds (a shuffle file, in one of several directories). */
+  static void checkUnchanged(BlockServer server, RootDirectory root, String path,
+      FileVersion expected, OpenFiles.OpenFile file, RootDirectory.KeptDirectories kept) {
     BasicFileAttributes before = file.attributes();
     String found;
     BasicFileAttributes now = file.fileKey() == null ? null : descriptorAttributes(path, file);
     if (now == null && file.fileKey() != null) {
       try {
-        now = server.root().attributesNow(RequestedPath.of(path), kept);
+        now = root.attributesNow(RequestedPath.of(path), kept);
       } catch (RequestRefusedException gone) {
         now = null;
       }

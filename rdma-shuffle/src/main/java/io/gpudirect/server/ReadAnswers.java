@@ -2,7 +2,8 @@ package io.gpudirect.server;
 
 import io.gpudirect.protocol.ErrorCode;
 import io.gpudirect.protocol.Frames;
-import io.gpudirect.protocol.MessageType;
+import io.gpudirect.protocol.FileVersion;
+import io.gpudirect.protocol.Message;
 import io.gpudirect.protocol.ReadData;
 import io.gpudirect.protocol.ReadRequest;
 import io.gpudirect.tls.TlsChannel;
@@ -21,12 +22,16 @@ import java.util.zip.CRC32C;
  * The answers to one connection's READs, after the handshake: a small one read into memory
  * and sent in one write, a large one by sendfile (or through TLS) with its CRC32C computed
  * beside it. Either way a file that changed while it was read is refused, never sent as good.
+ * A SHUFFLE_READ's answer goes out the same way ({@link #send}), after its own header.
  */
 final class ReadAnswers {
   /** READ answers of at most this many payload bytes go out in one write (see sendSmall). */
   static final int SMALL_READ_BYTES = 64 * 1024;
-  /** A READ_DATA frame before its payload: length, type, body. */
-  private static final int READ_DATA_FRAME = Frames.HEADER_BYTES + new ReadData(0, 0, 0).encodedLength();
+  /**
+   * Room for an answer's frame before its payload: READ_DATA's (25 bytes) or SHUFFLE_DATA's,
+   * whose version holds a file id of up to 256 bytes.
+   */
+  private static final int HEADER_ROOM = 512;
 
   private final BlockServer server;
   private final SocketChannel channel;
@@ -40,7 +45,7 @@ final class ReadAnswers {
   /** Header, payload and trailer of a small READ answer; made at the first one. */
   private ByteBuffer smallAnswer;
   /** Header and trailer of a large READ answer, around its sendfile. */
-  private final ByteBuffer largeHeader = ByteBuffer.allocate(READ_DATA_FRAME);
+  private final ByteBuffer largeHeader = ByteBuffer.allocate(HEADER_ROOM);
   private final ByteBuffer largeTrailer = ByteBuffer.allocate(ReadData.TRAILER_BYTES);
   private final CRC32C checksum = new CRC32C();
 
@@ -81,14 +86,33 @@ final class ReadAnswers {
     try {
       FileRanges.checkVersion(server, r.path(), r.version(), open);
       FileRanges.checkRange(r.path(), r.offset(), r.length(), open.size());
-      if (r.length() <= SMALL_READ_BYTES) {
-        sendSmall(r, open);
-      } else {
-        sendLarge(r, open, version(open));
-      }
+      send(new ReadData(r.requestId(), r.offset(), r.length()), new Range(server.root(), r.path(),
+          r.version(), open, r.offset(), r.length(), openFiles));
       server.counters().countBytesSent(r.length());
     } finally {
       openFiles.release();
+    }
+  }
+
+  /**
+   * Bytes {@code [offset, offset + length)} of {@code file}, an open file of {@code root} that
+   * the request's path (or block) led to, checked to be {@code expected} when that names a
+   * version; {@code path} is the file's path below {@code root}, for the check after the bytes
+   * and for messages; {@code kept}, the directories the connection keeps open, or null.
+   */
+  record Range(RootDirectory root, String path, FileVersion expected, OpenFiles.OpenFile file,
+      long offset, int length, RootDirectory.KeptDirectories kept) {}
+
+  /**
+   * Sends {@code header} (READ_DATA or SHUFFLE_DATA, announcing {@code range.length()} payload
+   * bytes), the range's bytes and the trailer: small or large, and refused, never sent as good,
+   * when the file changed while it was read. A range of no bytes needs no file.
+   */
+  void send(Message header, Range range) throws IOException {
+    if (range.length() <= SMALL_READ_BYTES) {
+      sendSmall(header, range);
+    } else {
+      sendLarge(header, range, version(range.file()));
     }
   }
 
@@ -100,27 +124,31 @@ final class ReadAnswers {
    * in, a file that shrank, changed while it was read or cannot be read is refused like any
    * bad read, and the connection carries on.
    */
-  private void sendSmall(ReadRequest r, OpenFiles.OpenFile open) throws IOException {
-    FileChannel fc = open.channel();
+  private void sendSmall(Message header, Range r) throws IOException {
     ByteBuffer b = smallAnswer();
-    int payloadEnd = READ_DATA_FRAME + r.length();
-    b.clear().position(READ_DATA_FRAME).limit(payloadEnd);
-    try {
-      while (b.hasRemaining()) {
-        long at = r.offset() + (b.position() - READ_DATA_FRAME);
-        if (fc.read(b, at) < 0) {
-          throw new RequestRefusedException(ErrorCode.OUT_OF_RANGE, "Read of "
-              + RootDirectory.show(r.path()) + " at offset " + r.offset() + " length "
-              + r.length() + " runs past the end of the file: it ended at offset " + at
-              + " while being read");
+    int payloadEnd = HEADER_ROOM + r.length();
+    b.clear().position(HEADER_ROOM).limit(payloadEnd);
+    if (r.length() > 0) {
+      FileChannel fc = r.file().channel();
+      try {
+        while (b.hasRemaining()) {
+          long at = r.offset() + (b.position() - HEADER_ROOM);
+          if (fc.read(b, at) < 0) {
+            throw new RequestRefusedException(ErrorCode.OUT_OF_RANGE, "Read of "
+                + RootDirectory.show(r.path()) + " at offset " + r.offset() + " length "
+                + r.length() + " runs past the end of the file: it ended at offset " + at
+                + " while being read");
+          }
         }
+      } catch (IOException e) {
+        throw new RequestRefusedException(ErrorCode.IO_ERROR,
+            "Cannot read " + RootDirectory.show(r.path()) + ": " + e, e);
       }
-    } catch (IOException e) {
-      throw new RequestRefusedException(ErrorCode.IO_ERROR,
-          "Cannot read " + RootDirectory.show(r.path()) + ": " + e, e);
     }
-    FileRanges.checkUnchanged(server, r.path(), r.version(), open, openFiles);
-    finishSmall(b, r, payloadEnd);
+    if (r.file() != null) {
+      FileRanges.checkUnchanged(server, r.root(), r.path(), r.expected(), r.file(), r.kept());
+    }
+    finishSmall(b, header, payloadEnd);
   }
 
   /**
@@ -149,11 +177,11 @@ final class ReadAnswers {
     }
     try {
       ByteBuffer b = smallAnswer();
-      int payloadEnd = READ_DATA_FRAME + r.length();
-      b.clear().position(READ_DATA_FRAME).limit(payloadEnd);
+      int payloadEnd = HEADER_ROOM + r.length();
+      b.clear().position(HEADER_ROOM).limit(payloadEnd);
       try {
         while (b.hasRemaining()) {
-          if (kept.channel().read(b, r.offset() + (b.position() - READ_DATA_FRAME)) < 0) {
+          if (kept.channel().read(b, r.offset() + (b.position() - HEADER_ROOM)) < 0) {
             return false;
           }
         }
@@ -171,7 +199,7 @@ final class ReadAnswers {
           || r.offset() + r.length() > now.size()) {
         return false;
       }
-      finishSmall(b, r, payloadEnd);
+      finishSmall(b, new ReadData(r.requestId(), r.offset(), r.length()), payloadEnd);
       return true;
     } finally {
       openFiles.release();
@@ -206,25 +234,30 @@ final class ReadAnswers {
     return p;
   }
 
-  /** Status, CRC32C and header around the payload read into {@code b}; then one write. */
-  private void finishSmall(ByteBuffer b, ReadRequest r, int payloadEnd) throws IOException {
+  /**
+   * Status, CRC32C and header around the payload read into {@code b} at {@link #HEADER_ROOM};
+   * then one write, from where the header starts.
+   */
+  private void finishSmall(ByteBuffer b, Message header, int payloadEnd) throws IOException {
     int end = payloadEnd;
     b.limit(b.capacity()).put(end, ReadData.PAYLOAD_GOOD);
     end += ReadData.STATUS_BYTES;
     if (crc) {
       checksum.reset();
-      checksum.update(b.position(READ_DATA_FRAME).limit(payloadEnd));
+      checksum.update(b.position(HEADER_ROOM).limit(payloadEnd));
       b.limit(b.capacity()).putInt(end, (int) checksum.getValue());
       end += ReadData.CRC_BYTES;
     }
-    putHeader(b.clear(), r);
-    writeFully(b.position(0).limit(end));
+    int headerLength = Frames.frameLength(header);
+    int start = HEADER_ROOM - headerLength;
+    Frames.encode(header, b.clear().slice(start, headerLength), headerLength);
+    writeFully(b.position(start).limit(end));
   }
 
   /** One per connection, for its lifetime: 64 KiB of direct memory, the GC frees it. */
   private ByteBuffer smallAnswer() {
     if (smallAnswer == null) {
-      smallAnswer = ByteBuffer.allocateDirect(READ_DATA_FRAME + SMALL_READ_BYTES
+      smallAnswer = ByteBuffer.allocateDirect(HEADER_ROOM + SMALL_READ_BYTES
           + ReadData.TRAILER_BYTES);
     }
     return smallAnswer;
@@ -255,12 +288,13 @@ final class ReadAnswers {
    * contents), the client retries, and the retry is refused with FILE_CHANGED; without
    * checksums it would pass. TLS copies the bytes before sending, so it has no such window.
    */
-  private void sendLarge(ReadRequest r, OpenFiles.OpenFile open, BlockChecksums.Version version)
+  private void sendLarge(Message header, Range r, BlockChecksums.Version version)
       throws IOException {
+    OpenFiles.OpenFile open = r.file();
     FileChannel fc = open.channel();
-    Path file = server.root().path().resolve(open.path());
+    Path file = r.root().path().resolve(open.path());
     long end = r.offset() + r.length();
-    writeFully(putHeader(largeHeader.clear(), r).flip());
+    writeFully(Frames.encode(header, largeHeader, Frames.frameLength(header)));
     // The checksum is computed on another core while sendfile runs, and trails the payload;
     // for a file read before, mostly from its cached block checksums.
     Future<Integer> checksum = crc
@@ -277,7 +311,7 @@ final class ReadAnswers {
     }
     RequestRefusedException changed = null;
     try {
-      FileRanges.checkUnchanged(server, r.path(), r.version(), open, openFiles);
+      FileRanges.checkUnchanged(server, r.root(), r.path(), r.expected(), open, r.kept());
     } catch (RequestRefusedException e) {
       changed = e;
     }
@@ -290,13 +324,6 @@ final class ReadAnswers {
     if (changed != null) {
       throw changed;
     }
-  }
-
-  private static ByteBuffer putHeader(ByteBuffer b, ReadRequest r) {
-    ReadData d = new ReadData(r.requestId(), r.offset(), r.length());
-    b.putInt(1 + d.encodedLength()).put(MessageType.READ_DATA.id());
-    d.encode(b);
-    return b;
   }
 
   private void writeFully(ByteBuffer buf) throws IOException {

@@ -16,6 +16,7 @@ import io.gpudirect.protocol.ProtocolException;
 import io.gpudirect.protocol.RdmaSetup;
 import io.gpudirect.protocol.ReadRequest;
 import io.gpudirect.protocol.Request;
+import io.gpudirect.protocol.ShuffleRead;
 import io.gpudirect.protocol.StatRequest;
 import io.gpudirect.protocol.StatResponse;
 import io.gpudirect.protocol.StatusRequest;
@@ -291,6 +292,7 @@ final class ServerConnection implements Runnable {
     // Requests come straight off the channel (or TLS) through one buffer, not frame by frame.
     RequestReader requests = new RequestReader(tls != null ? tls : channel);
     ReadAnswers reads = new ReadAnswers(server, channel, wire, tls, crc, peer, openFiles);
+    ShuffleAnswers blocks = new ShuffleAnswers(server, reads);
     while (true) {
       Message m;
       try {
@@ -303,6 +305,8 @@ final class ServerConnection implements Runnable {
       try {
         if (m instanceof ReadRequest r) {
           reads.answer(r);
+        } else if (m instanceof ShuffleRead b) {
+          blocks.answer(b);
         } else if (m instanceof StatusRequest st) {
           send(new StatusResponse(st.requestId(), server.stats().toMap()));
         } else if (m instanceof StatRequest s) {

@@ -4,6 +4,8 @@ import io.gpudirect.GpuDirectException;
 import io.gpudirect.protocol.Message;
 import io.gpudirect.protocol.ReadRequest;
 import io.gpudirect.protocol.Request;
+import io.gpudirect.protocol.ShuffleData;
+import io.gpudirect.protocol.ShuffleRead;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.Optional;
@@ -61,6 +63,18 @@ public interface Connection extends AutoCloseable {
   /** As {@link #readUnverified(ReadRequest, ByteBuffer)}, into memory bound as in {@link #read(ReadRequest, PayloadMemory)}. */
   default CompletableFuture<OptionalInt> readUnverified(ReadRequest request, PayloadMemory dst) {
     return readUnverified(request, dst.bind());
+  }
+
+  /**
+   * Sends a SHUFFLE_READ and reads its payload into memory bound when its answer's header
+   * arrives ({@link BlockMemory}); completes with that header once the payload is in and its
+   * CRC32C checked. Fails as {@link #read(ReadRequest, ByteBuffer)} does. Over TCP only: a
+   * transport that does not carry it fails the read, naming itself.
+   */
+  default CompletableFuture<ShuffleData> readBlock(ShuffleRead request, BlockMemory memory) {
+    return CompletableFuture.failedFuture(new GpuDirectException("Cannot fetch shuffle block "
+        + request.block().name() + " from " + peer() + " over " + getClass().getSimpleName()
+        + ": shuffle blocks are carried over TCP only"));
   }
 
   /** Reads whose answer the waiting caller may read itself, where this connection allows it (TCP); empty otherwise. */

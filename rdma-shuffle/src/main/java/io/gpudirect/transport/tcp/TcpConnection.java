@@ -13,7 +13,10 @@ import io.gpudirect.protocol.ReadData;
 import io.gpudirect.protocol.ReadRequest;
 import io.gpudirect.protocol.Request;
 import io.gpudirect.protocol.Response;
+import io.gpudirect.protocol.ShuffleData;
+import io.gpudirect.protocol.ShuffleRead;
 import io.gpudirect.tls.TlsChannel;
+import io.gpudirect.transport.BlockMemory;
 import io.gpudirect.transport.CallerReads;
 import io.gpudirect.transport.ChecksumMismatchException;
 import io.gpudirect.transport.Connection;
@@ -112,13 +115,30 @@ final class TcpConnection implements Connection, CallerReads {
   /**
    * A request waiting for its answer. {@code unverified}: a READ whose checksum is handed to
    * the caller (its future completes with the CRC32C, or null without checksums). A READ has
-   * either {@code dst} or {@code memory}, bound when its payload starts to arrive.
+   * either {@code dst} or {@code memory}, bound when its payload starts to arrive. A
+   * SHUFFLE_READ ({@code block}) has {@code blockMemory}, bound when its answer's header says
+   * how long its payload is; its future completes with that header.
    */
   private record Pending(long requestId, ReadRequest read, ByteBuffer dst, PayloadMemory memory,
-      CompletableFuture<Object> future, boolean unverified) {
-    /** A control call or a READ whose whole answer fits the inbox. */
+      CompletableFuture<Object> future, boolean unverified, ShuffleRead block,
+      BlockMemory blockMemory) {
+    Pending(long requestId, ReadRequest read, ByteBuffer dst, PayloadMemory memory,
+        CompletableFuture<Object> future, boolean unverified) {
+      this(requestId, read, dst, memory, future, unverified, null, null);
+    }
+
+    /**
+     * A control call or a READ whose whole answer fits the inbox; or a SHUFFLE_READ, whose
+     * length is not known before its answer and which is most often small (a block of one map
+     * task for one reducer), so that its whole answer may come in one read.
+     */
     boolean small() {
       return read == null || read.length() <= INLINE_VERIFY_BYTES;
+    }
+
+    /** What the payload is of, for a checksum mismatch: the file's path or the block's name. */
+    String source() {
+      return read != null ? read.path() : block.block().name();
     }
   }
 
@@ -219,6 +239,14 @@ final class TcpConnection implements Connection, CallerReads {
     return send(new Pending(request.requestId(), request, null, dst, new CompletableFuture<>(),
         true), request, false)
         .thenApply(crc -> crc == null ? OptionalInt.empty() : OptionalInt.of((Integer) crc));
+  }
+
+  @Override
+  @SuppressWarnings("unchecked")
+  public CompletableFuture<ShuffleData> readBlock(ShuffleRead request, BlockMemory memory) {
+    CompletableFuture<?> f = send(new Pending(request.requestId(), null, null, null,
+        new CompletableFuture<>(), false, request, memory), request, false);
+    return (CompletableFuture<ShuffleData>) f;
   }
 
   private CompletableFuture<Void> read(ReadRequest request, ByteBuffer dst, boolean callerReads) {
@@ -400,6 +428,8 @@ final class TcpConnection implements Connection, CallerReads {
     }
     if (m instanceof ReadData d) {
       receivePayload(d);
+    } else if (m instanceof ShuffleData d) {
+      receiveBlock(d);
     } else if (m instanceof ErrorResponse e) {
       if (e.requestId() == ErrorResponse.CONNECTION) {
         throw new ServerErrorException(e.code(), "Gpudirect server " + server
@@ -454,16 +484,50 @@ final class TcpConnection implements Connection, CallerReads {
         unbound = e;
       }
     }
+    receive(p, p.read.length(), dst, unbound, null);
+  }
+
+  /** A SHUFFLE_READ's answer: its memory bound now that the header says how long it is. */
+  private void receiveBlock(ShuffleData d) throws IOException {
+    Pending p = take(d.requestId(), d);
+    if (p.block == null || !d.answers(p.block)) {
+      throw new ProtocolException("SHUFFLE_DATA for request " + d.requestId() + " (block length "
+          + d.blockLength() + ", offset " + d.offset() + ", length " + d.length() + ", "
+          + d.version().describe() + ") does not answer its request " + (p.block != null
+          ? p.block : p.read));
+    }
+    receiving = p;
+    ByteBuffer dst = null;
+    RuntimeException unbound = null;
+    try {
+      dst = p.blockMemory.bind(d);
+      if (dst.remaining() != d.length()) {
+        throw new IllegalArgumentException("Destination has " + dst.remaining()
+            + " bytes left for a window of " + d.length() + " bytes of " + p.block.block().name());
+      }
+    } catch (RuntimeException e) {
+      dst = null;
+      unbound = e;
+    }
+    receive(p, d.length(), dst, unbound, d);
+  }
+
+  /**
+   * The {@code length} payload bytes of {@code p} into {@code dst} (past them when it is null:
+   * {@code unbound} says why there was no memory, and fails this read alone), then the trailer;
+   * a good payload completes {@code p} with {@code answer} (or, unverified, with its CRC32C).
+   */
+  private void receive(Pending p, int length, ByteBuffer dst, RuntimeException unbound,
+      Object answer) throws IOException {
     boolean checkOnTheWay = false;
     if (dst == null) {
       // No memory for it: read past the payload, so that this read alone fails.
-      skip(p.read.length());
+      skip(length);
     } else {
       int start = dst.position();
       drainInbox(dst);
       // A large payload into direct memory is checksummed as it arrives (see receiveChecking).
-      checkOnTheWay = crc && !p.unverified && dst.isDirect()
-          && p.read.length() > INLINE_VERIFY_BYTES;
+      checkOnTheWay = crc && !p.unverified && dst.isDirect() && length > INLINE_VERIFY_BYTES;
       if (checkOnTheWay) {
         receiveChecking(dst, start);
       } else if (dst.isDirect()) {
@@ -486,7 +550,7 @@ final class TcpConnection implements Connection, CallerReads {
       return;
     }
     if (!crc) {
-      p.future.complete(null);
+      p.future.complete(answer);
       return;
     }
     if (p.unverified) {
@@ -496,14 +560,14 @@ final class TcpConnection implements Connection, CallerReads {
     // A small payload is checked here, where checking costs less than a hand-off to the pool;
     // a large one into heap memory on another core, so that this thread goes on reading.
     if (checkOnTheWay) {
-      settle(p, expected, (int) onTheWay.getValue());
-    } else if (p.read.length() <= INLINE_VERIFY_BYTES) {
+      settle(p, length, expected, (int) onTheWay.getValue(), answer);
+    } else if (length <= INLINE_VERIFY_BYTES) {
       onTheWay.reset();
       onTheWay.update(dst.duplicate().flip());
-      settle(p, expected, (int) onTheWay.getValue());
+      settle(p, length, expected, (int) onTheWay.getValue(), answer);
     } else {
       ByteBuffer bytes = dst;
-      threads.verify(() -> verify(p, bytes, expected));
+      threads.verify(() -> verify(p, length, bytes, expected, answer));
     }
   }
 
@@ -603,18 +667,19 @@ final class TcpConnection implements Connection, CallerReads {
     }
   }
 
-  private void verify(Pending p, ByteBuffer dst, int expected) {
+  private void verify(Pending p, int length, ByteBuffer dst, int expected, Object answer) {
     CRC32C c = new CRC32C();
     c.update(dst.duplicate().flip());
-    settle(p, expected, (int) c.getValue());
+    settle(p, length, expected, (int) c.getValue(), answer);
   }
 
-  private void settle(Pending p, int expected, int actual) {
+  private void settle(Pending p, int length, int expected, int actual, Object answer) {
     if (actual != expected) {
-      p.future.completeExceptionally(new ChecksumMismatchException(p.read.path(), p.read.offset(),
-          p.read.length(), "from gpudirect server " + server, expected, actual));
+      long offset = p.read != null ? p.read.offset() : p.block.offset();
+      p.future.completeExceptionally(new ChecksumMismatchException(p.source(), offset, length,
+          "from gpudirect server " + server, expected, actual));
     } else {
-      p.future.complete(null);
+      p.future.complete(answer);
     }
   }
 

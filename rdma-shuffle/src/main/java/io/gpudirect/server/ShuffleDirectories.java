@@ -1,0 +1,100 @@
+package io.gpudirect.server;
+
+import io.gpudirect.GpuDirectException;
+import io.gpudirect.protocol.ShuffleBlockId;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Collectors;
+
+/**
+ * The block manager directories of one Spark executor, whose shuffle files a server serves: the
+ * {@code blockmgr-UUID} directory Spark makes under each of its local directories
+ * ({@code spark.local.dir}), in the order its {@code DiskBlockManager} holds them, each held
+ * open as a {@link RootDirectory} (read-only, every name resolved from the open directory, no
+ * symlink followed). A reducer names a block; the file names and the directory they are in come
+ * from here alone, as Spark places them, so no request can name a path.
+ *
+ * <p>Spark's placement ({@code DiskBlockManager.getFile}, {@code ExecutorDiskUtils}): the file
+ * name's non-negative hash ({@code String.hashCode}, its absolute value, 0 for
+ * {@code Integer.MIN_VALUE}) modulo the number of directories picks the directory, and the hash
+ * divided by that number, modulo {@code spark.diskStore.subDirectories} (64 by default), the
+ * sub-directory, named in two lower-case hex digits. A map output's index and data files are
+ * placed by their own names, so they may well be in different directories.
+ */
+final class ShuffleDirectories implements AutoCloseable {
+  /** Spark's {@code spark.diskStore.subDirectories} default. */
+  static final int SPARK_SUB_DIRECTORIES = 64;
+
+  /** A file of a map output: the directory Spark put it in, and its path below it. */
+  record Placed(RootDirectory directory, RequestedPath path) {
+    String show() {
+      return directory.path().resolve(path.normalized()).toString();
+    }
+  }
+
+  private final List<RootDirectory> directories;
+  private final int subDirectories;
+  private final MapOutputIndex.Checked checked = new MapOutputIndex.Checked();
+
+  private ShuffleDirectories(List<RootDirectory> directories, int subDirectories) {
+    this.directories = directories;
+    this.subDirectories = subDirectories;
+  }
+
+  /** Opens every directory; a missing or unreadable one fails the start, naming it. */
+  static ShuffleDirectories open(List<Path> localDirectories, int subDirectories) {
+    List<RootDirectory> opened = new ArrayList<>();
+    for (Path d : localDirectories) {
+      try {
+        opened.add(new RootDirectory(d));
+      } catch (IOException e) {
+        opened.forEach(RootDirectory::close);
+        throw new GpuDirectException("Cannot serve the shuffle directory " + d + ": "
+            + e.getMessage() + "; give the block manager's local directories (blockmgr-*) of a"
+            + " running executor", e);
+      }
+    }
+    return new ShuffleDirectories(List.copyOf(opened), subDirectories);
+  }
+
+  /** Where Spark puts a map output's index file. */
+  Placed index(ShuffleBlockId block) {
+    return place("shuffle_" + block.shuffleId() + "_" + block.mapId() + "_0.index");
+  }
+
+  /** Where Spark puts a map output's data file. */
+  Placed data(ShuffleBlockId block) {
+    return place("shuffle_" + block.shuffleId() + "_" + block.mapId() + "_0.data");
+  }
+
+  /** Where Spark's block manager puts the file {@code name}. */
+  Placed place(String name) {
+    int hash = nonNegativeHash(name);
+    RootDirectory dir = directories.get(hash % directories.size());
+    int sub = (hash / directories.size()) % subDirectories;
+    return new Placed(dir, RequestedPath.of(String.format("%02x", sub) + "/" + name));
+  }
+
+  /** The map outputs whose index was found good, by version: see {@link MapOutputIndex}. */
+  MapOutputIndex.Checked checked() {
+    return checked;
+  }
+
+  /** Spark's {@code JavaUtils.nonNegativeHash} of a string. */
+  static int nonNegativeHash(String s) {
+    int h = s.hashCode();
+    return h == Integer.MIN_VALUE ? 0 : Math.abs(h);
+  }
+
+  /** The directories, for logs and messages. */
+  String describe() {
+    return directories.stream().map(d -> d.path().toString()).collect(Collectors.joining(", "));
+  }
+
+  @Override
+  public void close() {
+    directories.forEach(RootDirectory::close);
+  }
+}

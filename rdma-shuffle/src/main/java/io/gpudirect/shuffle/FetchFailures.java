@@ -1,0 +1,63 @@
+package io.gpudirect.shuffle;
+
+import io.gpudirect.client.RemoteFileException;
+import io.gpudirect.protocol.ShuffleBlockId;
+import io.gpudirect.shuffle.ShuffleFetchException.Reason;
+import io.gpudirect.transport.AuthenticationException;
+import io.gpudirect.transport.ChecksumMismatchException;
+import io.gpudirect.transport.ServerErrorException;
+import io.gpudirect.transport.TransportException;
+import java.net.InetSocketAddress;
+
+/** What a block's failed fetch means to a reducer: a {@link ShuffleFetchException}, or not a fetch failure at all. */
+final class FetchFailures {
+  private FetchFailures() {}
+
+  /**
+   * {@code err} (the client's final error, retries spent) as a fetch failure of {@code block}; or
+   * {@code err} itself when it is no fetch failure (this side's memory, a bug), which the
+   * reducer must not answer by running the map task again.
+   */
+  static RuntimeException of(ShuffleBlockId block, InetSocketAddress server, Throwable err) {
+    Reason reason = reason(err);
+    if (reason == null) {
+      return err instanceof RuntimeException r ? r : new IllegalStateException(err);
+    }
+    return new ShuffleFetchException(block, server, reason, "Cannot fetch shuffle block "
+        + block.name() + " (" + block.describe() + ") from " + server.getHostString() + ":"
+        + server.getPort() + " (" + words(reason) + "): " + err.getMessage(), err);
+  }
+
+  private static Reason reason(Throwable err) {
+    if (err instanceof RemoteFileException r) {
+      return switch (r.code()) {
+        case NOT_FOUND, OUT_OF_RANGE, IO_ERROR, NOT_A_FILE, OUTSIDE_ROOT -> Reason.BLOCK_UNAVAILABLE;
+        case CORRUPT_MAP_OUTPUT -> Reason.MAP_OUTPUT_CORRUPT;
+        case FILE_CHANGED -> Reason.MAP_OUTPUT_CHANGED;
+        case SHUTTING_DOWN -> Reason.SERVER_LOST;
+        default -> Reason.REFUSED;
+      };
+    }
+    if (err instanceof ChecksumMismatchException) {
+      return Reason.CORRUPT_IN_TRANSIT;
+    }
+    if (err instanceof TransportException) {
+      return Reason.SERVER_LOST;
+    }
+    if (err instanceof AuthenticationException || err instanceof ServerErrorException) {
+      return Reason.REFUSED;
+    }
+    return null;
+  }
+
+  private static String words(Reason reason) {
+    return switch (reason) {
+      case SERVER_LOST -> "server lost";
+      case BLOCK_UNAVAILABLE -> "block unavailable";
+      case MAP_OUTPUT_CORRUPT -> "map output corrupt";
+      case MAP_OUTPUT_CHANGED -> "map output changed while read";
+      case CORRUPT_IN_TRANSIT -> "corrupt in transit";
+      case REFUSED -> "refused";
+    };
+  }
+}

@@ -1,0 +1,220 @@
+package io.gpudirect.shuffle;
+
+import io.gpudirect.GpuDirectException;
+import io.gpudirect.memory.BufferAllocator;
+import java.net.InetSocketAddress;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.NoSuchElementException;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.LinkedBlockingQueue;
+
+/**
+ * The remote blocks of one reduce task, fetched from the servers of the executors that wrote
+ * them and handed to the task as they arrive, as Spark's {@code ShuffleBlockFetcherIterator}
+ * hands its remote blocks: each block one SHUFFLE_READ (the server finds its range; no index is
+ * read on this side), pipelined over the client's streams to each server, checked with CRC32C
+ * and retried by the client; requests go out in turn to each server, within {@link FetchLimits}.
+ *
+ * <pre>{@code
+ * try (ShuffleBlockFetcher blocks = ShuffleBlockFetcher.start(byServer, limits, clients, allocator)) {
+ *   while (blocks.hasNext()) {
+ *     try (FetchedBlock b = blocks.next()) {    // throws ShuffleFetchException for a failed block
+ *       read(b.inputStream());
+ *     }
+ *   }
+ * }
+ * }</pre>
+ *
+ * <p>Every block gives exactly one result, in the order they arrive: its bytes, owned by the
+ * caller until it closes them, or a {@link ShuffleFetchException} naming the block, its server
+ * and why. After a failure the task may go on taking the other results (Spark stops at the
+ * first). {@link #close()} gives back the memory of every block not taken, and of every block
+ * still arriving once it has arrived. {@link #next()} is for one thread, the task's; the
+ * results arrive on the client's threads.
+ */
+public final class ShuffleBlockFetcher implements AutoCloseable {
+  /** One server's blocks: those still to ask for, and how many it has outstanding. */
+  private static final class Server {
+    final InetSocketAddress address;
+    final ArrayDeque<BlockToFetch> waiting;
+    int inFlight;
+
+    Server(InetSocketAddress address, List<BlockToFetch> blocks) {
+      this.address = address;
+      this.waiting = new ArrayDeque<>(blocks);
+    }
+  }
+
+  /** A block's fetch as it ended: its bytes, or why not. */
+  private record Result(Server server, BlockToFetch block, FetchedBlock fetched, RuntimeException failure) {}
+
+  /** A request chosen under the lock and sent outside it (sending may connect). */
+  private record Send(Server server, BlockToFetch block) {}
+
+  private final FetchLimits limits;
+  private final ShuffleClients clients;
+  private final BufferAllocator allocator;
+  private final List<Server> servers = new ArrayList<>();
+  private final LinkedBlockingQueue<Result> results = new LinkedBlockingQueue<>();
+  /** The server whose turn it is to send next. */
+  private int turn;
+  private long bytesInFlight;
+  private int requestsInFlight;
+  /** Results not yet taken by {@link #next()}. */
+  private int remaining;
+  private boolean closed;
+
+  private ShuffleBlockFetcher(Map<InetSocketAddress, List<BlockToFetch>> blocks, FetchLimits limits,
+      ShuffleClients clients, BufferAllocator allocator) {
+    this.limits = limits;
+    this.clients = clients;
+    this.allocator = allocator;
+    blocks.forEach((address, list) -> {
+      if (!list.isEmpty()) {
+        servers.add(new Server(address, list));
+        remaining += list.size();
+      }
+    });
+  }
+
+  /**
+   * Starts fetching {@code blocks}, by the server that has them, within {@code limits}, through
+   * the executor's {@code clients}; each block's memory is charged to {@code allocator}.
+   */
+  public static ShuffleBlockFetcher start(Map<InetSocketAddress, List<BlockToFetch>> blocks,
+      FetchLimits limits, ShuffleClients clients, BufferAllocator allocator) {
+    ShuffleBlockFetcher f = new ShuffleBlockFetcher(blocks, limits, clients, allocator);
+    f.sendWhatFits();
+    return f;
+  }
+
+  /** Whether a result is still to be taken. */
+  public synchronized boolean hasNext() {
+    return remaining > 0;
+  }
+
+  /**
+   * The next block to arrive, waiting for it; the caller owns it and closes it. Throws
+   * {@link ShuffleFetchException} when that block could not be fetched (the other blocks are
+   * still to be had), and the failure itself for one that is no fetch failure (this side's
+   * memory ran out); {@link NoSuchElementException} when every result has been taken.
+   */
+  public FetchedBlock next() {
+    synchronized (this) {
+      if (closed) {
+        throw new GpuDirectException("The shuffle fetcher is closed");
+      }
+      if (remaining == 0) {
+        throw new NoSuchElementException("Every block of this fetch has been taken");
+      }
+    }
+    Result r;
+    try {
+      r = results.take();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new GpuDirectException("Interrupted while waiting for a shuffle block", e);
+    }
+    synchronized (this) {
+      remaining--;
+      bytesInFlight -= r.block().size();
+      requestsInFlight--;
+      r.server().inFlight--;
+    }
+    sendWhatFits();
+    if (r.failure() != null) {
+      throw r.failure();
+    }
+    return r.fetched();
+  }
+
+  /** Sends every request the limits allow now, each server in turn. */
+  private void sendWhatFits() {
+    List<Send> sends = new ArrayList<>();
+    synchronized (this) {
+      while (!closed) {
+        Server s = nextServer();
+        if (s == null) {
+          break;
+        }
+        BlockToFetch b = s.waiting.peek();
+        // As Spark: a block bigger than the whole budget goes when nothing else is in flight.
+        if (requestsInFlight >= limits.maxRequestsInFlight()
+            || (bytesInFlight > 0 && bytesInFlight + b.size() > limits.maxBytesInFlight())) {
+          break;
+        }
+        s.waiting.poll();
+        s.inFlight++;
+        requestsInFlight++;
+        bytesInFlight += b.size();
+        sends.add(new Send(s, b));
+      }
+    }
+    sends.forEach(this::send);
+  }
+
+  /** The next server in turn with a block waiting and room for it; null when none. */
+  private Server nextServer() {
+    for (int i = 0; i < servers.size(); i++) {
+      Server s = servers.get((turn + i) % servers.size());
+      if (!s.waiting.isEmpty() && s.inFlight < limits.maxBlocksInFlightPerAddress()) {
+        turn = (turn + i + 1) % servers.size();
+        return s;
+      }
+    }
+    return null;
+  }
+
+  private void send(Send send) {
+    BlockBytes memory = new BlockBytes(allocator, send.block().id());
+    InetSocketAddress address = send.server().address;
+    clients.client(address)
+        .thenCompose(client -> client.readShuffleBlock(send.block().id(), memory))
+        .whenComplete((length, err) -> {
+          Result r;
+          if (err == null) {
+            r = new Result(send.server(), send.block(), memory.fetched(address, length), null);
+          } else {
+            memory.release();
+            Throwable cause = err instanceof CompletionException && err.getCause() != null
+                ? err.getCause() : err;
+            r = new Result(send.server(), send.block(), null,
+                FetchFailures.of(send.block().id(), address, cause));
+          }
+          arrived(r);
+        });
+  }
+
+  private void arrived(Result r) {
+    synchronized (this) {
+      if (!closed) {
+        results.add(r);
+        return;
+      }
+    }
+    if (r.fetched() != null) {
+      r.fetched().close();
+    }
+  }
+
+  /**
+   * Stops: no further requests go out, the blocks arrived and not taken are given back, and
+   * those still arriving are given back as they arrive. Blocks the caller took stay its own.
+   */
+  @Override
+  public void close() {
+    List<Result> left = new ArrayList<>();
+    synchronized (this) {
+      closed = true;
+      results.drainTo(left);
+    }
+    for (Result r : left) {
+      if (r.fetched() != null) {
+        r.fetched().close();
+      }
+    }
+  }
+}
