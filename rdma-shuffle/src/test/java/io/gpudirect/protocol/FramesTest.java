@@ -33,7 +33,51 @@ class FramesTest {
         new ErrorResponse(13, ErrorCode.OUTSIDE_ROOT, "no"),
         new StatusRequest(14),
         new StatusResponse(15, java.util.Map.of("bytesSent", 1L << 40, "errors", 0L)),
-        new StatusResponse(16, java.util.Map.of()));
+        new StatusResponse(16, java.util.Map.of()),
+        new ShuffleRead(17, new ShuffleBlockId(3, 1L << 40, 5, 9), 0, 1 << 20, FileVersion.ANY),
+        new ShuffleRead(18, ShuffleBlockId.of(3, 4, 5), 1 << 20, 1 << 20,
+            new FileVersion("(dev=803,ino=12)", 99, 7, 8)),
+        new ShuffleData(19, 1L << 33, new FileVersion("(dev=803,ino=12)", 1L << 33, 7, 8), 1 << 20, 4096),
+        new ErrorResponse(20, ErrorCode.CORRUPT_MAP_OUTPUT, "its index is 29 bytes"));
+  }
+
+  /** Ids a reducer can never mean are refused off the wire, naming the field and the ids. */
+  @Test
+  void aShuffleReadOfIdsNamingNoBlockIsRefused() {
+    int[][] wrong = {{-1, 0, 1}, {0, 0, 0}, {0, 5, 4}, {0, -3, 1}};
+    for (int[] ids : wrong) {
+      ByteBuffer b = ByteBuffer.allocate(128);
+      b.put(MessageType.SHUFFLE_READ.id()).putLong(1).putInt(ids[0]).putLong(2).putInt(ids[1]).putInt(ids[2])
+          .putLong(0).putInt(4096);
+      FileVersion.ANY.encode(b);
+      ProtocolException e = assertThrows(ProtocolException.class, () -> Frames.decode(sealed(b.flip())));
+      assertTrue(e.getMessage().contains("SHUFFLE_READ block") && e.getMessage().contains("shuffle " + ids[0]),
+          e.getMessage());
+    }
+    ByteBuffer negativeMap = ByteBuffer.allocate(128);
+    negativeMap.put(MessageType.SHUFFLE_READ.id()).putLong(1).putInt(0).putLong(-2).putInt(0).putInt(1)
+        .putLong(0).putInt(4096);
+    FileVersion.ANY.encode(negativeMap);
+    ProtocolException e = assertThrows(ProtocolException.class, () -> Frames.decode(sealed(negativeMap.flip())));
+    assertTrue(e.getMessage().contains("map -2"), e.getMessage());
+  }
+
+  /** A client takes an answer only for the window it asked: anything else closes the connection. */
+  @Test
+  void aShuffleDataAnswersOnlyTheWindowAskedFor() {
+    FileVersion v = new FileVersion("(dev=803,ino=12)", 300, 7, 8);
+    ShuffleRead first = new ShuffleRead(1, ShuffleBlockId.of(0, 1, 2), 0, 100, FileVersion.ANY);
+    assertTrue(new ShuffleData(1, 250, v, 0, 100).answers(first));
+    assertTrue(new ShuffleData(1, 40, v, 0, 40).answers(first));
+    assertTrue(new ShuffleData(1, 0, FileVersion.ANY, 0, 0).answers(first));
+    assertTrue(!new ShuffleData(2, 250, v, 0, 100).answers(first), "another request's");
+    assertTrue(!new ShuffleData(1, 250, v, 0, 99).answers(first), "short of the window and of the block");
+    assertTrue(!new ShuffleData(1, 40, v, 0, 41).answers(first), "past the block");
+    assertTrue(!new ShuffleData(1, 250, v, 10, 100).answers(first), "another window");
+    ShuffleRead next = new ShuffleRead(3, ShuffleBlockId.of(0, 1, 2), 100, 100, v);
+    assertTrue(new ShuffleData(3, 250, v, 100, 100).answers(next));
+    assertTrue(!new ShuffleData(3, 250, new FileVersion("(dev=803,ino=13)", 300, 7, 8), 100, 100).answers(next),
+        "another version of the data file");
   }
 
   @Test
