@@ -23,9 +23,14 @@ final class FetchFailures {
     if (reason == null) {
       return err instanceof RuntimeException r ? r : new IllegalStateException(err);
     }
-    return new ShuffleFetchException(block, server, reason, "Cannot fetch shuffle block "
-        + block.name() + " (" + block.describe() + ") from " + server.getHostString() + ":"
-        + server.getPort() + " (" + words(reason) + "): " + err.getMessage(), err);
+    // A refusal of the block's own server names the block, its ids and the server already.
+    String refusal = err instanceof RemoteFileException && err.getCause() instanceof ServerErrorException s
+        && s.getMessage().contains(block.name()) ? s.getMessage() : null;
+    return new ShuffleFetchException(block, server, reason, refusal != null
+        ? "Shuffle fetch failed (" + words(reason) + "): " + refusal
+        : "Cannot fetch shuffle block " + block.name() + " (" + block.describe() + ") from "
+            + server.getHostString() + ":" + server.getPort() + " (" + words(reason) + "): "
+            + err.getMessage(), err);
   }
 
   private static Reason reason(Throwable err) {

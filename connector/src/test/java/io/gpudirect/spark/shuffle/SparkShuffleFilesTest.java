@@ -1,0 +1,193 @@
+package io.gpudirect.spark.shuffle;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.gpudirect.client.ClientConfig;
+import io.gpudirect.client.ClientContext;
+import io.gpudirect.memory.BufferAllocator;
+import io.gpudirect.protocol.ShuffleBlockId;
+import io.gpudirect.server.BlockServer;
+import io.gpudirect.shuffle.BlockToFetch;
+import io.gpudirect.shuffle.FetchLimits;
+import io.gpudirect.shuffle.FetchedBlock;
+import io.gpudirect.shuffle.ShuffleBlockFetcher;
+import io.gpudirect.shuffle.ShuffleClients;
+import io.gpudirect.spark.LocalSessions;
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import org.apache.spark.HashPartitioner;
+import org.apache.spark.SparkEnv;
+import org.apache.spark.api.java.JavaPairRDD;
+import org.apache.spark.api.java.JavaSparkContext;
+import org.apache.spark.network.buffer.ManagedBuffer;
+import org.apache.spark.shuffle.IndexShuffleBlockResolver;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.storage.BlockId;
+import org.apache.spark.storage.ShuffleBlockBatchId;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import scala.Option;
+import scala.Tuple2;
+
+/**
+ * Shuffle files a real Spark wrote, served by a gpudirect server over its block manager's
+ * directories and fetched by block id: every block and a range of blocks of every map output,
+ * byte for byte what Spark's own {@code IndexShuffleBlockResolver} gives for the same ids. The
+ * jobs run each of Spark's sort-shuffle writers (bypass-merge, unsafe, sort with map-side
+ * combine), over two local directories, with map tasks that write nothing.
+ */
+@Timeout(value = 180, unit = TimeUnit.SECONDS)
+class SparkShuffleFilesTest {
+  private static final byte[] SECRET = "this-application's-shuffle-secret".getBytes();
+  private static final Pattern INDEX = Pattern.compile("shuffle_(\\d+)_(\\d+)_0\\.index");
+
+  @TempDir static Path tmp;
+  static SparkSession spark;
+  /** Held so that Spark's cleaner keeps their shuffle files while the test reads them. */
+  static List<JavaPairRDD<?, ?>> shuffled = new ArrayList<>();
+  static BlockServer server;
+  static IndexShuffleBlockResolver resolver;
+  static List<Path> localDirs;
+
+  @BeforeAll
+  static void writeShuffles() throws IOException {
+    spark = LocalSessions.builder("gpudirect-shuffle-files", 2)
+        .config("spark.local.dir", Files.createDirectories(tmp.resolve("disk1")) + ","
+            + Files.createDirectories(tmp.resolve("disk2")))
+        .config("spark.shuffle.service.enabled", "false")
+        .config("spark.serializer", "org.apache.spark.serializer.KryoSerializer")
+        .getOrCreate();
+    JavaSparkContext jsc = JavaSparkContext.fromSparkContext(spark.sparkContext());
+    List<Integer> numbers = new ArrayList<>();
+    for (int i = 0; i < 30_000; i++) {
+      numbers.add(i);
+    }
+    // Map task 3 of 6 has no rows: Spark writes its index of zeros and no data file.
+    JavaPairRDD<Integer, String> pairs = jsc.parallelize(numbers, 6)
+        .mapPartitionsWithIndex((i, it) -> {
+          List<Integer> kept = new ArrayList<>();
+          it.forEachRemaining(n -> {
+            if (i != 3) {
+              kept.add(n);
+            }
+          });
+          return kept.iterator();
+        }, true)
+        .mapToPair(n -> new Tuple2<>(n % 1009, "value-" + n * 7919L));
+    shuffle(pairs.partitionBy(new HashPartitioner(17)));   // bypass-merge writer: 17 files joined
+    shuffle(pairs.partitionBy(new HashPartitioner(301)));  // unsafe writer: Kryo, > 200 partitions
+    shuffle(pairs.reduceByKey((a, b) -> a.length() > b.length() ? a : b, 23)); // sort writer, map-side combine
+    localDirs = Stream.of(SparkEnv.get().blockManager().diskBlockManager().localDirs())
+        .map(File::toPath).toList();
+    int subDirs = spark.sparkContext().conf().getInt("spark.diskStore.subDirectories", 64);
+    resolver = (IndexShuffleBlockResolver) SparkEnv.get().shuffleManager().shuffleBlockResolver();
+    server = BlockServer.builder().shuffleDirectories(localDirs, subDirs).secret(SECRET).port(0).build().start();
+  }
+
+  private static void shuffle(JavaPairRDD<?, ?> rdd) {
+    rdd.count();
+    shuffled.add(rdd);
+  }
+
+  @AfterAll
+  static void stop() {
+    LocalSessions.stop(spark, server);
+  }
+
+  /**
+   * What Spark's own resolver gives for {@code id}. An empty block it gives as a segment of a data
+   * file that may not exist (a map task with no rows writes none), which its reducers never read:
+   * they leave out blocks of size 0.
+   */
+  private static byte[] sparkBytes(BlockId id) throws IOException {
+    ManagedBuffer b = resolver.getBlockData(id, Option.empty());
+    if (b.size() == 0) {
+      return new byte[0];
+    }
+    ByteBuffer bytes = b.nioByteBuffer();
+    byte[] out = new byte[bytes.remaining()];
+    bytes.get(out);
+    return out;
+  }
+
+  @Test
+  void everyBlockOfEveryMapOutputIsTheBytesSparksResolverGives() throws IOException {
+    Map<ShuffleBlockId, byte[]> expected = new HashMap<>();
+    List<BlockToFetch> blocks = new ArrayList<>();
+    int emptyMapOutputs = 0;
+    Random random = new Random(7);
+    for (Path index : indexFiles()) {
+      Matcher m = INDEX.matcher(index.getFileName().toString());
+      assertTrue(m.matches());
+      int shuffleId = Integer.parseInt(m.group(1));
+      long mapId = Long.parseLong(m.group(2));
+      int partitions = (int) (Files.size(index) / 8 - 1);
+      for (int r = 0; r < partitions; r++) {
+        ShuffleBlockId id = ShuffleBlockId.of(shuffleId, mapId, r);
+        byte[] bytes = sparkBytes(new org.apache.spark.storage.ShuffleBlockId(shuffleId, mapId, r));
+        expected.put(id, bytes);
+        blocks.add(new BlockToFetch(id, bytes.length));
+      }
+      int start = random.nextInt(partitions);
+      int end = start + 1 + random.nextInt(partitions - start);
+      for (ShuffleBlockId range : List.of(new ShuffleBlockId(shuffleId, mapId, 0, partitions),
+          new ShuffleBlockId(shuffleId, mapId, start, end))) {
+        byte[] bytes = sparkBytes(new ShuffleBlockBatchId(shuffleId, mapId, range.startReduceId(), range.endReduceId()));
+        expected.put(range, bytes);
+        blocks.add(new BlockToFetch(range, bytes.length));
+      }
+      if (expected.get(new ShuffleBlockId(shuffleId, mapId, 0, partitions)).length == 0) {
+        emptyMapOutputs++;
+      }
+    }
+    assertEquals(3, expected.keySet().stream().map(ShuffleBlockId::shuffleId).distinct().count(), "three shuffles");
+    assertEquals(18, indexFiles().size(), "six map outputs each");
+    assertEquals(3, emptyMapOutputs, "the empty map task's, one per shuffle");
+
+    Map<ShuffleBlockId, byte[]> fetched = new HashMap<>();
+    try (ClientContext context = new ClientContext();
+        ShuffleClients clients = new ShuffleClients(ClientConfig.builder().secret(SECRET).build(), context);
+        BufferAllocator memory = BufferAllocator.root().newChildAllocator("spark-shuffle-files-test", 64L << 20);
+        ShuffleBlockFetcher fetcher = ShuffleBlockFetcher.start(
+            Map.of(new InetSocketAddress("127.0.0.1", server.port()), blocks), FetchLimits.SPARK_DEFAULTS,
+            clients, memory)) {
+      while (fetcher.hasNext()) {
+        try (FetchedBlock b = fetcher.next(); InputStream in = b.inputStream()) {
+          fetched.put(b.id(), in.readAllBytes());
+        }
+      }
+    }
+    assertEquals(expected.keySet(), fetched.keySet());
+    for (var e : expected.entrySet()) {
+      assertTrue(java.util.Arrays.equals(e.getValue(), fetched.get(e.getKey())), e.getKey().name());
+    }
+  }
+
+  private static List<Path> indexFiles() throws IOException {
+    List<Path> out = new ArrayList<>();
+    for (Path dir : localDirs) {
+      try (Stream<Path> files = Files.walk(dir)) {
+        files.filter(f -> INDEX.matcher(f.getFileName().toString()).matches()).forEach(out::add);
+      }
+    }
+    return out;
+  }
+}
