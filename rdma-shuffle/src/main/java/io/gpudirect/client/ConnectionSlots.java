@@ -44,6 +44,8 @@ final class ConnectionSlots implements AutoCloseable {
   /** Whether an RDMA failure while connecting is a reason to fall back rather than to retry. */
   private volatile boolean mayFallBack;
   private volatile boolean closed;
+  /** The limit the last connection made was told, for when no slot holds one. */
+  private volatile int lastMaxReadLength = Integer.MAX_VALUE;
 
   ConnectionSlots(InetSocketAddress server, String serverName, ClientConfig config, SSLContext tls,
       ClientThreads threads, Retries retries, Transport transport, boolean mayFallBack) {
@@ -153,7 +155,10 @@ final class ConnectionSlots implements AutoCloseable {
     conn.close();
   }
 
-  /** The largest READ every open connection's server accepts. */
+  /**
+   * The largest READ every open connection's server accepts; the last one heard of when no slot
+   * holds a connection (all retired after corrupt answers, say).
+   */
   int maxReadLength() {
     int max = Integer.MAX_VALUE;
     synchronized (slots) {
@@ -163,15 +168,17 @@ final class ConnectionSlots implements AutoCloseable {
         }
       }
     }
-    return max;
+    return max == Integer.MAX_VALUE ? lastMaxReadLength : max;
   }
 
   private Connection connect() {
     String name = "gpudirect-client-reader-" + serverName + "-"
         + connectionSerial.incrementAndGet();
-    return transport.connect(server, new ConnectionOptions(config.secret(),
+    Connection c = transport.connect(server, new ConnectionOptions(config.secret(),
         config.connectTimeout(), name, config.checksums(), tls)
         .withSecretSetting(config.secretSetting()));
+    lastMaxReadLength = c.maxReadLength();
+    return c;
   }
 
   private Connection openWithRetry() {

@@ -1,6 +1,7 @@
 package io.gpudirect.shuffle;
 
 import io.gpudirect.client.RemoteFileException;
+import io.gpudirect.protocol.ProtocolException;
 import io.gpudirect.protocol.ShuffleBlockId;
 import io.gpudirect.shuffle.ShuffleFetchException.Reason;
 import io.gpudirect.transport.AuthenticationException;
@@ -46,7 +47,9 @@ final class FetchFailures {
     if (err instanceof ChecksumMismatchException) {
       return Reason.CORRUPT_IN_TRANSIT;
     }
-    if (err instanceof TransportException) {
+    // Not a gpudirect server where the executor's was, or one that broke the protocol: the
+    // executor is gone (its port taken by another process) or its server broken.
+    if (err instanceof TransportException || err instanceof ProtocolException) {
       return Reason.SERVER_LOST;
     }
     if (err instanceof AuthenticationException || err instanceof ServerErrorException) {

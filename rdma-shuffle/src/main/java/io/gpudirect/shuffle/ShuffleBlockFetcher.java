@@ -2,6 +2,7 @@ package io.gpudirect.shuffle;
 
 import io.gpudirect.GpuDirectException;
 import io.gpudirect.memory.BufferAllocator;
+import io.gpudirect.shuffle.ShuffleFetchException.Reason;
 import java.net.InetSocketAddress;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -36,11 +37,15 @@ import java.util.concurrent.LinkedBlockingQueue;
  * results arrive on the client's threads.
  */
 public final class ShuffleBlockFetcher implements AutoCloseable {
-  /** One server's blocks: those still to ask for, and how many it has outstanding. */
+  /**
+   * One server's blocks: those still to ask for, and how many it has outstanding; lost once a
+   * block of it failed as {@link ShuffleFetchException.Reason#SERVER_LOST}, retries spent.
+   */
   private static final class Server {
     final InetSocketAddress address;
     final ArrayDeque<BlockToFetch> waiting;
     int inFlight;
+    boolean lost;
 
     Server(InetSocketAddress address, List<BlockToFetch> blocks) {
       this.address = address;
@@ -48,8 +53,12 @@ public final class ShuffleBlockFetcher implements AutoCloseable {
     }
   }
 
-  /** A block's fetch as it ended: its bytes, or why not. */
-  private record Result(Server server, BlockToFetch block, FetchedBlock fetched, RuntimeException failure) {}
+  /**
+   * A block's fetch as it ended: its bytes, or why not; {@code sent} unless it was failed without
+   * a request, its server lost already.
+   */
+  private record Result(Server server, BlockToFetch block, FetchedBlock fetched, RuntimeException failure,
+      boolean sent) {}
 
   /** A request chosen under the lock and sent outside it (sending may connect). */
   private record Send(Server server, BlockToFetch block) {}
@@ -120,9 +129,11 @@ public final class ShuffleBlockFetcher implements AutoCloseable {
     }
     synchronized (this) {
       remaining--;
-      bytesInFlight -= r.block().size();
-      requestsInFlight--;
-      r.server().inFlight--;
+      if (r.sent()) {
+        bytesInFlight -= r.block().size();
+        requestsInFlight--;
+        r.server().inFlight--;
+      }
     }
     sendWhatFits();
     if (r.failure() != null) {
@@ -176,22 +187,36 @@ public final class ShuffleBlockFetcher implements AutoCloseable {
         .whenComplete((length, err) -> {
           Result r;
           if (err == null) {
-            r = new Result(send.server(), send.block(), memory.fetched(address, length), null);
+            r = new Result(send.server(), send.block(), memory.fetched(address, length), null, true);
           } else {
             memory.release();
             Throwable cause = err instanceof CompletionException && err.getCause() != null
                 ? err.getCause() : err;
             r = new Result(send.server(), send.block(), null,
-                FetchFailures.of(send.block().id(), address, cause));
+                FetchFailures.of(send.block().id(), address, cause), true);
           }
           arrived(r);
         });
   }
 
+  /**
+   * A block's fetch has ended. A server lost, retries spent, fails its blocks not yet asked for
+   * at once, with the same cause: asking would make each wait out the retries again (its
+   * connection attempts too), and a reducer fails at its first fetch failure anyway.
+   */
   private void arrived(Result r) {
     synchronized (this) {
       if (!closed) {
         results.add(r);
+        Server s = r.server();
+        if (r.failure() instanceof ShuffleFetchException f && f.reason() == Reason.SERVER_LOST && !s.lost) {
+          s.lost = true;
+          for (BlockToFetch b; (b = s.waiting.poll()) != null; ) {
+            results.add(new Result(s, b, null, new ShuffleFetchException(b.id(), s.address, Reason.SERVER_LOST,
+                "Cannot fetch shuffle block " + b.id().name() + " (" + b.id().describe() + "): not asked for,"
+                    + " its server was lost fetching " + f.block().name() + ": " + f.getMessage(), f), false));
+          }
+        }
         return;
       }
     }

@@ -123,6 +123,30 @@ class ShuffleFaultsTest {
     assertEquals(0, reducer.allocator.outstandingBytes(), "every buffer given back");
   }
 
+  /**
+   * Its first block's connect fails (a port where something accepts and hangs up at once: no
+   * gpudirect server); the blocks not yet asked for fail with it at once, rather than each
+   * trying to connect again (12 more connects here, with 2 blocks in flight).
+   */
+  @Test
+  void aServerThatCannotBeReachedIsTriedOnceForAllItsBlocks() throws IOException {
+    int deadPort;
+    try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
+      deadPort = s.getLocalPort();
+    }
+    try (LoopbackCutter door = new LoopbackCutter(deadPort, Long.MAX_VALUE, 0)) {
+      Map<ShuffleBlockId, ShuffleFetches.Outcome> got = reducer.fetch(door.port(), new FetchLimits(1 << 20, 100, 2),
+          partition1OfEveryMap().subList(0, 25));
+      assertEquals(25, got.size());
+      for (ShuffleFetches.Outcome o : got.values()) {
+        ShuffleFetchException e = o.fetchFailure();
+        assertEquals(Reason.SERVER_LOST, e.reason(), e.getMessage());
+        assertTrue(e.getMessage().contains(e.block().name()), e.getMessage());
+      }
+      assertTrue(door.connections() <= 3, door.connections() + " connections: one connect, tried at most 1 + maxRetries times");
+    }
+  }
+
   @Test
   void aByteFlippedOnTheWayIsCaughtAndFetchedAgain() throws IOException {
     try (BlockServer server = serve();
