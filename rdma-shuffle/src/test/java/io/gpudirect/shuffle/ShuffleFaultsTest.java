@@ -126,24 +126,34 @@ class ShuffleFaultsTest {
   /**
    * Its first block's connect fails (a port where something accepts and hangs up at once: no
    * gpudirect server); the blocks not yet asked for fail with it at once, rather than each
-   * trying to connect again (12 more connects here, with 2 blocks in flight).
+   * trying to connect again (seen: 24 connects for 25 blocks before the fetcher did so).
    */
   @Test
-  void aServerThatCannotBeReachedIsTriedOnceForAllItsBlocks() throws IOException {
-    int deadPort;
-    try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
-      deadPort = s.getLocalPort();
-    }
-    try (LoopbackCutter door = new LoopbackCutter(deadPort, Long.MAX_VALUE, 0)) {
-      Map<ShuffleBlockId, ShuffleFetches.Outcome> got = reducer.fetch(door.port(), new FetchLimits(1 << 20, 100, 2),
-          partition1OfEveryMap().subList(0, 25));
+  void aServerThatCannotBeReachedIsTriedOnceForAllItsBlocks() throws Exception {
+    try (java.net.ServerSocket door = new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
+      java.util.concurrent.atomic.AtomicInteger knocks = new java.util.concurrent.atomic.AtomicInteger();
+      Thread hangUp = new Thread(() -> {
+        try {
+          while (true) {
+            door.accept().close();
+            knocks.incrementAndGet();
+          }
+        } catch (IOException closed) {
+          // the test is over
+        }
+      }, "test-hang-up");
+      hangUp.setDaemon(true);
+      hangUp.start();
+      Map<ShuffleBlockId, ShuffleFetches.Outcome> got = reducer.fetch(door.getLocalPort(),
+          new FetchLimits(1 << 20, 100, 2), partition1OfEveryMap().subList(0, 25));
       assertEquals(25, got.size());
       for (ShuffleFetches.Outcome o : got.values()) {
         ShuffleFetchException e = o.fetchFailure();
         assertEquals(Reason.SERVER_LOST, e.reason(), e.getMessage());
         assertTrue(e.getMessage().contains(e.block().name()), e.getMessage());
       }
-      assertTrue(door.connections() <= 3, door.connections() + " connections: one connect, tried at most 1 + maxRetries times");
+      assertTrue(knocks.get() >= 1 && knocks.get() <= 3, knocks.get()
+          + " connections: one connect, tried at most 1 + maxRetries times");
     }
   }
 
