@@ -200,7 +200,7 @@ public final class BlockServer implements AutoCloseable {
     acceptThread.setDaemon(true);
     acceptThread.start();
     LOG.info("BlockServer on {} serving {} read-only over {}; TLS {}; authentication {}; counters in JMX {}",
-        address, served(), transports(), tls == null ? "off" : "on", secret == null ? "off" : "on",
+        address, servedFiles(), transports(), tls == null ? "off" : "on", secret == null ? "off" : "on",
         jmx.name() == null ? "not registered" : "as " + jmx.name());
     warnIfOpenToAnyone();
     if (!RequestedPath.FILE_NAMES.equals(java.nio.charset.StandardCharsets.UTF_8)) {
@@ -233,7 +233,7 @@ public final class BlockServer implements AutoCloseable {
       return;
     }
     LOG.warn("BlockServer on {} asks no secret and listens beyond loopback: anyone who can reach port {}"
-        + " can read every file under {}{}", address, port(), served(),
+        + " can read every file under {}{}", address, port(), servedFiles(),
         tls == null ? "" : " (TLS encrypts what they read; it does not decide who may read)");
     LOG.warn("BlockServer on {}: to let in only clients that know a secret, start it with --secret-file"
         + " FILE (at least 16 random bytes: head -c 32 /dev/urandom | base64 > FILE; clients give the"
@@ -542,7 +542,7 @@ public final class BlockServer implements AutoCloseable {
   }
 
   /** What this server serves, in words: its root, its shuffle directories, or both. */
-  String served() {
+  String servedFiles() {
     String files = rootPath == null ? null : root.path().toString();
     String blocks = shuffle == null ? null : "the shuffle files of " + shuffle.describe();
     return files == null ? blocks : blocks == null ? files : files + " and " + blocks;

@@ -63,7 +63,7 @@ final class BlockServerJmx implements BlockServerMXBean {
 
   @Override
   public String getRoot() {
-    return server.served();
+    return server.servedFiles();
   }
 
   @Override
