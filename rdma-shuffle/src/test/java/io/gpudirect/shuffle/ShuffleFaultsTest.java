@@ -22,7 +22,9 @@ import io.gpudirect.testing.RawPeer;
 import io.gpudirect.testing.ServerProcess;
 import io.gpudirect.testing.SparkShuffleLayout;
 import java.io.IOException;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -32,6 +34,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -130,8 +133,8 @@ class ShuffleFaultsTest {
    */
   @Test
   void aServerThatCannotBeReachedIsTriedOnceForAllItsBlocks() throws Exception {
-    try (java.net.ServerSocket door = new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
-      java.util.concurrent.atomic.AtomicInteger knocks = new java.util.concurrent.atomic.AtomicInteger();
+    try (ServerSocket door = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+      AtomicInteger knocks = new AtomicInteger();
       Thread hangUp = new Thread(() -> {
         try {
           while (true) {

@@ -14,6 +14,7 @@ import io.gpudirect.shuffle.ShuffleFetchException.Reason;
 import io.gpudirect.testing.SparkShuffleLayout;
 import io.gpudirect.testing.TestFiles;
 import java.io.IOException;
+import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -101,11 +102,13 @@ class ShuffleServingTest {
     byte[] big = new byte[3 * WINDOW + 1234];
     new Random(5).nextBytes(big);
     layout.write(2, 1, new byte[100], big, new byte[10]);
+    long requests = server.stats().requests();
     Map<ShuffleBlockId, ShuffleFetches.Outcome> got = reducer.fetch(server.port(), FetchLimits.SPARK_DEFAULTS,
         ShuffleFetches.blocks(List.of(ShuffleBlockId.of(2, 1, 1))));
     assertArrayEquals(big, got.get(ShuffleBlockId.of(2, 1, 1)).orThrow());
+    assertEquals(4, server.stats().requests() - requests, "4 windows of at most " + WINDOW + " bytes");
 
-    var fetcher = ShuffleBlockFetcher.start(Map.of(new java.net.InetSocketAddress("127.0.0.1", server.port()),
+    var fetcher = ShuffleBlockFetcher.start(Map.of(new InetSocketAddress("127.0.0.1", server.port()),
         List.of(new BlockToFetch(ShuffleBlockId.of(2, 1, 1), big.length))), FetchLimits.SPARK_DEFAULTS,
         reducer.clients, reducer.allocator);
     try (fetcher; FetchedBlock b = fetcher.next()) {
@@ -116,7 +119,7 @@ class ShuffleServingTest {
 
   @Test
   void aSmallBlockIsOneBuffer() {
-    var fetcher = ShuffleBlockFetcher.start(Map.of(new java.net.InetSocketAddress("127.0.0.1", server.port()),
+    var fetcher = ShuffleBlockFetcher.start(Map.of(new InetSocketAddress("127.0.0.1", server.port()),
         List.of(new BlockToFetch(ShuffleBlockId.of(1, 7, 0), map7[0].length))), FetchLimits.SPARK_DEFAULTS,
         reducer.clients, reducer.allocator);
     try (fetcher; FetchedBlock b = fetcher.next()) {
@@ -242,7 +245,7 @@ class ShuffleServingTest {
 
   @Test
   void aShuffleServerServesNoFilesByPathAndAFileServerNoBlocks(@TempDir Path root) throws IOException {
-    try (var client = io.gpudirect.client.BlockClient.connect(new java.net.InetSocketAddress("127.0.0.1", server.port()),
+    try (var client = io.gpudirect.client.BlockClient.connect(new InetSocketAddress("127.0.0.1", server.port()),
         io.gpudirect.client.ClientConfig.builder().secret(SECRET).transport("tcp").build())) {
       RemoteFileException e = assertThrows(RemoteFileException.class,
           () -> client.stat(layout.localDirs().get(0).relativize(layout.index(1, 7)).toString()));
