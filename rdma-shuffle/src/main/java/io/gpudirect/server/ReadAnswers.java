@@ -28,7 +28,8 @@ final class ReadAnswers {
   /** A READ_DATA frame before its payload: length, type, body. */
   private static final int READ_DATA_FRAME = Frames.HEADER_BYTES + new ReadData(0, 0, 0).encodedLength();
 
-  private final BlockServer server;
+  /** The server as its connections see it. */
+  private final ServerContext server;
   private final SocketChannel channel;
   /** Where answers go: the socket, or TLS over it. */
   private final ByteChannel wire;
@@ -45,7 +46,7 @@ final class ReadAnswers {
   private final CRC32C checksum = new CRC32C();
 
   /** {@code openFiles}: the connection's, which keeps files open between its reads. */
-  ReadAnswers(BlockServer server, SocketChannel channel, ByteChannel wire, TlsChannel tls,
+  ReadAnswers(ServerContext server, SocketChannel channel, ByteChannel wire, TlsChannel tls,
       boolean crc, String peer, OpenFiles openFiles) {
     this.server = server;
     this.channel = channel;

@@ -45,7 +45,8 @@ import org.slf4j.LoggerFactory;
 final class ServerConnection implements Runnable {
   private static final Logger LOG = LoggerFactory.getLogger(ServerConnection.class);
 
-  private final BlockServer server;
+  /** The server as its connections see it. */
+  private final ServerContext server;
   private final SocketChannel channel;
   private final String peer;
   private final InetAddress peerAddress;
@@ -72,7 +73,7 @@ final class ServerConnection implements Runnable {
   /** When the connection last finished a request (or was accepted). */
   private volatile long idleSinceNanos = System.nanoTime();
 
-  ServerConnection(BlockServer server, SocketChannel channel, String peer, InetAddress peerAddress)
+  ServerConnection(ServerContext server, SocketChannel channel, String peer, InetAddress peerAddress)
       throws IOException {
     this.server = server;
     this.channel = channel;
@@ -160,7 +161,7 @@ final class ServerConnection implements Runnable {
       closeNow();
       openFiles.close();
       rdmaOffers.forEach(q -> q.offer().close());
-      server.connectionEnded(this, served);
+      server.connections().ended(this, served);
     }
   }
 
@@ -194,7 +195,7 @@ final class ServerConnection implements Runnable {
       return false;
     }
     send(new HelloAck(Protocol.VERSION, caps, secret != null, serverNonce,
-        server.maxReadLength()));
+        server.limits().maxReadLength()));
     if (secret != null) {
       Message m = Frames.read(in);
       if (!(m instanceof AuthResponse auth)) {
@@ -236,10 +237,10 @@ final class ServerConnection implements Runnable {
    * this one first, or when maxConnections are served already (the client is told so).
    */
   private boolean enterServed() {
-    served = server.handshakeDone(this, () -> {
-      server.refusals().cause(LimitRefusals.cause(server.maxConnections(), " after its handshake"))
+    served = server.connections().handshakeDone(this, () -> {
+      server.refusals().cause(LimitRefusals.cause(server.connections().maxConnections(), " after its handshake"))
           .closed(peer, null);
-      sendQuietly(LimitRefusals.answer(server.address(), server.maxConnections()));
+      sendQuietly(LimitRefusals.answer(server.address(), server.connections().maxConnections()));
     });
     return served;
   }
@@ -304,7 +305,7 @@ final class ServerConnection implements Runnable {
         if (m instanceof ReadRequest r) {
           reads.answer(r);
         } else if (m instanceof StatusRequest st) {
-          send(new StatusResponse(st.requestId(), server.stats().toMap()));
+          send(new StatusResponse(st.requestId(), server.stats().get().toMap()));
         } else if (m instanceof StatRequest s) {
           send(new StatResponse(s.requestId(), server.root().stat(s.path())));
         } else if (m instanceof ListRequest l) {
@@ -359,7 +360,7 @@ final class ServerConnection implements Runnable {
   private void list(ListRequest l) throws IOException {
     ByteBuffer frame;
     try (ListingSlots.Slot slot = server.listingSlots().acquire(server.address(), l.path())) {
-      DirectoryWalk walk = new DirectoryWalk(server.maxListPageEntries(), ListResponse.PAGE_BYTES);
+      DirectoryWalk walk = new DirectoryWalk(server.limits().maxListPageEntries(), ListResponse.PAGE_BYTES);
       frame = Frames.encode(server.root().list(l.requestId(), l.path(), l.after(), walk));
       server.counters().listingWalked(walk);
     }
