@@ -5,6 +5,7 @@ import io.gpudirect.protocol.AuthOk;
 import io.gpudirect.protocol.AuthResponse;
 import io.gpudirect.protocol.ErrorCode;
 import io.gpudirect.protocol.ErrorResponse;
+import io.gpudirect.protocol.FrameReader;
 import io.gpudirect.protocol.Frames;
 import io.gpudirect.protocol.Hello;
 import io.gpudirect.protocol.HelloAck;
@@ -44,6 +45,11 @@ import org.slf4j.LoggerFactory;
  */
 final class ServerConnection implements Runnable {
   private static final Logger LOG = LoggerFactory.getLogger(ServerConnection.class);
+  /**
+   * Room for any READ (its path is at most 4 KiB) and a few more pipelined behind it; a larger
+   * frame (a client's may be up to 1 MiB) is read into a buffer of its own.
+   */
+  static final int REQUEST_BUFFER_BYTES = 16 * 1024;
 
   /** The server as its connections see it. */
   private final ServerContext server;
@@ -289,14 +295,19 @@ final class ServerConnection implements Runnable {
   }
 
   private void serveRequests() throws IOException {
-    // Requests come straight off the channel (or TLS) through one buffer, not frame by frame.
-    RequestReader requests = new RequestReader(tls != null ? tls : channel);
+    // Requests come straight off the channel (or TLS) through one buffer, not frame by frame;
+    // only requests come from a client, never raw bytes, so reading ahead is always safe.
+    FrameReader requests = new FrameReader(tls != null ? tls : channel,
+        ByteBuffer.allocateDirect(REQUEST_BUFFER_BYTES));
     ReadAnswers reads = new ReadAnswers(server, channel, wire, tls, crc, peer, openFiles);
     while (true) {
       Message m;
       try {
         m = requests.next();
       } catch (EOFException e) {
+        return;
+      }
+      if (m == null) {
         return;
       }
       busy = true;
