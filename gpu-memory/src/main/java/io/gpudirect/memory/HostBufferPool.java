@@ -26,6 +26,8 @@ public final class HostBufferPool implements AutoCloseable {
   private final int bufferBytes;
   private final int maxIdle;
   private final ArrayDeque<HostBuffer> idle = new ArrayDeque<>();
+  /** Buffers taken and not given back yet. */
+  private long lent;
   private boolean closed;
 
   /**
@@ -54,17 +56,24 @@ public final class HostBufferPool implements AutoCloseable {
     synchronized (this) {
       HostBuffer b = idle.pollFirst();
       if (b != null) {
+        lent++;
         return b;
       }
     }
-    return allocator.allocate(bufferBytes, what);
+    HostBuffer made = allocator.allocate(bufferBytes, what);
+    synchronized (this) {
+      lent++;
+    }
+    return made;
   }
 
   /** Takes back {@code b}, which no one may use any more: kept idle if there is room, else closed. */
   public void give(HostBuffer b) {
     synchronized (this) {
+      lent--;
       if (!closed && idle.size() < maxIdle && b.capacity() == bufferBytes) {
-        idle.addLast(b);
+        // Last in, first out: the next taker gets the one most likely still in a cache.
+        idle.addFirst(b);
         return;
       }
     }
@@ -73,6 +82,11 @@ public final class HostBufferPool implements AutoCloseable {
 
   public int bufferBytes() {
     return bufferBytes;
+  }
+
+  /** Bytes of the buffers taken and not given back yet. */
+  public synchronized long lentBytes() {
+    return lent * bufferBytes;
   }
 
   /** Bytes of the buffers waiting idle here. */

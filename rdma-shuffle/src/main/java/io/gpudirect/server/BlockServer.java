@@ -4,6 +4,7 @@ import io.gpudirect.server.peers.PendingPeers;
 import io.gpudirect.server.peers.RefusalLog;
 import io.gpudirect.GpuDirectException;
 import io.gpudirect.memory.BufferAllocator;
+import io.gpudirect.memory.MemoryLeakException;
 import io.gpudirect.protocol.Protocol;
 import io.gpudirect.server.rdma.RdmaService;
 import io.gpudirect.verbs.RdmaException;
@@ -96,6 +97,11 @@ public final class BlockServer implements AutoCloseable {
   private ScheduledThreadPoolExecutor timers;
   /** The CRC32Cs of large reads, computed beside their sendfile. */
   private Checksums checksums;
+  /**
+   * What the server holds in direct memory besides RDMA's: each connection's request buffer and
+   * small-answer buffer, the checksum tasks' slices. Closed with the server.
+   */
+  private BufferAllocator memory;
   private ServedConnections connections;
   private LimitRefusals limitRefusals;
   private RefusalLog refusals;
@@ -160,7 +166,8 @@ public final class BlockServer implements AutoCloseable {
     refusals = new RefusalLog(address);
     startRdma();
     startedNanos = System.nanoTime();
-    checksums = new Checksums();
+    memory = BufferAllocator.root().newChildAllocator("server " + address, Long.MAX_VALUE);
+    checksums = new Checksums(memory);
     timers = new ScheduledThreadPoolExecutor(1, r -> {
       Thread t = new Thread(r, "gpudirect-server-timers-" + port());
       t.setDaemon(true);
@@ -175,7 +182,7 @@ public final class BlockServer implements AutoCloseable {
     connections = new ServedConnections(pending, maxConnections, counters);
     logins = new LoginThrottle(address, maxLoginNetworks, loginClock);
     limitRefusals = new LimitRefusals(address, maxConnections, counters, refusals);
-    context = new ServerContext(address, root, secret, tls,
+    context = new ServerContext(address, root, secret, tls, memory,
         new ServerContext.Limits(maxReadLength, maxListPageEntries), counters, this::stats, connections,
         refusals, logins, listingSlots, checksums, blockChecksums, rdma, rdmaStatus);
     jmx = BlockServerJmx.register(this);
@@ -365,6 +372,7 @@ public final class BlockServer implements AutoCloseable {
     if (checksums != null) {
       checksums.close();
     }
+    closeMemory();
     if (rdma != null) {
       rdma.close();
     }
@@ -373,6 +381,19 @@ public final class BlockServer implements AutoCloseable {
       jmx.unregister();
     }
     LOG.info("BlockServer on {} stopped: {}", address, stats());
+  }
+
+  /** Once connections and checksums are done: what is still charged then is a leak, and said so. */
+  private void closeMemory() {
+    if (memory == null) {
+      return;
+    }
+    try {
+      memory.close();
+    } catch (MemoryLeakException e) {
+      LOG.warn("BlockServer on {} stopped holding buffers it should have given back: {}", address,
+          e.getMessage());
+    }
   }
 
   private void closeIdleFiles() {

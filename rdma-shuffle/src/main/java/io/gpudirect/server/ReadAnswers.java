@@ -1,5 +1,6 @@
 package io.gpudirect.server;
 
+import io.gpudirect.memory.HostBuffer;
 import io.gpudirect.protocol.ErrorCode;
 import io.gpudirect.protocol.Frames;
 import io.gpudirect.protocol.MessageType;
@@ -38,7 +39,8 @@ final class ReadAnswers {
   private final boolean crc;
   private final String peer;
   private final OpenFiles openFiles;
-  /** Header, payload and trailer of a small READ answer; made at the first one. */
+  /** Header, payload and trailer of a small READ answer; made at the first one, charged to the server. */
+  private HostBuffer smallAnswerMemory;
   private ByteBuffer smallAnswer;
   /** Header and trailer of a large READ answer, around its sendfile. */
   private final ByteBuffer largeHeader = ByteBuffer.allocate(READ_DATA_FRAME);
@@ -222,13 +224,22 @@ final class ReadAnswers {
     writeFully(b.position(0).limit(end));
   }
 
-  /** One per connection, for its lifetime: 64 KiB of direct memory, the GC frees it. */
+  /** One per connection, for its lifetime: 64 KiB of direct memory, given back by {@link #close}. */
   private ByteBuffer smallAnswer() {
     if (smallAnswer == null) {
-      smallAnswer = ByteBuffer.allocateDirect(READ_DATA_FRAME + SMALL_READ_BYTES
-          + ReadData.TRAILER_BYTES);
+      smallAnswerMemory = server.memory().allocate(READ_DATA_FRAME + SMALL_READ_BYTES
+          + ReadData.TRAILER_BYTES, "small-answer buffer of client " + peer);
+      smallAnswer = smallAnswerMemory.nioBuffer();
     }
     return smallAnswer;
+  }
+
+  /** The connection ended: its buffer goes back. */
+  void close() {
+    if (smallAnswerMemory != null) {
+      smallAnswerMemory.close();
+      smallAnswerMemory = null;
+    }
   }
 
   /** The file behind the request's channel, for its cached block checksums; null when unsure. */

@@ -1,5 +1,6 @@
 package io.gpudirect.server;
 
+import io.gpudirect.memory.HostBuffer;
 import io.gpudirect.protocol.Auth;
 import io.gpudirect.protocol.AuthOk;
 import io.gpudirect.protocol.AuthResponse;
@@ -72,6 +73,10 @@ final class ServerConnection implements Runnable {
   private final List<OfferedQueuePair> rdmaOffers = new java.util.concurrent.CopyOnWriteArrayList<>();
 
   private record OfferedQueuePair(RdmaService.Offer offer, RdmaServedFiles files) {}
+  /** Requests are read through it once the handshake is done; charged to the server until the end. */
+  private HostBuffer requestBuffer;
+  /** The answers to this connection's READs, once the handshake is done. */
+  private ReadAnswers reads;
   /** The files this connection's reads keep open between requests; closed with it. */
   private final OpenFiles openFiles = new OpenFiles();
   /** A request is being answered; a draining server leaves such a connection alone. */
@@ -166,6 +171,12 @@ final class ServerConnection implements Runnable {
     } finally {
       closeNow();
       openFiles.close();
+      if (reads != null) {
+        reads.close();
+      }
+      if (requestBuffer != null) {
+        requestBuffer.close();
+      }
       rdmaOffers.forEach(q -> q.offer().close());
       server.connections().ended(this, served);
     }
@@ -297,9 +308,9 @@ final class ServerConnection implements Runnable {
   private void serveRequests() throws IOException {
     // Requests come straight off the channel (or TLS) through one buffer, not frame by frame;
     // only requests come from a client, never raw bytes, so reading ahead is always safe.
-    FrameReader requests = new FrameReader(tls != null ? tls : channel,
-        ByteBuffer.allocateDirect(REQUEST_BUFFER_BYTES));
-    ReadAnswers reads = new ReadAnswers(server, channel, wire, tls, crc, peer, openFiles);
+    requestBuffer = server.memory().allocate(REQUEST_BUFFER_BYTES, "request buffer of client " + peer);
+    FrameReader requests = new FrameReader(tls != null ? tls : channel, requestBuffer.nioBuffer());
+    reads = new ReadAnswers(server, channel, wire, tls, crc, peer, openFiles);
     while (true) {
       Message m;
       try {

@@ -1,5 +1,6 @@
 package io.gpudirect.server;
 
+import io.gpudirect.memory.BufferAllocator;
 import io.gpudirect.protocol.Protocol;
 import io.gpudirect.server.peers.RefusalLog;
 import io.gpudirect.server.rdma.RdmaService;
@@ -15,6 +16,7 @@ import javax.net.ssl.SSLContext;
  * @param address host:port the server listens on, as every message names it
  * @param secret the shared secret clients must prove, or null for none
  * @param tls the context connections are wrapped in, or null for plaintext
+ * @param memory where connections charge their direct buffers while they run
  * @param stats the server's counters with its connections and uptime, as STATUS answers them
  * @param refusals where connections closed before authenticating are counted, and logged in sum
  * @param logins failed logins by address, and the backoff they earn
@@ -24,7 +26,7 @@ import javax.net.ssl.SSLContext;
  * @param rdmaStatus whether RDMA is served and how, or why not, in words
  */
 record ServerContext(String address, RootDirectory root, byte[] secret, SSLContext tls,
-    Limits limits, ServerCounters counters, Supplier<ServerStats> stats, ServedConnections connections,
+    BufferAllocator memory, Limits limits, ServerCounters counters, Supplier<ServerStats> stats, ServedConnections connections,
     RefusalLog refusals, LoginThrottle logins, ListingSlots listingSlots, Checksums checksums,
     BlockChecksums blockChecksums, RdmaService rdma, String rdmaStatus) {
 

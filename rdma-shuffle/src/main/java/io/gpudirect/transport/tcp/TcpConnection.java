@@ -1,6 +1,8 @@
 package io.gpudirect.transport.tcp;
 
 import io.gpudirect.GpuDirectException;
+import io.gpudirect.memory.BufferAllocator;
+import io.gpudirect.memory.HostBuffer;
 import io.gpudirect.protocol.HelloAck;
 import io.gpudirect.protocol.Message;
 import io.gpudirect.protocol.Protocol;
@@ -57,6 +59,12 @@ final class TcpConnection implements Connection, CallerReads {
   private final String server;
   private final int maxReadLength;
   private final long capabilities;
+  /**
+   * Where requests are encoded and answers read through, charged to the transport's allocator
+   * from the handshake until the reader thread ends (the connection failed or was closed).
+   */
+  private final HostBuffer outbox;
+  private final HostBuffer inbox;
   private final RequestWriter requests;
   private final OutstandingRequests outstanding;
   /** Only the holder of {@link #reading} uses it. */
@@ -69,15 +77,23 @@ final class TcpConnection implements Connection, CallerReads {
   private volatile GpuDirectException failure;
 
   private TcpConnection(SocketChannel channel, ByteChannel wire, InetSocketAddress peer,
-      HelloAck ack, String threadName, ConnectionThreads threads) {
+      HelloAck ack, String threadName, ConnectionThreads threads, BufferAllocator memory) {
     this.channel = channel;
     this.peer = peer;
     this.server = describe(peer);
     this.maxReadLength = ack.maxReadLength();
     this.capabilities = ack.capabilities();
-    this.requests = new RequestWriter(wire, ByteBuffer.allocateDirect(OUTBOX_BYTES));
+    this.outbox = memory.allocate(OUTBOX_BYTES, "TCP outbox of the connection to gpudirect server " + server);
+    try {
+      this.inbox = memory.allocate(AnswerReader.INBOX_BYTES, "TCP inbox of the connection to gpudirect server "
+          + server);
+    } catch (RuntimeException e) {
+      outbox.close();
+      throw e;
+    }
+    this.requests = new RequestWriter(wire, outbox.nioBuffer());
     this.outstanding = new OutstandingRequests(server);
-    this.answers = new AnswerReader(wire, ByteBuffer.allocateDirect(AnswerReader.INBOX_BYTES), server,
+    this.answers = new AnswerReader(wire, inbox.nioBuffer(), server,
         (ack.capabilities() & Protocol.CAP_CRC32C) != 0, outstanding, threads);
     this.reader = new Thread(this::readerLoop, threadName);
     this.reader.setDaemon(true);
@@ -88,16 +104,24 @@ final class TcpConnection implements Connection, CallerReads {
     return host + ":" + a.getPort();
   }
 
-  /** Connects and shakes hands (see {@link TcpHandshake}), then starts the reader thread. */
-  static TcpConnection open(InetSocketAddress peer, ConnectionOptions options, ConnectionThreads threads) {
+  /**
+   * Connects and shakes hands (see {@link TcpHandshake}), then starts the reader thread; the
+   * inbox and outbox are charged to {@code memory}.
+   */
+  static TcpConnection open(InetSocketAddress peer, ConnectionOptions options, ConnectionThreads threads,
+      BufferAllocator memory) {
     TcpHandshake.Done done = TcpHandshake.connect(peer, options, threads);
+    TcpConnection c = null;
     try {
-      TcpConnection c = new TcpConnection(done.channel(), done.wire(), peer, done.ack(),
-          options.threadName(), threads);
+      c = new TcpConnection(done.channel(), done.wire(), peer, done.ack(), options.threadName(), threads,
+          memory);
       c.reader.start();
       return c;
-    } catch (RuntimeException e) {
+    } catch (RuntimeException | Error e) {
       TcpHandshake.closeQuietly(done.channel());
+      if (c != null) {
+        c.releaseBuffers();
+      }
       throw e;
     }
   }
@@ -223,6 +247,20 @@ final class TcpConnection implements Connection, CallerReads {
    * to notice at once a server that closes the connection or sends a connection error.
    */
   private void readerLoop() {
+    try {
+      readAnswersWhileOpen();
+    } finally {
+      releaseBuffers();
+    }
+  }
+
+  /** The connection's inbox and outbox go back: it failed or was closed, and its reader is done. */
+  private void releaseBuffers() {
+    inbox.close();
+    outbox.close();
+  }
+
+  private void readAnswersWhileOpen() {
     long sendsSeen = -1;
     while (failure == null) {
       boolean idle = outstanding.due() == 0;
