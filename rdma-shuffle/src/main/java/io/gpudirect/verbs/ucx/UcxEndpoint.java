@@ -1,7 +1,6 @@
 package io.gpudirect.verbs.ucx;
 
 import io.gpudirect.memory.BufferAllocator;
-import io.gpudirect.memory.HostBuffer;
 import io.gpudirect.verbs.Access;
 import io.gpudirect.verbs.CompletionHandler;
 import io.gpudirect.verbs.MemoryRegion;
@@ -135,24 +134,14 @@ final class UcxEndpoint implements RdmaEndpoint {
   private volatile boolean admitted;
   private Consumer<String> connectFailed;
   private boolean released;
-  /**
-   * Where this endpoint's buffers are charged (the verbs' allocator): its own below, and its
-   * frames ({@link #frames}); all given back when it closes.
-   */
-  private final BufferAllocator memory;
+  /** Its direct memory, charged until it closes. */
+  private final EndpointBuffers buffers;
   private final SendFrames frames;
-  /** The header and WRITE prefix being received. */
-  private final HostBuffer frameHeads;
 
   // Loop-thread state.
   private final ByteBuffer header;
   private final ByteBuffer writePrefix;
   private final ArrayDeque<Recv> recvs = new ArrayDeque<>();
-  /** Key frames' bodies land here, and keys are unpacked from the second; made at the first key. */
-  private HostBuffer keyFrameMemory;
-  private ByteBuffer keyFrame;
-  private HostBuffer keyScratchMemory;
-  private ByteBuffer keyScratch;
   /** The continuation of the receive that completed, and whether one is running (see {@link #received}). */
   private Runnable nextReceived;
   private boolean runningReceived;
@@ -184,11 +173,10 @@ final class UcxEndpoint implements RdmaEndpoint {
     this.peer = peer;
     this.peerName = peerName;
     this.sizes = sizes;
-    this.memory = memory;
-    this.frameHeads = memory.allocate(HEADER_BYTES + WRITE_PREFIX, "UCX frame header of " + peerName);
-    this.header = frameHeads.nioBuffer().slice(0, HEADER_BYTES);
-    this.writePrefix = frameHeads.nioBuffer().slice(HEADER_BYTES, WRITE_PREFIX);
-    this.frames = new SendFrames(memory, peerName, sizes.sendDepth());
+    this.buffers = new EndpointBuffers(memory, peerName, sizes.sendDepth());
+    this.header = buffers.header;
+    this.writePrefix = buffers.writePrefix;
+    this.frames = buffers.frames;
   }
 
   /** Binds the UCX endpoint, once made (on the loop thread). */
@@ -409,11 +397,8 @@ final class UcxEndpoint implements RdmaEndpoint {
     }
     UcpRemoteKey key;
     try {
-      if (keyScratch == null) {
-        keyScratchMemory = memory.allocate(PackedRemoteKey.SCRATCH_BYTES, "UCX key scratch of " + peerName);
-        keyScratch = keyScratchMemory.nioBuffer();
-      }
-      key = r.key(endpoint, keyScratch);
+      // Keys are unpacked from a buffer of the endpoint's own, made at the first.
+      key = r.key(endpoint, buffers.keyScratch(PackedRemoteKey.SCRATCH_BYTES));
     } catch (RuntimeException e) {
       String why = "UCX cannot unpack rkey " + rkey + " that " + peerName + " announced: "
           + e.getMessage();
@@ -572,14 +557,8 @@ final class UcxEndpoint implements RdmaEndpoint {
               true);
           return;
         }
-        if (keyFrame == null) {
-          if (state != State.OPEN) {
-            return; // closed by an earlier frame of the same burst: nothing is received any more
-          }
-          keyFrameMemory = memory.allocate(MAX_RKEY_FRAME, "UCX key frame of " + peerName);
-          keyFrame = keyFrameMemory.nioBuffer();
-        }
-        ByteBuffer body = keyFrame.clear().limit(length);
+        // Key frames' bodies land in a buffer of the endpoint's own, made at the first.
+        ByteBuffer body = buffers.keyFrame(MAX_RKEY_FRAME).clear().limit(length);
         readBody(UcxUtils.getAddress(body), length, () -> {
           if (kind == RKEY) {
             announced(body);
@@ -782,23 +761,8 @@ final class UcxEndpoint implements RdmaEndpoint {
     }
     if (!released) {
       released = true;
-      releaseBuffers();
+      buffers.close();
       loop.release();
-    }
-  }
-
-  /**
-   * The charges of this endpoint's buffers go back: it is closed, so UCX receives into none of
-   * them and sends none of its frames any more (their memory stays valid while anything holds it).
-   */
-  private void releaseBuffers() {
-    frames.close();
-    frameHeads.close();
-    if (keyFrameMemory != null) {
-      keyFrameMemory.close();
-    }
-    if (keyScratchMemory != null) {
-      keyScratchMemory.close();
     }
   }
 
