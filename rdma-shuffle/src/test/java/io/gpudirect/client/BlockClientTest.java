@@ -160,17 +160,21 @@ class BlockClientTest {
     }
   }
 
-  /** The server's counters come over the client's own connections, as stat and list do. */
+  /**
+   * The server's counters come over the client's own connection, as stat and list do. One
+   * stream: the server counts a read's bytes once they are sent, before it reads the STATUS
+   * that follows on the same connection.
+   */
   @Test
   void statusGivesTheServersCountersInItsOrder() {
-    try (BlockClient client = BlockClient.connect(address(server.port()), config().build())) {
+    try (BlockClient client = BlockClient.connect(address(server.port()), config().streams(1).build())) {
       Map<String, Long> before = client.status();
       assertEquals("bytesSent", before.keySet().iterator().next());
       client.read("data/nested/small.bin", 0, ByteBuffer.allocate(1000));
       Map<String, Long> after = client.status();
       assertTrue(after.get("bytesSent") >= before.get("bytesSent") + 1000, after.toString());
-      assertTrue(after.get("requests") > before.get("requests"), after.toString());
-      assertTrue(after.get("connectionsActive") >= 3, "the client's three streams: " + after);
+      assertTrue(after.get("requests") >= before.get("requests") + 2, "the READ and this STATUS: " + after);
+      assertTrue(after.get("connectionsActive") >= 1, "this client's stream: " + after);
     }
   }
 

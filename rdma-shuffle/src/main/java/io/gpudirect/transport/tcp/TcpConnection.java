@@ -65,6 +65,7 @@ final class TcpConnection implements Connection, CallerReads {
    */
   private final HostBuffer outbox;
   private final HostBuffer inbox;
+  private final AtomicBoolean buffersReleased = new AtomicBoolean();
   private final RequestWriter requests;
   private final OutstandingRequests outstanding;
   /** Only the holder of {@link #reading} uses it. */
@@ -254,10 +255,15 @@ final class TcpConnection implements Connection, CallerReads {
     }
   }
 
-  /** The connection's inbox and outbox go back: it failed or was closed, and its reader is done. */
+  /**
+   * The connection's inbox and outbox go back, once: it failed and its reader is done, or it
+   * was closed (a reader still winding down touches memory the JVM keeps while it does).
+   */
   private void releaseBuffers() {
-    inbox.close();
-    outbox.close();
+    if (buffersReleased.compareAndSet(false, true)) {
+      inbox.close();
+      outbox.close();
+    }
   }
 
   private void readAnswersWhileOpen() {
@@ -370,5 +376,6 @@ final class TcpConnection implements Connection, CallerReads {
         Thread.currentThread().interrupt();
       }
     }
+    releaseBuffers();
   }
 }
