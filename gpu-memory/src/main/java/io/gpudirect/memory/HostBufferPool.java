@@ -51,7 +51,10 @@ public final class HostBufferPool implements AutoCloseable {
     return List.copyOf(OPEN);
   }
 
-  /** A buffer of {@link #bufferBytes()} (an idle one, or a new one charged to the allocator); the taker gives it back. */
+  /**
+   * A buffer of {@link #bufferBytes()}: an idle one, or a new one charged to the allocator. The
+   * taker gives it back.
+   */
   public HostBuffer take() {
     synchronized (this) {
       HostBuffer b = idle.pollFirst();

@@ -254,10 +254,10 @@ final class ServerConnection implements Runnable {
    * this one first, or when maxConnections are served already (the client is told so).
    */
   private boolean enterServed() {
+    int limit = server.connections().maxConnections();
     served = server.connections().handshakeDone(this, () -> {
-      server.refusals().cause(LimitRefusals.cause(server.connections().maxConnections(), " after its handshake"))
-          .closed(peer, null);
-      sendQuietly(LimitRefusals.answer(server.address(), server.connections().maxConnections()));
+      server.refusals().cause(LimitRefusals.cause(limit, " after its handshake")).closed(peer, null);
+      sendQuietly(LimitRefusals.answer(server.address(), limit));
     });
     return served;
   }
