@@ -4,6 +4,7 @@ import io.gpudirect.server.peers.PendingPeers;
 import io.gpudirect.server.peers.RefusalLog;
 import io.gpudirect.GpuDirectException;
 import io.gpudirect.memory.BufferAllocator;
+import io.gpudirect.memory.MemoryLeakException;
 import io.gpudirect.protocol.Protocol;
 import io.gpudirect.server.rdma.RdmaService;
 import io.gpudirect.verbs.RdmaException;
@@ -21,8 +22,6 @@ import java.nio.channels.UnresolvedAddressException;
 import java.nio.channels.UnsupportedAddressTypeException;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -85,11 +84,8 @@ public final class BlockServer implements AutoCloseable {
   private final int maxLoginNetworks;
   private final java.util.function.LongSupplier loginClock;
 
-  private final Map<ServerConnection, Thread> connections = new ConcurrentHashMap<>();
   private final ServerCounters counters = new ServerCounters();
   private final AtomicInteger connectionIds = new AtomicInteger();
-  /** Connections past their handshake: what {@code maxConnections} counts. */
-  private final AtomicInteger served = new AtomicInteger();
 
   private RootDirectory root;
   private ServerSocketChannel listener;
@@ -101,11 +97,17 @@ public final class BlockServer implements AutoCloseable {
   private ScheduledThreadPoolExecutor timers;
   /** The CRC32Cs of large reads, computed beside their sendfile. */
   private Checksums checksums;
-  /** Connections that have not finished their handshake (TLS, HELLO and the proof) yet. */
-  private PendingPeers<ServerConnection> pending;
+  /**
+   * What the server holds in direct memory besides RDMA's: each connection's request buffer and
+   * small-answer buffer, the checksum tasks' slices. Closed with the server.
+   */
+  private BufferAllocator memory;
+  private ServedConnections connections;
   private LimitRefusals limitRefusals;
   private RefusalLog refusals;
   private LoginThrottle logins;
+  /** What every connection shares; made once started. */
+  private ServerContext context;
   private volatile boolean closed;
   private volatile String address;
   private volatile long startedNanos;
@@ -164,8 +166,8 @@ public final class BlockServer implements AutoCloseable {
     refusals = new RefusalLog(address);
     startRdma();
     startedNanos = System.nanoTime();
-    jmx = BlockServerJmx.register(this);
-    checksums = new Checksums();
+    memory = BufferAllocator.root().newChildAllocator("server " + address, Long.MAX_VALUE);
+    checksums = new Checksums(memory);
     timers = new ScheduledThreadPoolExecutor(1, r -> {
       Thread t = new Thread(r, "gpudirect-server-timers-" + port());
       t.setDaemon(true);
@@ -173,11 +175,17 @@ public final class BlockServer implements AutoCloseable {
     });
     // A deadline is cancelled as soon as its handshake ends: drop it then, not 10 s later.
     timers.setRemoveOnCancelPolicy(true);
-    pending = new PendingPeers<>("handshake", "finish its handshake", maxUnauthenticated,
-        maxUnauthenticatedPerAddress, handshakeTimeout, timers, refusals, ServerConnection::peer,
-        ServerConnection::closeNow);
+    // Connections that have not finished their handshake (TLS, HELLO and the proof) yet.
+    PendingPeers<ServerConnection> pending = new PendingPeers<>("handshake", "finish its handshake",
+        maxUnauthenticated, maxUnauthenticatedPerAddress, handshakeTimeout, timers, refusals,
+        ServerConnection::peer, ServerConnection::closeNow);
+    connections = new ServedConnections(pending, maxConnections, counters);
     logins = new LoginThrottle(address, maxLoginNetworks, loginClock);
     limitRefusals = new LimitRefusals(address, maxConnections, counters, refusals);
+    context = new ServerContext(address, root, secret, tls, memory,
+        new ServerContext.Limits(maxReadLength, maxListPageEntries), counters, this::stats, connections,
+        refusals, logins, listingSlots, checksums, blockChecksums, rdma, rdmaStatus);
+    jmx = BlockServerJmx.register(this);
     long sweep = OPEN_FILES_IDLE_NANOS / 2;
     timers.scheduleWithFixedDelay(this::closeIdleFiles, sweep, sweep, TimeUnit.NANOSECONDS);
     long summary = RefusalLog.SUMMARY_INTERVAL.toNanos();
@@ -267,11 +275,6 @@ public final class BlockServer implements AutoCloseable {
     }
   }
 
-  /** The RDMA side, or null when this server does not serve RDMA. */
-  RdmaService rdma() {
-    return rdma;
-  }
-
   /** The port of the RDMA listener (UCX or RDMA CM), when RDMA is served. */
   public java.util.OptionalInt rdmaPort() {
     RdmaService r = rdma;
@@ -281,15 +284,6 @@ public final class BlockServer implements AutoCloseable {
   /** Whether RDMA is served and how, or why not, in words. */
   public String rdmaStatus() {
     return rdmaStatus;
-  }
-
-  long capabilities() {
-    return rdma == null ? TCP_CAPABILITIES : TCP_CAPABILITIES | rdmaCapability();
-  }
-
-  /** The RDMA bit this server sets: which kind of listener its verbs provider runs. */
-  long rdmaCapability() {
-    return rdma != null && rdma.wire() == Verbs.Wire.UCX ? Protocol.CAP_RDMA_UCX : Protocol.CAP_RDMA;
   }
 
   /** The bound port (the real one when built with port 0). */
@@ -307,7 +301,7 @@ public final class BlockServer implements AutoCloseable {
 
   public ServerStats stats() {
     long uptime = startedNanos == 0 ? 0 : TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startedNanos);
-    return counters.stats(connections.size(), uptime);
+    return counters.stats(connections == null ? 0 : connections.size(), uptime);
   }
 
   /** The transports this server serves, comma-separated, as logged and shown in JMX. */
@@ -341,14 +335,14 @@ public final class BlockServer implements AutoCloseable {
     }
     closeListener();
     join(acceptThread, TimeUnit.SECONDS.toNanos(5));
-    if (!connections.isEmpty()) {
+    if (connections != null && !connections.isEmpty()) {
       LOG.info("BlockServer on {} draining: {} connections, {} reads in flight, grace period {}",
           address, connections.size(), counters.readsInFlight(), gracePeriod);
     }
     long deadline = System.nanoTime() + gracePeriod.toNanos();
-    while (!connections.isEmpty() && System.nanoTime() < deadline) {
+    while (connections != null && !connections.isEmpty() && System.nanoTime() < deadline) {
       long now = System.nanoTime();
-      for (ServerConnection c : connections.keySet()) {
+      for (ServerConnection c : connections.all()) {
         if (c.idleNanos(now) >= DRAIN_IDLE_NANOS) {
           c.stopReading();
         }
@@ -357,13 +351,15 @@ public final class BlockServer implements AutoCloseable {
         break;
       }
     }
-    if (!connections.isEmpty()) {
+    if (connections != null && !connections.isEmpty()) {
       LOG.warn("BlockServer on {}: grace period {} over; closing {} connections with {} reads in flight",
           address, gracePeriod, connections.size(), counters.readsInFlight());
     }
-    connections.keySet().forEach(ServerConnection::closeNow);
-    for (Thread t : connections.values()) {
-      join(t, TimeUnit.SECONDS.toNanos(2));
+    if (connections != null) {
+      connections.all().forEach(ServerConnection::closeNow);
+      for (Thread t : connections.threads()) {
+        join(t, TimeUnit.SECONDS.toNanos(2));
+      }
     }
     if (timers != null) {
       timers.shutdownNow();
@@ -376,6 +372,7 @@ public final class BlockServer implements AutoCloseable {
     if (checksums != null) {
       checksums.close();
     }
+    closeMemory();
     if (rdma != null) {
       rdma.close();
     }
@@ -386,9 +383,22 @@ public final class BlockServer implements AutoCloseable {
     LOG.info("BlockServer on {} stopped: {}", address, stats());
   }
 
+  /** Once connections and checksums are done: what is still charged then is a leak, and said so. */
+  private void closeMemory() {
+    if (memory == null) {
+      return;
+    }
+    try {
+      memory.close();
+    } catch (MemoryLeakException e) {
+      LOG.warn("BlockServer on {} stopped holding buffers it should have given back: {}", address,
+          e.getMessage());
+    }
+  }
+
   private void closeIdleFiles() {
     long now = System.nanoTime();
-    for (ServerConnection c : connections.keySet()) {
+    for (ServerConnection c : connections.all()) {
       c.closeIdleFiles(now, OPEN_FILES_IDLE_NANOS);
     }
   }
@@ -428,123 +438,43 @@ public final class BlockServer implements AutoCloseable {
       ServerConnection conn = null;
       try {
         ch.socket().setTcpNoDelay(true);
-        if (served.get() >= maxConnections) {
+        if (connections.full()) {
           limitRefusals.refuse(ch, peer);
           continue;
         }
         counters.countAccepted();
         InetAddress from = ((InetSocketAddress) ch.getRemoteAddress()).getAddress();
-        conn = new ServerConnection(this, ch, peer, from);
+        conn = new ServerConnection(context, ch, peer, from);
         Thread t = new Thread(conn, "gpudirect-server-conn-" + connectionIds.incrementAndGet());
         t.setDaemon(true);
-        connections.put(conn, t);
+        connections.add(conn, t);
         if (closed) {
-          connections.remove(conn);
+          connections.dropped(conn);
           ch.close();
           return;
         }
-        pending.admit(conn, from);
+        connections.admit(conn, from);
         t.start();
       } catch (IOException | RuntimeException e) {
         // A peer gone before it could be served, say: what a flood of connections brings about.
         refusals.cause("could not be served").closed(peer, e.toString());
         LOG.debug("Cannot serve connection from {}", peer, e);
         if (conn != null) {
-          connections.remove(conn);
-          pending.ended(conn);
+          connections.dropped(conn);
         }
         closeQuietly(ch);
       }
     }
   }
 
-  /**
-   * The connection finished its handshake: it leaves the pending ones and counts against
-   * {@code maxConnections}. False, with the connection closed or to be closed, when its
-   * handshake deadline passed or a newer connection took its place first; or when the limit
-   * is reached, which {@code limitReached} is then told so that the client can be.
-   */
-  boolean handshakeDone(ServerConnection conn, Runnable limitReached) {
-    if (!pending.finish(conn)) {
-      return false;
-    }
-    if (served.incrementAndGet() > maxConnections) {
-      served.decrementAndGet();
-      counters.countRejected();
-      limitReached.run();
-      return false;
-    }
-    return true;
-  }
-
-  /** {@code wasServed}: whether it got past {@link #handshakeDone}. */
-  void connectionEnded(ServerConnection conn, boolean wasServed) {
-    pending.ended(conn);
-    if (wasServed) {
-      served.decrementAndGet();
-    }
-    connections.remove(conn);
-  }
-
-  /** Failed logins by address, and the backoff they earn. */
-  LoginThrottle logins() {
-    return logins;
-  }
-
-  PendingPeers<ServerConnection> pendingHandshakes() {
-    return pending;
-  }
-
-  /** Where connections closed before authenticating are counted, and logged in sum. */
-  RefusalLog refusals() {
-    return refusals;
-  }
-
-  int maxConnections() {
-    return maxConnections;
-  }
-
-  RootDirectory root() {
-    return root;
-  }
-
-  byte[] secret() {
-    return secret;
-  }
-
-  /** The TLS context connections are wrapped in, or null for plaintext. */
-  javax.net.ssl.SSLContext tls() {
-    return tls;
+  /** What every connection of this server shares; null until started. */
+  ServerContext context() {
+    return context;
   }
 
   /** Whether connections must use TLS. */
   public boolean tlsEnabled() {
     return tls != null;
-  }
-
-  Checksums checksums() {
-    return checksums;
-  }
-
-  /** The CRC32C of every 64 KiB block read so far, shared by all connections. */
-  BlockChecksums blockChecksums() {
-    return blockChecksums;
-  }
-
-  int maxReadLength() {
-    return maxReadLength;
-  }
-
-  int maxListPageEntries() {
-    return maxListPageEntries;
-  }
-
-  ListingSlots listingSlots() {
-    return listingSlots;
-  }
-
-  ServerCounters counters() {
-    return counters;
   }
 
   private void closeListener() {
