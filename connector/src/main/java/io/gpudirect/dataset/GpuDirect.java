@@ -5,7 +5,6 @@ import ai.rapids.cudf.ParquetOptions;
 import ai.rapids.cudf.Table;
 import io.gpudirect.GpuDirectException;
 import io.gpudirect.arrow.cudf.CudfArrowIpcReader;
-import io.gpudirect.client.ClientContext;
 import io.gpudirect.client.GpuDirectUri;
 import io.gpudirect.client.RemoteStore;
 import io.gpudirect.cudf.RemoteFileDataSource;
@@ -58,18 +57,19 @@ public final class GpuDirect {
       parquet.includeColumn(c);
     }
     ParquetOptions parquetOptions = parquet.build();
-    GpuResources gpu = ClientContext.shared().gpu(ExecutorSettings::gpu);
+    GpuResources gpu = GpuResources.shared(ExecutorSettings::gpu);
     List<Table> parts = new ArrayList<>();
     try {
       for (DataFile f : files) {
         GpuDirectUri u = f.uri();
         RemoteStore store = RemoteStores.get(u, resolved);
-        try (RemoteFileDataSource source = new RemoteFileDataSource(store, u.path(), f.version(), f.length(), gpu.pool(), gpu.engine())) {
+        try (RemoteFileDataSource source = new RemoteFileDataSource(store, u.path(), f.version(), f.length(), gpu)) {
           parts.add(switch (f.format()) {
             case PARQUET -> Table.readParquet(parquetOptions, source);
             case ARROW_FILE, ARROW_STREAM -> new CudfArrowIpcReader(new RemoteFileChannel(store, u.path(), f.version(), f.length()),
                 f.length(), u.toString(), f.format() == DataFormat.ARROW_STREAM,
-                (offset, dst) -> source.deviceRead(offset, dst, Cuda.DEFAULT_STREAM), gpu.device()).read(columns);
+                (offset, dst) -> source.deviceRead(offset, dst, Cuda.DEFAULT_STREAM), gpu.device(), gpu.host())
+                .read(columns);
           });
         } catch (RuntimeException e) {
           throw e instanceof GpuDirectException g && u.toString().equals(g.file()) ? e

@@ -1,9 +1,10 @@
 package io.gpudirect.hadoop;
 
+import io.gpudirect.client.ClientContext;
 import io.gpudirect.client.RemoteStore;
 import io.gpudirect.protocol.FileVersion;
-import io.gpudirect.memory.BufferAllocator;
 import io.gpudirect.memory.HostBuffer;
+import io.gpudirect.memory.HostBufferPool;
 import io.gpudirect.remote.TaskFetchCounters;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
@@ -22,11 +23,11 @@ import java.util.concurrent.CompletionException;
  * reported as without read-ahead. A read outside the ranges (the footer) leaves the pieces
  * alone; a read in a range but before the pieces, or past them, restarts the plan there.
  *
- * <p>Pieces are direct buffers lent by a pool this JVM's read-aheads share, so that a window
- * is not allocated (zeroed, faulted in) and later unmapped for every slice: unmaps interrupt
- * every core of the process, which is expensive in a VM (the fetch profile in
- * docs/benchmarks.md). {@link #close()} gives them back once no fetch writes into them any
- * more; the pool keeps up to {@link #MAX_IDLE} idle.
+ * <p>Pieces are direct buffers lent by a pool this JVM's read-aheads share (the client
+ * context's, charged to its memory), so that a window is not allocated (zeroed, faulted in)
+ * and later unmapped for every slice: unmaps interrupt every core of the process, which is
+ * expensive in a VM (the fetch profile in docs/benchmarks.md). {@link #close()} gives them
+ * back once no fetch writes into them any more; the pool keeps up to {@link #MAX_IDLE} idle.
  * One reader at a time (the stream's lock).
  */
 final class ReadAhead implements AutoCloseable {
@@ -34,10 +35,7 @@ final class ReadAhead implements AutoCloseable {
   static final int MAX_PIECE = 4 << 20;
   /** Idle pieces kept for the next read-ahead: two tasks' 32 MiB windows. */
   static final int MAX_IDLE = 16;
-  /** Its own root: idle pieces outlive every reader and are not a leak; lent ones are counted. */
-  private static final BufferAllocator ALLOCATOR = BufferAllocator.newRoot("read-ahead", Long.MAX_VALUE);
-  private static final java.util.concurrent.BlockingQueue<HostBuffer> IDLE =
-      new java.util.concurrent.ArrayBlockingQueue<>(MAX_IDLE);
+  static final String PIECE = "read-ahead piece";
 
   private final RemoteStore store;
   private final String path;
@@ -45,6 +43,8 @@ final class ReadAhead implements AutoCloseable {
   private final ReadPlan plan;
   private final int pieceSize;
   private final int maxPieces;
+  /** Where pieces come from and go back to, idle pieces outliving this reader. */
+  private final HostBufferPool pool;
   /** Requested pieces in file order; the head is the next the reader needs. */
   private final ArrayDeque<Piece> pieces = new ArrayDeque<>();
   /** Buffers of consumed pieces, reused for the next ones. */
@@ -55,6 +55,12 @@ final class ReadAhead implements AutoCloseable {
   private boolean failed;
 
   ReadAhead(RemoteStore store, String path, FileVersion version, ReadPlan plan, long windowBytes) {
+    this(store, path, version, plan, windowBytes, pool());
+  }
+
+  ReadAhead(RemoteStore store, String path, FileVersion version, ReadPlan plan, long windowBytes,
+      HostBufferPool pool) {
+    this.pool = pool;
     this.store = store;
     this.path = path;
     this.version = version;
@@ -139,12 +145,19 @@ final class ReadAhead implements AutoCloseable {
     }
   }
 
+  /** The pool of the JVM's client context, which its stores belong to too. */
+  static HostBufferPool pool() {
+    return ClientContext.shared().pool(PIECE, MAX_PIECE, MAX_IDLE);
+  }
+
+  /** Bytes of pieces lent to read-aheads now, idle ones not counted (for tests: 0 when all closed). */
+  static long bytesLent() {
+    return pool().lentBytes();
+  }
+
   private HostBuffer buffer() {
     HostBuffer b = spare.pollFirst();
-    if (b == null) {
-      b = IDLE.poll();
-    }
-    return b != null ? b : ALLOCATOR.allocate(MAX_PIECE);
+    return b != null ? b : pool.take();
   }
 
   /** The buffer goes back to the spares once its fetch can no longer write into it. */
@@ -152,19 +165,8 @@ final class ReadAhead implements AutoCloseable {
     if (p.done.isDone()) {
       spare.addLast(p.buffer);
     } else {
-      p.done.whenComplete((v, e) -> giveBack(p.buffer));
+      p.done.whenComplete((v, e) -> pool.give(p.buffer));
     }
-  }
-
-  private static void giveBack(HostBuffer b) {
-    if (!IDLE.offer(b)) {
-      b.close();
-    }
-  }
-
-  /** Bytes of pieces lent to read-aheads now, idle ones not counted (for tests: 0 when all closed). */
-  static long bytesLent() {
-    return ALLOCATOR.outstandingBytes() - (long) IDLE.size() * MAX_PIECE;
   }
 
   @Override
@@ -172,10 +174,10 @@ final class ReadAhead implements AutoCloseable {
     failed = true;
     while (!pieces.isEmpty()) {
       Piece p = pieces.pollFirst();
-      p.done.whenComplete((v, e) -> giveBack(p.buffer));
+      p.done.whenComplete((v, e) -> pool.give(p.buffer));
     }
     while (!spare.isEmpty()) {
-      giveBack(spare.pollFirst());
+      pool.give(spare.pollFirst());
     }
   }
 

@@ -7,9 +7,9 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import ai.rapids.cudf.ParquetOptions;
 import ai.rapids.cudf.Table;
-import io.gpudirect.client.ClientContext;
 import io.gpudirect.GpuDirectException;
 import io.gpudirect.gpu.GpuEnvironment;
+import io.gpudirect.gpu.GpuResources;
 import io.gpudirect.remote.RemoteStores;
 import io.gpudirect.server.BlockServer;
 import io.gpudirect.testing.TestData;
@@ -56,8 +56,8 @@ class GpuDirectReadTableGpuTest {
         }
       }
     }
-    assertEquals(0, ClientContext.shared().gpu().pool().chunksInUse());
-    assertEquals(0, ClientContext.shared().gpu().device().accounts().outstandingBytes(), "device bytes still charged");
+    assertEquals(0, GpuResources.shared().pool().chunksInUse());
+    assertEquals(0, GpuResources.shared().device().accounts().outstandingBytes(), "device bytes still charged");
   }
 
   @Test
@@ -80,7 +80,7 @@ class GpuDirectReadTableGpuTest {
         () -> GpuDirect.readTable(datetime, Map.of(), "f2"));
     assertTrue(e.getMessage().contains("generated_datetime.stream") && e.getMessage().contains("'f2'"),
         e.getMessage());
-    assertEquals(0, ClientContext.shared().gpu().pool().chunksInUse());
-    assertEquals(0, ClientContext.shared().gpu().device().accounts().outstandingBytes(), "device bytes still charged");
+    assertEquals(0, GpuResources.shared().pool().chunksInUse());
+    assertEquals(0, GpuResources.shared().device().accounts().outstandingBytes(), "device bytes still charged");
   }
 }

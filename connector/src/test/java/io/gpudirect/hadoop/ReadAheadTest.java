@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.gpudirect.client.ClientContext;
 import io.gpudirect.remote.RemoteStores;
 import io.gpudirect.server.BlockServer;
 import java.io.IOException;
@@ -108,6 +109,9 @@ class ReadAheadTest {
     try (FileSystem fs = fs(plan(), "16m"); FSDataInputStream in = fs.open(new Path(base + "/data.bin"))) {
       assertArrayEquals(Arrays.copyOfRange(data, MIB, MIB + 10), readAt(in, MIB, 10, false));
       assertTrue(ReadAhead.bytesLent() > 0);
+      // Charged to the client context's memory, named, while lent.
+      String held = ClientContext.shared().memory().outstanding();
+      assertTrue(held.contains(ReadAhead.PIECE + " (" + ReadAhead.MAX_PIECE + " bytes in 'root/client')"), held);
     }
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
     while (ReadAhead.bytesLent() != 0 && System.nanoTime() < deadline) {

@@ -3,7 +3,6 @@ package io.gpudirect.options;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import io.gpudirect.client.ClientContext;
 import io.gpudirect.gpu.GpuEnvironment;
 import io.gpudirect.gpu.GpuResources;
 import io.gpudirect.spark.LocalSessions;
@@ -22,12 +21,10 @@ class ExecutorSettingsGpuTest {
         .config("spark.gpudirect.pinnedChunks", "24")
         .config("spark.gpudirect.deviceMemoryLimit", "6g")
         .getOrCreate();
-    try (ClientContext context = new ClientContext()) {
-      GpuResources gpu = context.gpu(ExecutorSettings::gpu);
+    try (GpuResources gpu = GpuResources.create(ExecutorSettings.gpu())) {
       assertEquals(24L << 22, gpu.pool().heldBytes(), "24 pinned chunks of 4 MiB");
       assertEquals(6L << 30, gpu.device().accounts().limit());
       assertEquals(true, gpu.pool().isRegistered());
-      assertEquals(gpu, context.gpu(ExecutorSettings::gpu), "made once, on first use");
     } finally {
       LocalSessions.stop(spark, null);
     }

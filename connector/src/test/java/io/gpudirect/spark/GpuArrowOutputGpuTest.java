@@ -6,11 +6,11 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import ai.rapids.cudf.Rmm;
 import ai.rapids.cudf.RmmAllocationMode;
-import io.gpudirect.client.ClientContext;
 import io.gpudirect.dataset.DataFile;
 import io.gpudirect.dataset.DataFormat;
 import io.gpudirect.dataset.DatasetListing;
 import io.gpudirect.gpu.GpuEnvironment;
+import io.gpudirect.gpu.GpuResources;
 import io.gpudirect.options.ResolvedOptions;
 import io.gpudirect.remote.RemoteStores;
 import io.gpudirect.server.BlockServer;
@@ -109,7 +109,7 @@ class GpuArrowOutputGpuTest {
               ColumnarBatch b = r.get();
               assertTrue(b.column(0) instanceof DeviceColumn);
               if (b.numRows() > 0) {
-                assertTrue(ClientContext.shared().gpu().device().accounts().outstandingBytes() > 0,
+                assertTrue(GpuResources.shared().device().accounts().outstandingBytes() > 0,
                     name + ": the slice's device memory is charged while its batch is held");
               }
               collect(b, schema, gpu);
@@ -138,10 +138,10 @@ class GpuArrowOutputGpuTest {
           problems.add(name + ": refused without naming what: " + e);
         }
       }
-      assertEquals(0, ClientContext.shared().gpu().pool().chunksInUse(), name + ": pinned chunks outstanding");
+      assertEquals(0, GpuResources.shared().pool().chunksInUse(), name + ": pinned chunks outstanding");
       assertEquals(rmmBefore, Rmm.getTotalBytesAllocated(), name + ": RMM bytes outstanding");
-      assertEquals(0, ClientContext.shared().gpu().device().accounts().outstandingBytes(),
-          name + ": device bytes still charged to " + ClientContext.shared().gpu().device().accounts());
+      assertEquals(0, GpuResources.shared().device().accounts().outstandingBytes(),
+          name + ": device bytes still charged to " + GpuResources.shared().device().accounts());
     }
     System.out.println("Arrow files identical on the GPU: " + same + " of " + names.size());
     refused.forEach(r -> System.out.println("  refused: " + r));

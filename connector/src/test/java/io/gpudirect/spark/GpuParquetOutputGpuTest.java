@@ -6,10 +6,10 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import ai.rapids.cudf.Rmm;
 import ai.rapids.cudf.RmmAllocationMode;
-import io.gpudirect.client.ClientContext;
 import io.gpudirect.dataset.DataFile;
 import io.gpudirect.dataset.DatasetListing;
 import io.gpudirect.gpu.GpuEnvironment;
+import io.gpudirect.gpu.GpuResources;
 import io.gpudirect.hadoop.FileSystemConf;
 import io.gpudirect.options.ResolvedOptions;
 import io.gpudirect.remote.RemoteStores;
@@ -150,7 +150,7 @@ class GpuParquetOutputGpuTest {
                 assertTrue(b.column(c) instanceof DeviceColumn, "output=gpu gives cuDF-backed columns");
               }
               if (b.numCols() > 0 && b.numRows() > 0) {
-                assertTrue(ClientContext.shared().gpu().device().accounts().outstandingBytes() > 0,
+                assertTrue(GpuResources.shared().device().accounts().outstandingBytes() > 0,
                     path + ": the decoded slice is charged to the device allocator while its batch is held");
               }
               collect(b, schema, gpu);
@@ -182,7 +182,7 @@ class GpuParquetOutputGpuTest {
         }
         refusedByBoth.add(path + " (" + e.getMessage() + ")");
       }
-      assertEquals(0, ClientContext.shared().gpu().pool().chunksInUse(), path + ": pinned chunks outstanding");
+      assertEquals(0, GpuResources.shared().pool().chunksInUse(), path + ": pinned chunks outstanding");
       // No CUDA error left behind: the device still runs work and the stream still syncs.
       ai.rapids.cudf.Cuda.DEFAULT_STREAM.sync();
       try (ai.rapids.cudf.ColumnVector v = ai.rapids.cudf.ColumnVector.fromInts(1, 2, 3);
@@ -190,8 +190,8 @@ class GpuParquetOutputGpuTest {
         assertEquals(6, sum.getLong(), path + ": the GPU still computes afterwards");
       }
       assertEquals(rmmBefore, Rmm.getTotalBytesAllocated(), path + ": RMM bytes outstanding");
-      assertEquals(0, ClientContext.shared().gpu().device().accounts().outstandingBytes(),
-          path + ": device bytes still charged to " + ClientContext.shared().gpu().device().accounts());
+      assertEquals(0, GpuResources.shared().device().accounts().outstandingBytes(),
+          path + ": device bytes still charged to " + GpuResources.shared().device().accounts());
     }
     System.out.println("Parquet files identical on the GPU: " + same + " of " + files.size());
     refusedOnGpu.forEach(r -> System.out.println("  left to the host reader: " + r));

@@ -115,23 +115,4 @@ public final class DeviceAllocator {
     Map.Entry<Long, Charge> below = live.floorEntry(address);
     return below != null && address + length <= below.getKey() + below.getValue().bytes();
   }
-
-  /** Gives a buffer's charge back when cuDF reports its last reference closed. */
-  private static final class ReleaseOnLastClose implements MemoryBuffer.EventHandler {
-    private final Charge charge;
-    private final Runnable forget;
-
-    ReleaseOnLastClose(Charge charge, Runnable forget) {
-      this.charge = charge;
-      this.forget = forget;
-    }
-
-    @Override
-    public void onClosed(int refCount) {
-      if (refCount == 0) {
-        forget.run();
-        charge.close();
-      }
-    }
-  }
 }

@@ -66,11 +66,19 @@ public final class BufferAllocator implements AutoCloseable {
 
   /** Allocates a direct buffer of {@code size} bytes, owned by the caller, who closes it. */
   public HostBuffer allocate(int size) {
+    return allocate(size, "direct buffer");
+  }
+
+  /**
+   * As {@link #allocate(int)}, the buffer named {@code what} in leak reports ("TCP inbox of the
+   * connection to HOST:PORT", ...).
+   */
+  public HostBuffer allocate(int size, String what) {
     if (size < 0) {
       throw new IllegalArgumentException("Cannot allocate a negative size from allocator '"
           + name + "': " + size);
     }
-    Charge charge = charge(size, "direct buffer");
+    Charge charge = charge(size, what);
     ByteBuffer memory;
     try {
       memory = ByteBuffer.allocateDirect(size);

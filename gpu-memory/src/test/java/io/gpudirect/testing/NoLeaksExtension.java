@@ -3,6 +3,7 @@ package io.gpudirect.testing;
 import io.gpudirect.gpu.GpuResources;
 import io.gpudirect.gpu.PinnedChunkPool;
 import io.gpudirect.memory.BufferAllocator;
+import io.gpudirect.memory.HostBufferPool;
 import java.util.List;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.extension.AfterAllCallback;
@@ -10,8 +11,10 @@ import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
  * After every test class: no bytes outstanding in {@link BufferAllocator#root()} (direct and
- * pinned host buffers, the device buffers of {@code GpuResources.device()} and the
- * connector's Arrow buffers are all charged to it), no chunk of a context's pinned pool still lent out,
+ * pinned host buffers, the device buffers of {@code GpuResources.device()}, cuDF's host
+ * buffers, the connector's Arrow buffers and the network's buffers are all charged to it)
+ * but the idle buffers of the pools not closed yet ({@link HostBufferPool}: read-ahead pieces
+ * kept for the next reader), no chunk of a context's pinned pool still lent out,
  * and no per-client or per-server thread still alive ({@code gpudirect-client-*},
  * {@code gpudirect-server-accept-*}, {@code gpudirect-server-conn-*}: a client or server left
  * open, or one whose close did not stop its threads). The checksum pools
@@ -49,11 +52,15 @@ public final class NoLeaksExtension implements AfterAllCallback {
       }
       poolBytes += pool.heldBytes();
     }
+    // Each buffer pool not closed yet keeps its idle buffers for the next taker.
+    for (HostBufferPool pool : HostBufferPool.open()) {
+      poolBytes += pool.idleBytes();
+    }
     BufferAllocator root = BufferAllocator.root();
     if (root.outstandingBytes() != poolBytes) {
       throw new AssertionError(test + " left " + (root.outstandingBytes() - poolBytes) + " bytes in "
           + root.outstandingBuffers() + " buffers outstanding in " + root
-          + (poolBytes == 0 ? "" : " (besides the pinned pools' " + poolBytes + ")") + root.outstanding());
+          + (poolBytes == 0 ? "" : " (besides the pools' " + poolBytes + " idle or pinned)") + root.outstanding());
     }
     for (String prefix : OWNED_THREADS) {
       if (settledThreads(prefix) != 0) {

@@ -7,6 +7,7 @@ import static org.junit.platform.engine.discovery.DiscoverySelectors.selectClass
 
 import io.gpudirect.memory.BufferAllocator;
 import io.gpudirect.memory.HostBuffer;
+import io.gpudirect.memory.HostBufferPool;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
@@ -50,6 +51,46 @@ class NoLeaksExtensionTest {
         held.close();
         held = null;
       }
+    }
+  }
+
+  static HostBufferPool pool;
+
+  /** Idle buffers of an open pool are the pool's, kept for the next taker: not a leak. */
+  static class KeepsIdleBuffersInAnOpenPool {
+    @Test
+    void takesAndGivesBack() {
+      assumeTrue(running);
+      pool.give(pool.take());
+    }
+  }
+
+  /** A buffer taken from a pool and never given back is a leak, named as the pool names it. */
+  static class KeepsABufferOfAPool {
+    @Test
+    void takesAndKeeps() {
+      assumeTrue(running);
+      held = pool.take();
+    }
+  }
+
+  @Test
+  void idleBuffersOfAnOpenPoolPassAndALentOneFailsNamingIt() {
+    pool = new HostBufferPool(BufferAllocator.root(), "read-ahead piece", 32, 2);
+    try {
+      TestExecutionResult idle = runClass(KeepsIdleBuffersInAnOpenPool.class);
+      assertEquals(TestExecutionResult.Status.SUCCESSFUL, idle.getStatus(), idle.toString());
+      TestExecutionResult lent = runClass(KeepsABufferOfAPool.class);
+      assertEquals(TestExecutionResult.Status.FAILED, lent.getStatus(), lent.toString());
+      String message = lent.getThrowable().orElseThrow().getMessage();
+      assertTrue(message.contains("KeepsABufferOfAPool left 32 bytes")
+          && message.contains("read-ahead piece (32 bytes in 'root')"), message);
+    } finally {
+      if (held != null) {
+        pool.give(held);
+        held = null;
+      }
+      pool.close();
     }
   }
 

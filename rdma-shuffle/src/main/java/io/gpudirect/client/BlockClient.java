@@ -12,6 +12,7 @@ import io.gpudirect.verbs.RdmaUnavailableException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.List;
+import java.util.Map;
 import java.util.OptionalInt;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -136,6 +137,11 @@ public final class BlockClient implements RemoteStore {
   @Override
   public FileEntry stat(String path) {
     return control.stat(path);
+  }
+
+  @Override
+  public Map<String, Long> status() {
+    return control.status();
   }
 
   /**

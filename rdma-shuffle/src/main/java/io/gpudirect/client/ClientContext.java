@@ -1,7 +1,7 @@
 package io.gpudirect.client;
 
-import io.gpudirect.gpu.GpuResources;
-import io.gpudirect.gpu.GpuSettings;
+import io.gpudirect.memory.BufferAllocator;
+import io.gpudirect.memory.HostBufferPool;
 import io.gpudirect.transport.ConnectionThreads;
 import java.util.Map;
 import java.util.Set;
@@ -11,10 +11,11 @@ import java.util.function.Supplier;
 /**
  * What the clients of one embedding share, created and closed by that embedding: the threads
  * their connections check checksums and handshake deadlines on ({@link ConnectionThreads}),
- * the stores kept for reuse ({@link #store}), and the pinned pool, copy engine and device
- * allocator of their GPU reads ({@link #gpu}). An application that runs clients and a
+ * the stores kept for reuse ({@link #store}), and the host memory their connections and
+ * readers hold ({@link #memory}, {@link #pool}). An application that runs clients and a
  * server in one JVM gives each side its own; Spark executors, the CLI and clients made without
- * one use {@link #shared()}, the JVM's.
+ * one use {@link #shared()}, the JVM's. GPU reads share a GPU context of their own
+ * ({@code io.gpudirect.gpu.GpuResources}), which this one knows nothing of.
  */
 public final class ClientContext implements AutoCloseable {
   private static ClientContext shared;
@@ -23,7 +24,8 @@ public final class ClientContext implements AutoCloseable {
   private final Map<Object, RemoteStore> stores = new ConcurrentHashMap<>();
   /** The steps of the transport fallback ladder logged so far: each reason once. */
   private final Set<String> fallbacksSaid = ConcurrentHashMap.newKeySet();
-  private GpuResources gpu;
+  private final BufferAllocator memory = BufferAllocator.root().newChildAllocator("client", Long.MAX_VALUE);
+  private final Map<String, HostBufferPool> pools = new ConcurrentHashMap<>();
   private volatile boolean closed;
 
   /**
@@ -37,25 +39,27 @@ public final class ClientContext implements AutoCloseable {
     return shared;
   }
 
-  /** The GPU resources made already, or ones of the default sizes ({@link GpuSettings#DEFAULTS}). */
-  public GpuResources gpu() {
-    return gpu(() -> GpuSettings.DEFAULTS);
+  /**
+   * Where this context's connections charge what they hold in host memory (a TCP connection's
+   * inbox and outbox, an RDMA connection's control slots and bounce buffer) and its readers
+   * their pooled buffers: one node of the allocator tree, closed with the context.
+   */
+  public BufferAllocator memory() {
+    return memory;
   }
 
   /**
-   * The GPU resources of this context's reads, made on first use (pinning memory and starting
-   * the copy engine only where something reads into the GPU) with the settings {@code settings}
-   * gives then; later calls get the same ones. The JVM's shared context gives them back at exit.
+   * The pool of {@code bufferBytes} buffers named {@code what} that this context's readers
+   * share (read-ahead windows), made on first use, charged to {@link #memory}, closed with the
+   * context.
    */
-  public synchronized GpuResources gpu(Supplier<GpuSettings> settings) {
-    if (gpu == null) {
-      gpu = GpuResources.create(settings.get());
-      if (this == shared) {
-        GpuResources made = gpu;
-        Runtime.getRuntime().addShutdownHook(new Thread(made::close, "gpudirect-gpu-resources-shutdown"));
-      }
+  public HostBufferPool pool(String what, int bufferBytes, int maxIdle) {
+    HostBufferPool pool = pools.computeIfAbsent(what, w -> new HostBufferPool(memory, w, bufferBytes, maxIdle));
+    if (pool.bufferBytes() != bufferBytes) {
+      throw new IllegalArgumentException("The pool of " + what + " holds buffers of " + pool.bufferBytes()
+          + " bytes, not " + bufferBytes);
     }
-    return gpu;
+    return pool;
   }
 
   public ConnectionThreads connectionThreads() {
@@ -87,19 +91,17 @@ public final class ClientContext implements AutoCloseable {
   }
 
   /**
-   * Closes the stores kept here, then stops the threads and gives the GPU resources back;
-   * close other clients of it first.
+   * Closes the stores kept here, then stops the threads and closes the pools and the memory
+   * node; close other clients of it first. Fails with a
+   * {@link io.gpudirect.memory.MemoryLeakException}, naming them, when buffers charged to it are
+   * still held then (a client or reader of it not closed).
    */
   @Override
   public void close() {
     closed = true;
     closeStores();
     threads.close();
-    synchronized (this) {
-      if (gpu != null) {
-        gpu.close();
-        gpu = null;
-      }
-    }
+    pools.values().forEach(HostBufferPool::close);
+    memory.close();
   }
 }

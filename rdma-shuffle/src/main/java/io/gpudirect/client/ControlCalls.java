@@ -11,19 +11,22 @@ import io.gpudirect.protocol.Message;
 import io.gpudirect.protocol.Request;
 import io.gpudirect.protocol.StatRequest;
 import io.gpudirect.protocol.StatResponse;
+import io.gpudirect.protocol.StatusRequest;
+import io.gpudirect.protocol.StatusResponse;
 import io.gpudirect.transport.Connection;
 import io.gpudirect.transport.ConnectionLostException;
 import io.gpudirect.transport.RequestTimeoutException;
 import io.gpudirect.transport.ServerErrorException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.LongFunction;
 
-/** STAT and LIST: one request and one answer each (a listing page by page), retried as reads are. */
+/** STAT, LIST and STATUS: one request and one answer each (a listing page by page), retried as reads are. */
 final class ControlCalls {
   private final String serverName;
   private final ClientConfig config;
@@ -42,6 +45,12 @@ final class ControlCalls {
     Message m = call(path, "access '" + path + "'", id -> new StatRequest(id, path), null);
     FileMeta e = ((StatResponse) m).entry();
     return new FileEntry(e.path(), e.length(), e.modifiedMillis(), e.directory(), e.version());
+  }
+
+  /** See {@link RemoteStore#status}. */
+  Map<String, Long> status() {
+    Message m = call("", "read the counters (STATUS)", StatusRequest::new, null);
+    return ((StatusResponse) m).counters();
   }
 
   /** See {@link BlockClient#list}. */

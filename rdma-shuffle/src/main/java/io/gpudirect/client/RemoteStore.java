@@ -7,6 +7,7 @@ import io.gpudirect.transport.PayloadMemory;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.List;
+import java.util.Map;
 import java.util.OptionalInt;
 import java.util.concurrent.CompletableFuture;
 
@@ -32,6 +33,13 @@ public interface RemoteStore extends AutoCloseable {
 
   /** Metadata of one file or directory. */
   FileEntry stat(String path);
+
+  /**
+   * The server's counters (STATUS), by name, in the server's order: what it has served, refused
+   * and holds open since it started. Names rather than fields, so a newer server's counters
+   * show up unchanged.
+   */
+  Map<String, Long> status();
 
   /**
    * Every regular file below {@code path}, recursively, in

@@ -1,6 +1,7 @@
 package io.gpudirect.client;
 
 import io.gpudirect.GpuDirectException;
+import io.gpudirect.memory.BufferAllocator;
 import io.gpudirect.transport.ConnectionThreads;
 import io.gpudirect.transport.Transport;
 import io.gpudirect.transport.rdma.RdmaTransport;
@@ -88,6 +89,7 @@ public final class TransportSelector {
   public Selection choose(String requested) {
     String mode = requested == null ? "auto" : requested.trim().toLowerCase(Locale.ROOT);
     ConnectionThreads threads = context().connectionThreads();
+    BufferAllocator memory = context().memory();
     return switch (mode) {
       case "auto" -> {
         try {
@@ -95,19 +97,19 @@ public final class TransportSelector {
           RdmaProvider.Opened o = verbs.apply(true);
           String reason = "transport=auto chose RDMA (" + o.reason() + ")";
           logOnce(reason);
-          yield new Selection(new RdmaTransport(o.verbs(), threads), reason, new TcpTransport(threads));
+          yield new Selection(rdma(o.verbs(), memory, threads), reason, new TcpTransport(threads, memory));
         } catch (RdmaUnavailableException e) {
           TcpFallbackNotice.say(e);
-          yield new Selection(new TcpTransport(threads), "transport=auto chose TCP: " + e.summary()
+          yield new Selection(new TcpTransport(threads, memory), "transport=auto chose TCP: " + e.summary()
               + "; see gpudirect doctor");
         }
       }
-      case "tcp" -> new Selection(new TcpTransport(threads), "transport=tcp requested");
+      case "tcp" -> new Selection(new TcpTransport(threads, memory), "transport=tcp requested");
       case "rdma" -> {
         try {
           // A forced choice runs over whatever UCX has, and the transport's name says which.
           RdmaProvider.Opened o = verbs.apply(false);
-          RdmaTransport rdma = new RdmaTransport(o.verbs(), threads);
+          RdmaTransport rdma = rdma(o.verbs(), memory, threads);
           String reason = "transport=rdma requested (" + o.reason() + "), carried by " + rdma.name();
           logOnce(reason);
           yield new Selection(rdma, reason);
@@ -121,6 +123,10 @@ public final class TransportSelector {
       default -> throw new GpuDirectException("Unknown transport '" + requested
           + "': expected auto, tcp or rdma");
     };
+  }
+
+  private static RdmaTransport rdma(Verbs verbs, BufferAllocator memory, ConnectionThreads threads) {
+    return new RdmaTransport(verbs, RdmaTransport.DEFAULT_CREDITS, memory, threads);
   }
 
   /**

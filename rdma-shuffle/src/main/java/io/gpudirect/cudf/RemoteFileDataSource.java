@@ -6,7 +6,10 @@ import ai.rapids.cudf.HostMemoryBuffer;
 import io.gpudirect.GpuDirectException;
 import io.gpudirect.client.RemoteStore;
 import io.gpudirect.gpu.CopyEngine;
+import io.gpudirect.gpu.GpuResources;
+import io.gpudirect.gpu.HostMemoryAllocator;
 import io.gpudirect.gpu.PinnedChunkPool;
+import io.gpudirect.memory.BufferAllocator;
 import io.gpudirect.protocol.FileVersion;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -34,7 +37,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>The store, pool and engine are shared and stay open; this source owns none of them. It
  * allocates no device memory either: a device read fills the buffer it is given, which cuDF
- * allocated (and owns) or a caller took from a {@code DeviceAllocator}.
+ * allocated (and owns) or a caller took from a {@code DeviceAllocator}. The host buffers it
+ * hands cuDF come from a {@link HostMemoryAllocator}, charged until cuDF closes them.
  */
 public final class RemoteFileDataSource extends ai.rapids.cudf.DataSource {
   private static final Logger LOG = LoggerFactory.getLogger(RemoteFileDataSource.class);
@@ -45,6 +49,7 @@ public final class RemoteFileDataSource extends ai.rapids.cudf.DataSource {
   private final long size;
   private final PinnedChunkPool pool;
   private final CopyEngine engine;
+  private final HostMemoryAllocator host;
   /** Takes each piece's chunk before its request is sent, as before late binding: for comparison only. */
   private final boolean bindAtSend;
   /**
@@ -55,14 +60,27 @@ public final class RemoteFileDataSource extends ai.rapids.cudf.DataSource {
   private final AtomicLong fetchedBytes = new AtomicLong();
   private final AtomicLong fetchNanos = new AtomicLong();
 
+  /** Reads through {@code gpu}'s pinned pool and copy engine; host buffers charged to its {@code host()}. */
+  public RemoteFileDataSource(RemoteStore store, String path, FileVersion version, long size,
+      GpuResources gpu) {
+    this(store, path, version, size, gpu.pool(), gpu.engine(), gpu.host(), false);
+  }
+
+  /** Reads through {@code pool} and {@code engine}; host buffers charged to the process-wide root. */
   public RemoteFileDataSource(RemoteStore store, String path, FileVersion version, long size,
       PinnedChunkPool pool, CopyEngine engine) {
-    this(store, path, version, size, pool, engine, false);
+    this(store, path, version, size, pool, engine, new HostMemoryAllocator(BufferAllocator.root()), false);
   }
 
   /** With {@code bindAtSend}, the way every device read took its chunks before late binding (GpuFetchBenchmark). */
   RemoteFileDataSource(RemoteStore store, String path, FileVersion version, long size,
       PinnedChunkPool pool, CopyEngine engine, boolean bindAtSend) {
+    this(store, path, version, size, pool, engine, new HostMemoryAllocator(BufferAllocator.root()), bindAtSend);
+  }
+
+  private RemoteFileDataSource(RemoteStore store, String path, FileVersion version, long size,
+      PinnedChunkPool pool, CopyEngine engine, HostMemoryAllocator host, boolean bindAtSend) {
+    this.host = host;
     this.bindAtSend = bindAtSend;
     this.store = store;
     this.path = path;
@@ -95,7 +113,7 @@ public final class RemoteFileDataSource extends ai.rapids.cudf.DataSource {
   @Override
   public HostMemoryBuffer hostRead(long offset, long amount) {
     long n = clamp(offset, amount);
-    HostMemoryBuffer buffer = HostMemoryBuffer.allocate(n);
+    HostMemoryBuffer buffer = host.allocate(n, "host read of " + path);
     try {
       fill(buffer, offset, n);
       return buffer;

@@ -36,8 +36,6 @@ final class BlockChecksums {
   static final int BLOCK_BYTES = 64 * 1024;
   static final long SETTLE_NANOS = 2_000_000_000L;
   private static final int BLOCK_SHIFT = Crc32cCombine.shift(BLOCK_BYTES);
-  private static final ThreadLocal<ByteBuffer> SLICE = ThreadLocal.withInitial(
-      () -> ByteBuffer.allocateDirect(BLOCK_BYTES));
 
   /**
    * A file as one stat saw it. {@code key} is the file system's identity (device and inode);
@@ -61,35 +59,37 @@ final class BlockChecksums {
 
   /**
    * CRC32C of {@code length} bytes of {@code fc} from {@code offset}; {@code version} is the
-   * file behind {@code fc}, or null to compute without the cache.
+   * file behind {@code fc}, or null to compute without the cache. What is not cached is read
+   * through {@code slice}, a direct buffer of {@link #BLOCK_BYTES} the caller holds meanwhile.
    */
-  int crc(FileChannel fc, Version version, long offset, int length) throws IOException {
+  int crc(FileChannel fc, Version version, long offset, int length, ByteBuffer slice) throws IOException {
     long end = offset + length;
     long firstBlock = (offset + BLOCK_BYTES - 1) / BLOCK_BYTES;
     long endBlock = end / BLOCK_BYTES;
     FileBlocks blocks = firstBlock < endBlock ? blocksOf(version) : null;
     if (blocks == null) {
-      return read(fc, offset, length, new CRC32C());
+      return read(fc, offset, length, new CRC32C(), slice);
     }
     long headEnd = firstBlock * BLOCK_BYTES;
     long tailStart = endBlock * BLOCK_BYTES;
-    int crc = read(fc, offset, (int) (headEnd - offset), new CRC32C());
+    int crc = read(fc, offset, (int) (headEnd - offset), new CRC32C(), slice);
     for (long b = firstBlock; b < endBlock; b++) {
-      crc = Crc32cCombine.combineShifted(crc, block(fc, blocks, (int) b), BLOCK_SHIFT);
+      crc = Crc32cCombine.combineShifted(crc, block(fc, blocks, (int) b, slice), BLOCK_SHIFT);
     }
     if (end > tailStart) {
-      crc = Crc32cCombine.combine(crc, read(fc, tailStart, (int) (end - tailStart), new CRC32C()), end - tailStart);
+      crc = Crc32cCombine.combine(crc, read(fc, tailStart, (int) (end - tailStart), new CRC32C(), slice),
+          end - tailStart);
     }
     return crc;
   }
 
-  private int block(FileChannel fc, FileBlocks blocks, int b) throws IOException {
+  private int block(FileChannel fc, FileBlocks blocks, int b, ByteBuffer slice) throws IOException {
     long known = blocks.crcs.get(b);
     if (known != 0) {
       hits.increment();
       return (int) known;
     }
-    int crc = read(fc, (long) b * BLOCK_BYTES, BLOCK_BYTES, new CRC32C());
+    int crc = read(fc, (long) b * BLOCK_BYTES, BLOCK_BYTES, new CRC32C(), slice);
     blocks.crcs.set(b, 1L << 32 | (crc & 0xFFFF_FFFFL));
     misses.increment();
     return crc;
@@ -137,16 +137,16 @@ final class BlockChecksums {
   }
 
   /**
-   * The range read from the page cache in block-sized slices into one small per-thread buffer,
-   * which stays in the core's cache for the checksum.
+   * The range read from the page cache in block-sized slices into one small buffer ({@code buf},
+   * the caller's: Checksums lends one to each task), which stays in the core's cache for the
+   * checksum.
    *
    * <p>Why not a read-only mapping (which the server used before): every range then cost an
    * {@code mmap}, page faults on first touch and an {@code munmap} whose TLB shootdown
    * interrupts every core running the process. On the 2-core build VM that made each 1 MiB
    * chunk cost about 0.9 ms of server CPU (docs/benchmarks.md, "Profile").
    */
-  static int read(FileChannel fc, long offset, int length, CRC32C c) throws IOException {
-    ByteBuffer buf = SLICE.get();
+  static int read(FileChannel fc, long offset, int length, CRC32C c, ByteBuffer buf) throws IOException {
     long pos = offset;
     long end = offset + length;
     while (pos < end) {

@@ -4,7 +4,7 @@ import io.gpudirect.server.peers.PendingPeers;
 import io.gpudirect.server.peers.RefusalLog;
 import io.gpudirect.GpuDirectException;
 import io.gpudirect.memory.BufferAllocator;
-import io.gpudirect.protocol.ErrorCode;
+import io.gpudirect.memory.MemoryLeakException;
 import io.gpudirect.protocol.Protocol;
 import io.gpudirect.server.rdma.RdmaService;
 import io.gpudirect.verbs.RdmaException;
@@ -22,8 +22,6 @@ import java.nio.channels.UnresolvedAddressException;
 import java.nio.channels.UnsupportedAddressTypeException;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -89,11 +87,8 @@ public final class BlockServer implements AutoCloseable {
   private final int maxLoginNetworks;
   private final java.util.function.LongSupplier loginClock;
 
-  private final Map<ServerConnection, Thread> connections = new ConcurrentHashMap<>();
   private final ServerCounters counters = new ServerCounters();
   private final AtomicInteger connectionIds = new AtomicInteger();
-  /** Connections past their handshake: what {@code maxConnections} counts. */
-  private final AtomicInteger served = new AtomicInteger();
 
   private RootDirectory root;
   private ShuffleDirectories shuffle;
@@ -106,11 +101,17 @@ public final class BlockServer implements AutoCloseable {
   private ScheduledThreadPoolExecutor timers;
   /** The CRC32Cs of large reads, computed beside their sendfile. */
   private Checksums checksums;
-  /** Connections that have not finished their handshake (TLS, HELLO and the proof) yet. */
-  private PendingPeers<ServerConnection> pending;
+  /**
+   * What the server holds in direct memory besides RDMA's: each connection's request buffer and
+   * small-answer buffer, the checksum tasks' slices. Closed with the server.
+   */
+  private BufferAllocator memory;
+  private ServedConnections connections;
   private LimitRefusals limitRefusals;
   private RefusalLog refusals;
   private LoginThrottle logins;
+  /** What every connection shares; made once started. */
+  private ServerContext context;
   private volatile boolean closed;
   private volatile String address;
   private volatile long startedNanos;
@@ -178,8 +179,8 @@ public final class BlockServer implements AutoCloseable {
     refusals = new RefusalLog(address);
     startRdma();
     startedNanos = System.nanoTime();
-    jmx = BlockServerJmx.register(this);
-    checksums = new Checksums();
+    memory = BufferAllocator.root().newChildAllocator("server " + address, Long.MAX_VALUE);
+    checksums = new Checksums(memory);
     timers = new ScheduledThreadPoolExecutor(1, r -> {
       Thread t = new Thread(r, "gpudirect-server-timers-" + port());
       t.setDaemon(true);
@@ -187,11 +188,17 @@ public final class BlockServer implements AutoCloseable {
     });
     // A deadline is cancelled as soon as its handshake ends: drop it then, not 10 s later.
     timers.setRemoveOnCancelPolicy(true);
-    pending = new PendingPeers<>("handshake", "finish its handshake", maxUnauthenticated,
-        maxUnauthenticatedPerAddress, handshakeTimeout, timers, refusals, ServerConnection::peer,
-        ServerConnection::closeNow);
+    // Connections that have not finished their handshake (TLS, HELLO and the proof) yet.
+    PendingPeers<ServerConnection> pending = new PendingPeers<>("handshake", "finish its handshake",
+        maxUnauthenticated, maxUnauthenticatedPerAddress, handshakeTimeout, timers, refusals,
+        ServerConnection::peer, ServerConnection::closeNow);
+    connections = new ServedConnections(pending, maxConnections, counters);
     logins = new LoginThrottle(address, maxLoginNetworks, loginClock);
     limitRefusals = new LimitRefusals(address, maxConnections, counters, refusals);
+    context = new ServerContext(address, root, shuffle, secret, tls, memory,
+        new ServerContext.Limits(maxReadLength, maxListPageEntries), counters, this::stats, connections,
+        refusals, logins, listingSlots, checksums, blockChecksums, rdma, rdmaStatus);
+    jmx = BlockServerJmx.register(this);
     long sweep = OPEN_FILES_IDLE_NANOS / 2;
     timers.scheduleWithFixedDelay(this::closeIdleFiles, sweep, sweep, TimeUnit.NANOSECONDS);
     long summary = RefusalLog.SUMMARY_INTERVAL.toNanos();
@@ -200,7 +207,7 @@ public final class BlockServer implements AutoCloseable {
     acceptThread.setDaemon(true);
     acceptThread.start();
     LOG.info("BlockServer on {} serving {} read-only over {}; TLS {}; authentication {}; counters in JMX {}",
-        address, servedFiles(), transports(), tls == null ? "off" : "on", secret == null ? "off" : "on",
+        address, context.servedFiles(), transports(), tls == null ? "off" : "on", secret == null ? "off" : "on",
         jmx.name() == null ? "not registered" : "as " + jmx.name());
     warnIfOpenToAnyone();
     if (!RequestedPath.FILE_NAMES.equals(java.nio.charset.StandardCharsets.UTF_8)) {
@@ -233,7 +240,7 @@ public final class BlockServer implements AutoCloseable {
       return;
     }
     LOG.warn("BlockServer on {} asks no secret and listens beyond loopback: anyone who can reach port {}"
-        + " can read every file under {}{}", address, port(), servedFiles(),
+        + " can read every file under {}{}", address, port(), context.servedFiles(),
         tls == null ? "" : " (TLS encrypts what they read; it does not decide who may read)");
     LOG.warn("BlockServer on {}: to let in only clients that know a secret, start it with --secret-file"
         + " FILE (at least 16 random bytes: head -c 32 /dev/urandom | base64 > FILE; clients give the"
@@ -281,11 +288,6 @@ public final class BlockServer implements AutoCloseable {
     }
   }
 
-  /** The RDMA side, or null when this server does not serve RDMA. */
-  RdmaService rdma() {
-    return rdma;
-  }
-
   /** The port of the RDMA listener (UCX or RDMA CM), when RDMA is served. */
   public java.util.OptionalInt rdmaPort() {
     RdmaService r = rdma;
@@ -295,15 +297,6 @@ public final class BlockServer implements AutoCloseable {
   /** Whether RDMA is served and how, or why not, in words. */
   public String rdmaStatus() {
     return rdmaStatus;
-  }
-
-  long capabilities() {
-    return rdma == null ? TCP_CAPABILITIES : TCP_CAPABILITIES | rdmaCapability();
-  }
-
-  /** The RDMA bit this server sets: which kind of listener its verbs provider runs. */
-  long rdmaCapability() {
-    return rdma != null && rdma.wire() == Verbs.Wire.UCX ? Protocol.CAP_RDMA_UCX : Protocol.CAP_RDMA;
   }
 
   /** The bound port (the real one when built with port 0). */
@@ -322,7 +315,7 @@ public final class BlockServer implements AutoCloseable {
 
   public ServerStats stats() {
     long uptime = startedNanos == 0 ? 0 : TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startedNanos);
-    return counters.stats(connections.size(), uptime);
+    return counters.stats(connections == null ? 0 : connections.size(), uptime);
   }
 
   /** The transports this server serves, comma-separated, as logged and shown in JMX. */
@@ -356,14 +349,14 @@ public final class BlockServer implements AutoCloseable {
     }
     closeListener();
     join(acceptThread, TimeUnit.SECONDS.toNanos(5));
-    if (!connections.isEmpty()) {
+    if (connections != null && !connections.isEmpty()) {
       LOG.info("BlockServer on {} draining: {} connections, {} reads in flight, grace period {}",
           address, connections.size(), counters.readsInFlight(), gracePeriod);
     }
     long deadline = System.nanoTime() + gracePeriod.toNanos();
-    while (!connections.isEmpty() && System.nanoTime() < deadline) {
+    while (connections != null && !connections.isEmpty() && System.nanoTime() < deadline) {
       long now = System.nanoTime();
-      for (ServerConnection c : connections.keySet()) {
+      for (ServerConnection c : connections.all()) {
         if (c.idleNanos(now) >= DRAIN_IDLE_NANOS) {
           c.stopReading();
         }
@@ -372,13 +365,15 @@ public final class BlockServer implements AutoCloseable {
         break;
       }
     }
-    if (!connections.isEmpty()) {
+    if (connections != null && !connections.isEmpty()) {
       LOG.warn("BlockServer on {}: grace period {} over; closing {} connections with {} reads in flight",
           address, gracePeriod, connections.size(), counters.readsInFlight());
     }
-    connections.keySet().forEach(ServerConnection::closeNow);
-    for (Thread t : connections.values()) {
-      join(t, TimeUnit.SECONDS.toNanos(2));
+    if (connections != null) {
+      connections.all().forEach(ServerConnection::closeNow);
+      for (Thread t : connections.threads()) {
+        join(t, TimeUnit.SECONDS.toNanos(2));
+      }
     }
     if (timers != null) {
       timers.shutdownNow();
@@ -391,6 +386,7 @@ public final class BlockServer implements AutoCloseable {
     if (checksums != null) {
       checksums.close();
     }
+    closeMemory();
     if (rdma != null) {
       rdma.close();
     }
@@ -401,9 +397,22 @@ public final class BlockServer implements AutoCloseable {
     LOG.info("BlockServer on {} stopped: {}", address, stats());
   }
 
+  /** Once connections and checksums are done: what is still charged then is a leak, and said so. */
+  private void closeMemory() {
+    if (memory == null) {
+      return;
+    }
+    try {
+      memory.close();
+    } catch (MemoryLeakException e) {
+      LOG.warn("BlockServer on {} stopped holding buffers it should have given back: {}", address,
+          e.getMessage());
+    }
+  }
+
   private void closeIdleFiles() {
     long now = System.nanoTime();
-    for (ServerConnection c : connections.keySet()) {
+    for (ServerConnection c : connections.all()) {
       c.closeIdleFiles(now, OPEN_FILES_IDLE_NANOS);
     }
   }
@@ -443,109 +452,33 @@ public final class BlockServer implements AutoCloseable {
       ServerConnection conn = null;
       try {
         ch.socket().setTcpNoDelay(true);
-        if (served.get() >= maxConnections) {
+        if (connections.full()) {
           limitRefusals.refuse(ch, peer);
           continue;
         }
         counters.countAccepted();
         InetAddress from = ((InetSocketAddress) ch.getRemoteAddress()).getAddress();
-        conn = new ServerConnection(this, ch, peer, from);
+        conn = new ServerConnection(context, ch, peer, from);
         Thread t = new Thread(conn, "gpudirect-server-conn-" + connectionIds.incrementAndGet());
         t.setDaemon(true);
-        connections.put(conn, t);
+        connections.add(conn, t);
         if (closed) {
-          connections.remove(conn);
+          connections.dropped(conn);
           ch.close();
           return;
         }
-        pending.admit(conn, from);
+        connections.admit(conn, from);
         t.start();
       } catch (IOException | RuntimeException e) {
         // A peer gone before it could be served, say: what a flood of connections brings about.
         refusals.cause("could not be served").closed(peer, e.toString());
         LOG.debug("Cannot serve connection from {}", peer, e);
         if (conn != null) {
-          connections.remove(conn);
-          pending.ended(conn);
+          connections.dropped(conn);
         }
         closeQuietly(ch);
       }
     }
-  }
-
-  /**
-   * The connection finished its handshake: it leaves the pending ones and counts against
-   * {@code maxConnections}. False, with the connection closed or to be closed, when its
-   * handshake deadline passed or a newer connection took its place first; or when the limit
-   * is reached, which {@code limitReached} is then told so that the client can be.
-   */
-  boolean handshakeDone(ServerConnection conn, Runnable limitReached) {
-    if (!pending.finish(conn)) {
-      return false;
-    }
-    if (served.incrementAndGet() > maxConnections) {
-      served.decrementAndGet();
-      counters.countRejected();
-      limitReached.run();
-      return false;
-    }
-    return true;
-  }
-
-  /** {@code wasServed}: whether it got past {@link #handshakeDone}. */
-  void connectionEnded(ServerConnection conn, boolean wasServed) {
-    pending.ended(conn);
-    if (wasServed) {
-      served.decrementAndGet();
-    }
-    connections.remove(conn);
-  }
-
-  /** Failed logins by address, and the backoff they earn. */
-  LoginThrottle logins() {
-    return logins;
-  }
-
-  PendingPeers<ServerConnection> pendingHandshakes() {
-    return pending;
-  }
-
-  /** Where connections closed before authenticating are counted, and logged in sum. */
-  RefusalLog refusals() {
-    return refusals;
-  }
-
-  int maxConnections() {
-    return maxConnections;
-  }
-
-  /**
-   * The root READ, STAT and LIST resolve paths in; refused, naming what this server serves
-   * instead, on a server of shuffle files only.
-   */
-  RootDirectory root() {
-    if (root == null) {
-      throw new RequestRefusedException(ErrorCode.BAD_REQUEST, "Gpudirect server " + address
-          + " serves shuffle blocks only (SHUFFLE_READ), no files by path");
-    }
-    return root;
-  }
-
-  /** The executor's shuffle directories; refused on a server that has none. */
-  ShuffleDirectories shuffleDirectories() {
-    if (shuffle == null) {
-      throw new RequestRefusedException(ErrorCode.BAD_REQUEST, "Gpudirect server " + address
-          + " serves no shuffle directories; only a server started for a Spark executor's shuffle"
-          + " files answers SHUFFLE_READ");
-    }
-    return shuffle;
-  }
-
-  /** What this server serves, in words: its root, its shuffle directories, or both. */
-  String servedFiles() {
-    String files = rootPath == null ? null : root.path().toString();
-    String blocks = shuffle == null ? null : "the shuffle files of " + shuffle.describe();
-    return files == null ? blocks : blocks == null ? files : files + " and " + blocks;
   }
 
   private void closeDirectories() {
@@ -557,43 +490,14 @@ public final class BlockServer implements AutoCloseable {
     }
   }
 
-  byte[] secret() {
-    return secret;
-  }
-
-  /** The TLS context connections are wrapped in, or null for plaintext. */
-  javax.net.ssl.SSLContext tls() {
-    return tls;
+  /** What every connection of this server shares; null until started. */
+  ServerContext context() {
+    return context;
   }
 
   /** Whether connections must use TLS. */
   public boolean tlsEnabled() {
     return tls != null;
-  }
-
-  Checksums checksums() {
-    return checksums;
-  }
-
-  /** The CRC32C of every 64 KiB block read so far, shared by all connections. */
-  BlockChecksums blockChecksums() {
-    return blockChecksums;
-  }
-
-  int maxReadLength() {
-    return maxReadLength;
-  }
-
-  int maxListPageEntries() {
-    return maxListPageEntries;
-  }
-
-  ListingSlots listingSlots() {
-    return listingSlots;
-  }
-
-  ServerCounters counters() {
-    return counters;
   }
 
   private void closeListener() {

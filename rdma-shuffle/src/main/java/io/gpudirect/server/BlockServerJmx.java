@@ -63,7 +63,7 @@ final class BlockServerJmx implements BlockServerMXBean {
 
   @Override
   public String getRoot() {
-    return server.servedFiles();
+    return server.context().servedFiles();
   }
 
   @Override
@@ -73,7 +73,7 @@ final class BlockServerJmx implements BlockServerMXBean {
 
   @Override
   public boolean isAuthenticationRequired() {
-    return server.secret() != null;
+    return server.context().secret() != null;
   }
 
   @Override

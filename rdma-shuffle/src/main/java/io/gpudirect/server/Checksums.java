@@ -1,5 +1,8 @@
 package io.gpudirect.server;
 
+import io.gpudirect.memory.BufferAllocator;
+import io.gpudirect.memory.HostBuffer;
+import io.gpudirect.memory.HostBufferPool;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
@@ -7,6 +10,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 
 /**
  * CRC32C of large file ranges, computed on a pool of the server's cores while the connection's
@@ -15,12 +19,18 @@ import java.util.concurrent.Future;
  * server, from its start to its close; the pool's threads start as work comes.
  */
 final class Checksums implements AutoCloseable {
-  private final ExecutorService pool = Executors.newFixedThreadPool(
-      Math.max(2, Runtime.getRuntime().availableProcessors()), r -> {
-        Thread t = new Thread(r, "gpudirect-server-checksum");
-        t.setDaemon(true);
-        return t;
-      });
+  private static final int THREADS = Math.max(2, Runtime.getRuntime().availableProcessors());
+  private final ExecutorService pool = Executors.newFixedThreadPool(THREADS, r -> {
+    Thread t = new Thread(r, "gpudirect-server-checksum");
+    t.setDaemon(true);
+    return t;
+  });
+  /** The buffers the tasks read files through, one per running task, charged to the server. */
+  private final HostBufferPool slices;
+
+  Checksums(BufferAllocator memory) {
+    this.slices = new HostBufferPool(memory, "checksum slice", BlockChecksums.BLOCK_BYTES, THREADS);
+  }
 
   /**
    * Checksums {@code length} bytes of {@code fc} from {@code offset} on the pool, through the
@@ -30,13 +40,29 @@ final class Checksums implements AutoCloseable {
    */
   Future<Integer> of(BlockChecksums blocks, FileChannel fc, BlockChecksums.Version version, long offset,
       int length) {
-    return pool.submit(() -> blocks.crc(fc, version, offset, length));
+    return pool.submit(() -> {
+      HostBuffer slice = slices.take();
+      try {
+        return blocks.crc(fc, version, offset, length, slice.nioBuffer());
+      } finally {
+        slices.give(slice);
+      }
+    });
   }
 
-  /** After the server's connections have closed: checksums still running finish, none start. */
+  /**
+   * After the server's connections have closed: checksums still running finish (a little
+   * while is waited for them), none start; the slices go back.
+   */
   @Override
   public void close() {
     pool.shutdown();
+    try {
+      pool.awaitTermination(2, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    slices.close();
   }
 
   /**

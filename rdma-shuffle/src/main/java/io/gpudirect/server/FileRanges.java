@@ -14,11 +14,11 @@ final class FileRanges {
   private FileRanges() {}
 
   /** The length limit of a READ of {@code length} bytes of {@code path}. */
-  static void checkLength(BlockServer server, String path, int length) {
-    if (length > server.maxReadLength()) {
+  static void checkLength(ServerContext server, String path, int length) {
+    if (length > server.limits().maxReadLength()) {
       throw new RequestRefusedException(ErrorCode.LIMIT_EXCEEDED, "READ of " + length
           + " bytes of " + RootDirectory.show(path) + " exceeds the limit of server "
-          + server.address() + ": " + server.maxReadLength() + " bytes per request");
+          + server.address() + ": " + server.limits().maxReadLength() + " bytes per request");
     }
   }
 
@@ -26,7 +26,7 @@ final class FileRanges {
    * What to throw when the walk to a READ's file refused it ({@code e}): a READ of a named
    * version whose file is gone is told that the file changed, not that it never was.
    */
-  static RequestRefusedException notOpened(BlockServer server, String path, FileVersion expected,
+  static RequestRefusedException notOpened(ServerContext server, String path, FileVersion expected,
       RequestRefusedException e) {
     if (expected.isChecked() && e.code() == ErrorCode.NOT_FOUND) {
       return changed(server, path, expected, "no file (deleted or renamed away)", e);
@@ -42,7 +42,7 @@ final class FileRanges {
    * system call of its own. When the name held another file after the open than before it (a
    * rename raced the open), the walk's attributes are not the opened file's: refused too.
    */
-  static void checkVersion(BlockServer server, String path, FileVersion expected,
+  static void checkVersion(ServerContext server, String path, FileVersion expected,
       OpenFiles.OpenFile file) {
     if (!expected.isChecked()) {
       return;
@@ -72,7 +72,7 @@ final class FileRanges {
    * checked to be version {@code expected} and to hold {@code [offset, offset + length)}; the
    * caller closes its channel. For reads that keep no files open between requests (RDMA).
    */
-  static OpenFiles.OpenFile open(BlockServer server, String path, FileVersion expected,
+  static OpenFiles.OpenFile open(ServerContext server, String path, FileVersion expected,
       long offset, int length) {
     checkLength(server, path, length);
     RequestedPath requested = RequestedPath.of(path);
@@ -125,13 +125,13 @@ final class FileRanges {
    * checked ({@code fstat} through the channel): a write in place into it during the read that
    * also renamed it away goes unseen on that path.
    */
-  static void checkUnchanged(BlockServer server, String path, FileVersion expected,
+  static void checkUnchanged(ServerContext server, String path, FileVersion expected,
       OpenFiles.OpenFile file, RootDirectory.KeptDirectories kept) {
     checkUnchanged(server, server.root(), path, expected, file, kept);
   }
 
   /** As above, for a file {@code root} holds (a shuffle file, in one of several directories). */
-  static void checkUnchanged(BlockServer server, RootDirectory root, String path,
+  static void checkUnchanged(ServerContext server, RootDirectory root, String path,
       FileVersion expected, OpenFiles.OpenFile file, RootDirectory.KeptDirectories kept) {
     BasicFileAttributes before = file.attributes();
     String found;
@@ -174,7 +174,7 @@ final class FileRanges {
     }
   }
 
-  static RequestRefusedException changed(BlockServer server, String path, FileVersion expected,
+  static RequestRefusedException changed(ServerContext server, String path, FileVersion expected,
       String found, Throwable cause) {
     return new RequestRefusedException(ErrorCode.FILE_CHANGED, "File " + RootDirectory.show(path)
         + " on gpudirect server " + server.address() + " changed since it was opened: expected "

@@ -13,12 +13,13 @@ import java.nio.channels.FileChannel;
  * the same checks as a TCP READ, counted in the same server counters.
  */
 final class RdmaServedFiles implements ServedFiles {
-  private final BlockServer server;
+  /** The server as its connections see it. */
+  private final ServerContext server;
   private final String peer;
   private final java.util.concurrent.atomic.AtomicInteger inFlight = new java.util.concurrent.atomic.AtomicInteger();
   private volatile long lastEndNanos = System.nanoTime();
 
-  RdmaServedFiles(BlockServer server, String peer) {
+  RdmaServedFiles(ServerContext server, String peer) {
     this.server = server;
     this.peer = peer;
   }

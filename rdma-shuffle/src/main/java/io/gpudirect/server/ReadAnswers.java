@@ -1,5 +1,6 @@
 package io.gpudirect.server;
 
+import io.gpudirect.memory.HostBuffer;
 import io.gpudirect.protocol.ErrorCode;
 import io.gpudirect.protocol.Frames;
 import io.gpudirect.protocol.FileVersion;
@@ -33,7 +34,8 @@ final class ReadAnswers {
    */
   private static final int HEADER_ROOM = 512;
 
-  private final BlockServer server;
+  /** The server as its connections see it. */
+  private final ServerContext server;
   private final SocketChannel channel;
   /** Where answers go: the socket, or TLS over it. */
   private final ByteChannel wire;
@@ -42,7 +44,8 @@ final class ReadAnswers {
   private final boolean crc;
   private final String peer;
   private final OpenFiles openFiles;
-  /** Header, payload and trailer of a small READ answer; made at the first one. */
+  /** Header, payload and trailer of a small READ answer; made at the first one, charged to the server. */
+  private HostBuffer smallAnswerMemory;
   private ByteBuffer smallAnswer;
   /** Header and trailer of a large READ answer, around its sendfile. */
   private final ByteBuffer largeHeader = ByteBuffer.allocate(HEADER_ROOM);
@@ -50,7 +53,7 @@ final class ReadAnswers {
   private final CRC32C checksum = new CRC32C();
 
   /** {@code openFiles}: the connection's, which keeps files open between its reads. */
-  ReadAnswers(BlockServer server, SocketChannel channel, ByteChannel wire, TlsChannel tls,
+  ReadAnswers(ServerContext server, SocketChannel channel, ByteChannel wire, TlsChannel tls,
       boolean crc, String peer, OpenFiles openFiles) {
     this.server = server;
     this.channel = channel;
@@ -254,13 +257,22 @@ final class ReadAnswers {
     writeFully(b.position(start).limit(end));
   }
 
-  /** One per connection, for its lifetime: 64 KiB of direct memory, the GC frees it. */
+  /** One per connection, for its lifetime: 64 KiB of direct memory, given back by {@link #close}. */
   private ByteBuffer smallAnswer() {
     if (smallAnswer == null) {
-      smallAnswer = ByteBuffer.allocateDirect(HEADER_ROOM + SMALL_READ_BYTES
-          + ReadData.TRAILER_BYTES);
+      smallAnswerMemory = server.memory().allocate(HEADER_ROOM + SMALL_READ_BYTES
+          + ReadData.TRAILER_BYTES, "small-answer buffer of client " + peer);
+      smallAnswer = smallAnswerMemory.nioBuffer();
     }
     return smallAnswer;
+  }
+
+  /** The connection ended: its buffer goes back. */
+  void close() {
+    if (smallAnswerMemory != null) {
+      smallAnswerMemory.close();
+      smallAnswerMemory = null;
+    }
   }
 
   /** The file behind the request's channel, for its cached block checksums; null when unsure. */

@@ -1,10 +1,12 @@
 package io.gpudirect.server;
 
+import io.gpudirect.memory.HostBuffer;
 import io.gpudirect.protocol.Auth;
 import io.gpudirect.protocol.AuthOk;
 import io.gpudirect.protocol.AuthResponse;
 import io.gpudirect.protocol.ErrorCode;
 import io.gpudirect.protocol.ErrorResponse;
+import io.gpudirect.protocol.FrameReader;
 import io.gpudirect.protocol.Frames;
 import io.gpudirect.protocol.Hello;
 import io.gpudirect.protocol.HelloAck;
@@ -45,8 +47,14 @@ import org.slf4j.LoggerFactory;
  */
 final class ServerConnection implements Runnable {
   private static final Logger LOG = LoggerFactory.getLogger(ServerConnection.class);
+  /**
+   * Room for any READ (its path is at most 4 KiB) and a few more pipelined behind it; a larger
+   * frame (a client's may be up to 1 MiB) is read into a buffer of its own.
+   */
+  static final int REQUEST_BUFFER_BYTES = 16 * 1024;
 
-  private final BlockServer server;
+  /** The server as its connections see it. */
+  private final ServerContext server;
   private final SocketChannel channel;
   private final String peer;
   private final InetAddress peerAddress;
@@ -66,6 +74,10 @@ final class ServerConnection implements Runnable {
   private final List<OfferedQueuePair> rdmaOffers = new java.util.concurrent.CopyOnWriteArrayList<>();
 
   private record OfferedQueuePair(RdmaService.Offer offer, RdmaServedFiles files) {}
+  /** Requests are read through it once the handshake is done; charged to the server until the end. */
+  private HostBuffer requestBuffer;
+  /** The answers to this connection's READs, once the handshake is done. */
+  private ReadAnswers reads;
   /** The files this connection's reads keep open between requests; closed with it. */
   private final OpenFiles openFiles = new OpenFiles();
   /** A request is being answered; a draining server leaves such a connection alone. */
@@ -73,7 +85,7 @@ final class ServerConnection implements Runnable {
   /** When the connection last finished a request (or was accepted). */
   private volatile long idleSinceNanos = System.nanoTime();
 
-  ServerConnection(BlockServer server, SocketChannel channel, String peer, InetAddress peerAddress)
+  ServerConnection(ServerContext server, SocketChannel channel, String peer, InetAddress peerAddress)
       throws IOException {
     this.server = server;
     this.channel = channel;
@@ -160,8 +172,14 @@ final class ServerConnection implements Runnable {
     } finally {
       closeNow();
       openFiles.close();
+      if (reads != null) {
+        reads.close();
+      }
+      if (requestBuffer != null) {
+        requestBuffer.close();
+      }
       rdmaOffers.forEach(q -> q.offer().close());
-      server.connectionEnded(this, served);
+      server.connections().ended(this, served);
     }
   }
 
@@ -195,7 +213,7 @@ final class ServerConnection implements Runnable {
       return false;
     }
     send(new HelloAck(Protocol.VERSION, caps, secret != null, serverNonce,
-        server.maxReadLength()));
+        server.limits().maxReadLength()));
     if (secret != null) {
       Message m = Frames.read(in);
       if (!(m instanceof AuthResponse auth)) {
@@ -237,10 +255,10 @@ final class ServerConnection implements Runnable {
    * this one first, or when maxConnections are served already (the client is told so).
    */
   private boolean enterServed() {
-    served = server.handshakeDone(this, () -> {
-      server.refusals().cause(LimitRefusals.cause(server.maxConnections(), " after its handshake"))
-          .closed(peer, null);
-      sendQuietly(LimitRefusals.answer(server.address(), server.maxConnections()));
+    int limit = server.connections().maxConnections();
+    served = server.connections().handshakeDone(this, () -> {
+      server.refusals().cause(LimitRefusals.cause(limit, " after its handshake")).closed(peer, null);
+      sendQuietly(LimitRefusals.answer(server.address(), limit));
     });
     return served;
   }
@@ -289,15 +307,20 @@ final class ServerConnection implements Runnable {
   }
 
   private void serveRequests() throws IOException {
-    // Requests come straight off the channel (or TLS) through one buffer, not frame by frame.
-    RequestReader requests = new RequestReader(tls != null ? tls : channel);
-    ReadAnswers reads = new ReadAnswers(server, channel, wire, tls, crc, peer, openFiles);
+    // Requests come straight off the channel (or TLS) through one buffer, not frame by frame;
+    // only requests come from a client, never raw bytes, so reading ahead is always safe.
+    requestBuffer = server.memory().allocate(REQUEST_BUFFER_BYTES, "request buffer of client " + peer);
+    FrameReader requests = new FrameReader(tls != null ? tls : channel, requestBuffer.nioBuffer());
+    reads = new ReadAnswers(server, channel, wire, tls, crc, peer, openFiles);
     ShuffleAnswers blocks = new ShuffleAnswers(server, reads);
     while (true) {
       Message m;
       try {
         m = requests.next();
       } catch (EOFException e) {
+        return;
+      }
+      if (m == null) {
         return;
       }
       busy = true;
@@ -308,7 +331,7 @@ final class ServerConnection implements Runnable {
         } else if (m instanceof ShuffleRead b) {
           blocks.answer(b);
         } else if (m instanceof StatusRequest st) {
-          send(new StatusResponse(st.requestId(), server.stats().toMap()));
+          send(new StatusResponse(st.requestId(), server.stats().get().toMap()));
         } else if (m instanceof StatRequest s) {
           send(new StatResponse(s.requestId(), server.root().stat(s.path())));
         } else if (m instanceof ListRequest l) {
@@ -363,7 +386,7 @@ final class ServerConnection implements Runnable {
   private void list(ListRequest l) throws IOException {
     ByteBuffer frame;
     try (ListingSlots.Slot slot = server.listingSlots().acquire(server.address(), l.path())) {
-      DirectoryWalk walk = new DirectoryWalk(server.maxListPageEntries(), ListResponse.PAGE_BYTES);
+      DirectoryWalk walk = new DirectoryWalk(server.limits().maxListPageEntries(), ListResponse.PAGE_BYTES);
       frame = Frames.encode(server.root().list(l.requestId(), l.path(), l.after(), walk));
       server.counters().listingWalked(walk);
     }

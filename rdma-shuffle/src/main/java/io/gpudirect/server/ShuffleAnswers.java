@@ -25,11 +25,12 @@ final class ShuffleAnswers {
   /** Index bytes read at a time while an index is checked (8-byte offsets). */
   private static final int INDEX_SLICE = 64 * 1024;
 
-  private final BlockServer server;
+  /** The server as its connections see it. */
+  private final ServerContext server;
   private final ReadAnswers reads;
   private ByteBuffer indexSlice;
 
-  ShuffleAnswers(BlockServer server, ReadAnswers reads) {
+  ShuffleAnswers(ServerContext server, ReadAnswers reads) {
     this.server = server;
     this.reads = reads;
   }
@@ -46,9 +47,10 @@ final class ShuffleAnswers {
   private void answerCounted(ShuffleRead r) throws IOException {
     ShuffleBlockId block = r.block();
     ShuffleDirectories dirs = server.shuffleDirectories();
-    if (r.maxLength() > server.maxReadLength()) {
+    if (r.maxLength() > server.limits().maxReadLength()) {
       throw refused(block, ErrorCode.LIMIT_EXCEEDED, "a window of " + r.maxLength()
-          + " bytes exceeds the server's limit of " + server.maxReadLength() + " bytes per request");
+          + " bytes exceeds the server's limit of " + server.limits().maxReadLength()
+          + " bytes per request");
     }
     Placed indexFile = dirs.index(block);
     Placed dataFile = dirs.data(block);

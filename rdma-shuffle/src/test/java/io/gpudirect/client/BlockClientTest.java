@@ -28,6 +28,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.OptionalInt;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
@@ -156,6 +157,24 @@ class BlockClientTest {
       assertEquals(List.of("data/nested/small.bin"),
           client.list("data/nested/small.bin").stream().map(FileEntry::path).toList());
       assertEquals(1000, client.list("data/nested").get(0).length());
+    }
+  }
+
+  /**
+   * The server's counters come over the client's own connection, as stat and list do. One
+   * stream: the server counts a read's bytes once they are sent, before it reads the STATUS
+   * that follows on the same connection.
+   */
+  @Test
+  void statusGivesTheServersCountersInItsOrder() {
+    try (BlockClient client = BlockClient.connect(address(server.port()), config().streams(1).build())) {
+      Map<String, Long> before = client.status();
+      assertEquals("bytesSent", before.keySet().iterator().next());
+      client.read("data/nested/small.bin", 0, ByteBuffer.allocate(1000));
+      Map<String, Long> after = client.status();
+      assertTrue(after.get("bytesSent") >= before.get("bytesSent") + 1000, after.toString());
+      assertTrue(after.get("requests") >= before.get("requests") + 2, "the READ and this STATUS: " + after);
+      assertTrue(after.get("connectionsActive") >= 1, "this client's stream: " + after);
     }
   }
 

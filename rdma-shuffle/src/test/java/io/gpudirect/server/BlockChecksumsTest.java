@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.gpudirect.protocol.Crc32cCombine;
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -22,6 +23,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 class BlockChecksumsTest {
+  /** What Checksums lends each of its tasks to read through. */
+  private static final ByteBuffer SLICE = ByteBuffer.allocateDirect(BlockChecksums.BLOCK_BYTES);
+
   @TempDir Path dir;
 
   @Property(tries = 2000, seed = "7")
@@ -54,13 +58,14 @@ class BlockChecksumsTest {
     try (FileChannel fc = FileChannel.open(file)) {
       for (long[] range : ranges) {
         assertEquals(crc(data, (int) range[0], (int) range[1]),
-            sums.crc(fc, version(file), range[0], (int) range[1]), "range " + range[0] + "+" + range[1]);
+            sums.crc(fc, version(file), range[0], (int) range[1], SLICE), "range " + range[0] + "+" + range[1]);
       }
       long computed = sums.misses();
       assertTrue(computed > 0 && computed <= 5, "each whole block is read once for the cache, not " + computed);
       long hits = sums.hits();
       for (long[] range : ranges) {
-        assertEquals(crc(data, (int) range[0], (int) range[1]), sums.crc(fc, version(file), range[0], (int) range[1]));
+        assertEquals(crc(data, (int) range[0], (int) range[1]),
+            sums.crc(fc, version(file), range[0], (int) range[1], SLICE));
       }
       assertEquals(computed, sums.misses(), "a second pass reads no whole block again");
       assertTrue(sums.hits() > hits);
@@ -75,12 +80,12 @@ class BlockChecksumsTest {
     BlockChecksums sums = new BlockChecksums(1 << 20);
     settled(file, before);
     try (FileChannel fc = FileChannel.open(file)) {
-      assertEquals(crc(before, 0, before.length), sums.crc(fc, version(file), 0, before.length));
+      assertEquals(crc(before, 0, before.length), sums.crc(fc, version(file), 0, before.length, SLICE));
     }
     Files.write(file, after);
     Files.setLastModifiedTime(file, FileTime.from(Instant.now().minusSeconds(30)));
     try (FileChannel fc = FileChannel.open(file)) {
-      assertEquals(crc(after, 0, after.length), sums.crc(fc, version(file), 0, after.length));
+      assertEquals(crc(after, 0, after.length), sums.crc(fc, version(file), 0, after.length, SLICE));
     }
   }
 
@@ -91,7 +96,7 @@ class BlockChecksumsTest {
     BlockChecksums sums = new BlockChecksums(1 << 20);
     try (FileChannel fc = FileChannel.open(file)) {
       for (int i = 0; i < 2; i++) {
-        assertEquals(crc(data, 0, data.length), sums.crc(fc, version(file), 0, data.length));
+        assertEquals(crc(data, 0, data.length), sums.crc(fc, version(file), 0, data.length, SLICE));
       }
     }
     assertEquals(0, sums.blocksHeld());
@@ -105,14 +110,15 @@ class BlockChecksumsTest {
       byte[] data = random((3 + i % 2) * BlockChecksums.BLOCK_BYTES, i);
       Path file = settled(dir.resolve("f" + i), data);
       try (FileChannel fc = FileChannel.open(file)) {
-        assertEquals(crc(data, 100, data.length - 200), sums.crc(fc, version(file), 100, data.length - 200));
+        assertEquals(crc(data, 100, data.length - 200),
+            sums.crc(fc, version(file), 100, data.length - 200, SLICE));
       }
       assertTrue(sums.blocksHeld() <= 10, "held " + sums.blocksHeld());
     }
     byte[] big = random(11 * BlockChecksums.BLOCK_BYTES, 9);
     Path file = settled(dir.resolve("big"), big);
     try (FileChannel fc = FileChannel.open(file)) {
-      assertEquals(crc(big, 0, big.length), sums.crc(fc, version(file), 0, big.length));
+      assertEquals(crc(big, 0, big.length), sums.crc(fc, version(file), 0, big.length, SLICE));
     }
     assertTrue(sums.blocksHeld() <= 10);
   }

@@ -302,12 +302,13 @@ class BlockServerTest {
       ByteBuffer got = ByteBuffer.allocateDirect(first.length - 777);
       c.read("epoch.bin", 777, got);
       assertEquals(ByteBuffer.wrap(first, 777, first.length - 777), got.flip());
-      long computed = s.blockChecksums().misses();
+      long computed = s.context().blockChecksums().misses();
       assertTrue(computed > 0, "the first read checksums whole blocks for the cache");
       c.read("epoch.bin", 777, got.clear());
       assertEquals(ByteBuffer.wrap(first, 777, first.length - 777), got.flip());
-      assertEquals(computed, s.blockChecksums().misses(), "the second read reads no whole block to checksum it");
-      assertTrue(s.blockChecksums().hits() > 0);
+      assertEquals(computed, s.context().blockChecksums().misses(),
+          "the second read reads no whole block to checksum it");
+      assertTrue(s.context().blockChecksums().hits() > 0);
 
       // Rewritten in place, same size and inode, dated back again: new bytes, new checksums.
       byte[] second = TestFiles.write(file, 3_000_000, 2);

@@ -63,8 +63,8 @@ class ListingCostTest {
         .build().start();
         BlockClient c = BlockClient.connect(new InetSocketAddress("127.0.0.1", s.port()),
             ClientConfig.builder().streams(1).transport("tcp").build())) {
-      s.counters().observeListingPages(walk -> pages.add(new Cost(walk.namesRead(), walk.looked(),
-          walk.directoryReads(), walk.rereads())));
+      s.context().counters().observeListingPages(walk -> pages.add(new Cost(walk.namesRead(),
+          walk.looked(), walk.directoryReads(), walk.rereads())));
       assertEquals(expected, c.list("/").stream().map(FileEntry::path).toList());
     }
 

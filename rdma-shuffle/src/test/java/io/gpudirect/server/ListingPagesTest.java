@@ -52,11 +52,12 @@ class ListingPagesTest {
       List<long[]> costs = new ArrayList<>();
       String after = ListRequest.FIRST_PAGE;
       for (int id = 1; ; id++) {
-        long read = s.counters().listingNamesRead();
-        long looked = s.counters().listingEntriesLooked();
+        ServerCounters counters = s.context().counters();
+        long read = counters.listingNamesRead();
+        long looked = counters.listingEntriesLooked();
         peer.send(new ListRequest(id, "/", after));
         ListResponse page = (ListResponse) peer.receive();
-        costs.add(new long[] {s.counters().listingNamesRead() - read, s.counters().listingEntriesLooked() - looked});
+        costs.add(new long[] {counters.listingNamesRead() - read, counters.listingEntriesLooked() - looked});
         page.entries().forEach(e -> all.add(e.path()));
         if (page.last()) {
           break;
@@ -142,7 +143,8 @@ class ListingPagesTest {
         .build().start();
         BlockClient c = BlockClient.connect(new InetSocketAddress("127.0.0.1", s.port()),
             ClientConfig.builder().streams(1).transport("tcp").build())) {
-      s.counters().observeListingPages(walk -> pages.add(new long[] {walk.rereads(), walk.looked()}));
+      s.context().counters()
+          .observeListingPages(walk -> pages.add(new long[] {walk.rereads(), walk.looked()}));
       assertEquals(List.of("d/zz"), c.list("/").stream().map(FileEntry::path).toList());
     }
     assertTrue(pages.size() >= 150, pages.size() + " pages");
@@ -185,7 +187,7 @@ class ListingPagesTest {
         .listingQueueTimeout(java.time.Duration.ofMillis(200)).build().start();
         RawPeer peer = new RawPeer(s.port())) {
       peer.handshake();
-      try (ListingSlots.Slot held = s.listingSlots().acquire(s.address(), "/")) {
+      try (ListingSlots.Slot held = s.context().listingSlots().acquire(s.address(), "/")) {
         peer.send(new ListRequest(1, "/", ""));
         ErrorResponse e = (ErrorResponse) peer.receive();
         assertEquals(ErrorCode.LIMIT_EXCEEDED, e.code());

@@ -162,7 +162,7 @@ class PathSwapRaceTest {
         c.read("calm/c1.bin", 0, dst);
         assertTrue(Arrays.equals(inside(101), dst.array()));
       }
-      FileOpeners openers = server.root().openers();
+      FileOpeners openers = server.context().root().openers();
       String summary = "racing: " + racing.reads + " reads, " + racing.served + " served, "
           + racing.refused + " refused, " + racing.swaps + " file swaps; bystander: "
           + bystander.reads + " reads, " + bystander.served + " served, slowest "

@@ -4,7 +4,6 @@ import io.gpudirect.client.BlockClient;
 import io.gpudirect.client.ClientConfig;
 import io.gpudirect.client.GpuDirectUri;
 import io.gpudirect.client.RemoteStore;
-import io.gpudirect.tls.TlsContexts;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -94,8 +93,6 @@ public final class ClientOptions {
 
   /** {@code uri}'s server's counters (STATUS), over a connection of these options' secret and TLS. */
   public Map<String, Long> serverStatus(GpuDirectUri uri) {
-    SecretFile.refuseOnCommandLine(secretOnCommandLine);
-    return ServerStatus.fetch(uri, SecretFile.read(secretFile),
-        tls || tlsTrustStore != null ? TlsContexts.client(tlsTrustStore) : null);
+    return ServerStatus.fetch(uri, config());
   }
 }

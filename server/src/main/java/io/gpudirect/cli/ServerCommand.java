@@ -1,6 +1,7 @@
 package io.gpudirect.cli;
 
 import io.gpudirect.GpuDirectException;
+import io.gpudirect.client.ClientConfig;
 import io.gpudirect.server.BlockServer;
 import io.gpudirect.server.BlockServerBuilder;
 import io.gpudirect.server.RdmaMode;
@@ -111,8 +112,10 @@ final class ServerCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     SecretFile.refuseOnCommandLine(secretOnCommandLine);
     if (status != null) {
-      return ServerStatus.print(status, SecretFile.read(secretFile),
-          tlsCert == null ? null : TlsContexts.client(tlsCert), System.out);
+      String secret = SecretFile.read(secretFile);
+      return ServerStatus.print(status, ClientConfig.builder().secretSetting(SecretFile.SETTING)
+          .secret(secret == null ? null : secret.getBytes(StandardCharsets.UTF_8))
+          .tls(tlsCert != null).tlsTrustStore(tlsCert), System.out);
     }
     if (root == null) {
       throw new GpuDirectException("server: --root DIR is required (or --status URI to query a running server)");

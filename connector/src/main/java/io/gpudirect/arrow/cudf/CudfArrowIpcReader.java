@@ -16,6 +16,7 @@ import io.gpudirect.arrow.cudf.CudfBatchPlan.Kind;
 import io.gpudirect.arrow.cudf.CudfBatchPlan.Slice;
 import io.gpudirect.arrow.ArrowFormatException;
 import io.gpudirect.gpu.DeviceAllocator;
+import io.gpudirect.gpu.HostMemoryAllocator;
 import java.math.BigInteger;
 import java.nio.channels.SeekableByteChannel;
 import java.util.ArrayList;
@@ -51,19 +52,22 @@ public final class CudfArrowIpcReader {
   private final boolean stream;
   private final BodyFetcher fetcher;
   private final DeviceAllocator device;
+  private final HostMemoryAllocator host;
 
   /**
    * @param stream whether the bytes are the IPC stream format (else the file format)
    * @param device where the bodies' device buffers come from, and are charged
+   * @param host where decompressed bytes are staged on their way to the device, and charged
    */
   public CudfArrowIpcReader(SeekableByteChannel channel, long size, String displayName, boolean stream,
-      BodyFetcher fetcher, DeviceAllocator device) {
+      BodyFetcher fetcher, DeviceAllocator device, HostMemoryAllocator host) {
     this.channel = channel;
     this.size = size;
     this.displayName = displayName;
     this.stream = stream;
     this.fetcher = fetcher;
     this.device = device;
+    this.host = host;
   }
 
   /** Every record batch of the file, with only the named top-level columns (all when none). */
@@ -146,9 +150,10 @@ public final class CudfArrowIpcReader {
       }
       if (plan.stagedLength() > 0) {
         staged = device.allocate(plan.stagedLength() + MASK_SLACK, "decompressed Arrow IPC buffers of " + displayName);
-        try (HostMemoryBuffer host = HostMemoryBuffer.allocate(plan.stagedLength())) {
-          host.setBytes(0, plan.staged(), 0, plan.stagedLength());
-          staged.copyFromHostBuffer(host, Cuda.DEFAULT_STREAM);
+        try (HostMemoryBuffer bytes = host.allocate(plan.stagedLength(),
+            "decompressed Arrow IPC buffers of " + displayName + " on their way to the device")) {
+          bytes.setBytes(0, plan.staged(), 0, plan.stagedLength());
+          staged.copyFromHostBuffer(bytes, Cuda.DEFAULT_STREAM);
         }
       }
       return new DeviceBody(body, staged);

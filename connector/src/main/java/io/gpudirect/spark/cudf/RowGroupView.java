@@ -4,6 +4,7 @@ import ai.rapids.cudf.Cuda;
 import ai.rapids.cudf.DataSource;
 import ai.rapids.cudf.DeviceMemoryBuffer;
 import ai.rapids.cudf.HostMemoryBuffer;
+import io.gpudirect.gpu.HostMemoryAllocator;
 import java.io.IOException;
 
 /**
@@ -13,18 +14,21 @@ import java.io.IOException;
  * unchanged; only the tail is served from memory. cuDF's Java reader has no row-group
  * selection, and this keeps Spark's split of a file into slices exact on the GPU path.
  *
- * <p>Owns the delegate source and closes it.
+ * <p>Owns the delegate source and closes it. The host buffers it hands cuDF are charged to
+ * {@code host} until cuDF closes them.
  */
 public final class RowGroupView extends DataSource {
   private final DataSource file;
   private final long fileLength;
   private final byte[] tail;
+  private final HostMemoryAllocator host;
 
   /** @param tail the replacement footer, its 4-byte little-endian length and "PAR1" */
-  public RowGroupView(DataSource file, byte[] tail) {
+  public RowGroupView(DataSource file, byte[] tail, HostMemoryAllocator host) {
     this.file = file;
     this.fileLength = file.size();
     this.tail = tail;
+    this.host = host;
   }
 
   @Override
@@ -35,7 +39,7 @@ public final class RowGroupView extends DataSource {
   @Override
   public HostMemoryBuffer hostRead(long offset, long amount) throws IOException {
     long n = Math.max(0, Math.min(amount, size() - offset));
-    HostMemoryBuffer buffer = HostMemoryBuffer.allocate(n);
+    HostMemoryBuffer buffer = host.allocate(n, "cuDF host read at offset " + offset + " of a row-group view");
     try {
       fill(offset, buffer, n);
       return buffer;

@@ -4,7 +4,6 @@ import ai.rapids.cudf.ColumnVector;
 import ai.rapids.cudf.Cuda;
 import ai.rapids.cudf.Table;
 import io.gpudirect.arrow.cudf.CudfArrowIpcReader;
-import io.gpudirect.client.ClientContext;
 import io.gpudirect.client.RemoteStore;
 import io.gpudirect.cudf.RemoteFileDataSource;
 import io.gpudirect.dataset.DataFile;
@@ -38,15 +37,15 @@ public final class GpuArrowSliceReader extends OneBatchReader {
   public GpuArrowSliceReader(ArrowSlice slice, RemoteStore store, StructType readSchema, Runnable admission) {
     admission.run();
     DataFile f = slice.file();
-    GpuResources gpu = ClientContext.shared().gpu(ExecutorSettings::gpu);
+    GpuResources gpu = GpuResources.shared(ExecutorSettings::gpu);
     String[] names = readSchema.fieldNames();
     int count = slice.batchCount() < 0 ? Integer.MAX_VALUE : slice.batchCount();
     Table read;
-    RemoteFileDataSource source = new RemoteFileDataSource(store, f.uri().path(), f.version(), f.length(), gpu.pool(), gpu.engine());
+    RemoteFileDataSource source = new RemoteFileDataSource(store, f.uri().path(), f.version(), f.length(), gpu);
     try (source) {
       read = new CudfArrowIpcReader(new RemoteFileChannel(store, f.uri().path(), f.version(), f.length()), f.length(),
           f.uri().toString(), f.format() == DataFormat.ARROW_STREAM,
-          (offset, dst) -> source.deviceRead(offset, dst, Cuda.DEFAULT_STREAM), gpu.device())
+          (offset, dst) -> source.deviceRead(offset, dst, Cuda.DEFAULT_STREAM), gpu.device(), gpu.host())
           .read(slice.firstBatch(), count, names);
     } finally {
       // The channel counts the metadata it reads itself; the bodies came through the source.

@@ -6,7 +6,6 @@ import ai.rapids.cudf.DataSource;
 import ai.rapids.cudf.ParquetOptions;
 import ai.rapids.cudf.Scalar;
 import ai.rapids.cudf.Table;
-import io.gpudirect.client.ClientContext;
 import io.gpudirect.client.RemoteStore;
 import io.gpudirect.cudf.PrefetchedChunks;
 import io.gpudirect.cudf.RemoteFileDataSource;
@@ -55,9 +54,9 @@ public final class GpuParquetSliceReader extends OneBatchReader {
    */
   public GpuParquetSliceReader(ParquetSlice slice, RemoteStore store, ParquetReadSettings settings,
       StructType readSchema, Runnable admission) throws IOException {
-    GpuResources gpu = ClientContext.shared().gpu(ExecutorSettings::gpu);
+    GpuResources gpu = GpuResources.shared(ExecutorSettings::gpu);
     RemoteFileDataSource file = new RemoteFileDataSource(store,
-        slice.file().uri().path(), slice.file().version(), slice.file().length(), gpu.pool(), gpu.engine());
+        slice.file().uri().path(), slice.file().version(), slice.file().length(), gpu);
     try {
       read(file, slice, settings, readSchema, gpu, admission);
     } finally {
@@ -93,7 +92,7 @@ public final class GpuParquetSliceReader extends OneBatchReader {
     }
     DataSource source = present.isEmpty() ? file
         : PrefetchedChunks.fetch(file, slice.chunkRanges(), gpu.prefetch(), "column chunks of " + slice.file().uri());
-    try (RowGroupView view = new RowGroupView(source, footer.tail)) {
+    try (RowGroupView view = new RowGroupView(source, footer.tail, gpu.host())) {
       admission.run();
       Table decoded;
       if (present.isEmpty()) {

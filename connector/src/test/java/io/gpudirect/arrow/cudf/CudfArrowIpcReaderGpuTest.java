@@ -10,7 +10,6 @@ import ai.rapids.cudf.DType;
 import ai.rapids.cudf.HostColumnVector;
 import ai.rapids.cudf.HostColumnVectorCore;
 import ai.rapids.cudf.Table;
-import io.gpudirect.client.ClientContext;
 import io.gpudirect.arrow.ArrowFormatException;
 import io.gpudirect.client.BlockClient;
 import io.gpudirect.client.ClientConfig;
@@ -149,8 +148,8 @@ class CudfArrowIpcReaderGpuTest {
         }
       }
     }
-    assertEquals(0, ClientContext.shared().gpu().pool().chunksInUse());
-    assertEquals(0, ClientContext.shared().gpu().device().accounts().outstandingBytes(),
+    assertEquals(0, GpuResources.shared().pool().chunksInUse());
+    assertEquals(0, GpuResources.shared().device().accounts().outstandingBytes(),
         "device bytes of " + name + " still charged after its table was closed");
   }
 
@@ -189,12 +188,12 @@ class CudfArrowIpcReaderGpuTest {
       assertTrue(e.getMessage().contains(path), e.getMessage());
       assertEquals(0, accounts.outstandingBytes());
     }
-    assertEquals(0, ClientContext.shared().gpu().pool().chunksInUse());
+    assertEquals(0, GpuResources.shared().pool().chunksInUse());
     // Under the shared, unlimited allocator the same file reads.
     try (Table t = reader(path, false).read("int32_nullable", "utf8_nullable")) {
       assertTrue(t.getRowCount() > 0);
     }
-    assertEquals(0, ClientContext.shared().gpu().device().accounts().outstandingBytes());
+    assertEquals(0, GpuResources.shared().device().accounts().outstandingBytes());
   }
 
   @ParameterizedTest
@@ -205,7 +204,7 @@ class CudfArrowIpcReaderGpuTest {
     } catch (ArrowFormatException expected) {
       assertTrue(expected.getMessage().contains(name), expected.getMessage());
     }
-    assertEquals(0, ClientContext.shared().gpu().device().accounts().outstandingBytes(),
+    assertEquals(0, GpuResources.shared().device().accounts().outstandingBytes(),
         name + ": device bytes still charged after the read failed");
     // No sticky CUDA error is left behind.
     try (Table probe = new Table(ai.rapids.cudf.ColumnVector.fromInts(1, 2, 3))) {
@@ -214,16 +213,16 @@ class CudfArrowIpcReaderGpuTest {
   }
 
   private static CudfArrowIpcReader reader(String path, boolean stream) {
-    return reader(path, stream, ClientContext.shared().gpu().device());
+    return reader(path, stream, GpuResources.shared().device());
   }
 
   private static CudfArrowIpcReader reader(String path, boolean stream, DeviceAllocator device) {
     io.gpudirect.client.FileEntry file = client.stat(path);
     long size = file.length();
-    GpuResources gpu = ClientContext.shared().gpu();
-    RemoteFileDataSource source = new RemoteFileDataSource(client, path, file.version(), size, gpu.pool(), gpu.engine());
+    GpuResources gpu = GpuResources.shared();
+    RemoteFileDataSource source = new RemoteFileDataSource(client, path, file.version(), size, gpu);
     return new CudfArrowIpcReader(new RemoteFileChannel(client, path, file.version(), size), size, path, stream,
-        (offset, dst) -> source.deviceRead(offset, dst, Cuda.DEFAULT_STREAM), device);
+        (offset, dst) -> source.deviceRead(offset, dst, Cuda.DEFAULT_STREAM), device, gpu.host());
   }
 
   /** A cuDF value in {@link ReferenceValues}' shape: fixed-width values as the hex of their bytes. */

@@ -11,6 +11,7 @@ import io.gpudirect.arrow.FileFooter;
 import io.gpudirect.spark.arrow.ArrowIpcFile;
 import io.gpudirect.spark.arrow.ArrowIpcFileTest;
 import io.gpudirect.gpu.DeviceAllocator;
+import io.gpudirect.gpu.HostMemoryAllocator;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -226,7 +227,8 @@ class CudfReadPlanTest {
     try (FileChannel channel = FileChannel.open(file)) {
       CudfArrowIpcReader reader = new CudfArrowIpcReader(channel, channel.size(), shown, false,
           (offset, dst) -> fail("a body of " + shown + " was fetched to the device"),
-          new DeviceAllocator(io.gpudirect.memory.BufferAllocator.newRoot("no device memory expected", 0)));
+          new DeviceAllocator(io.gpudirect.memory.BufferAllocator.newRoot("no device memory expected", 0)),
+          new HostMemoryAllocator(io.gpudirect.memory.BufferAllocator.newRoot("no staging expected", 0)));
       ArrowFormatException e = assertThrows(ArrowFormatException.class, () -> reader.read());
       assertTrue(e.getMessage().contains(why) && e.getMessage().contains(shown), e.getMessage());
     }

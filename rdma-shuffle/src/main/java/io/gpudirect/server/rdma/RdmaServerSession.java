@@ -15,6 +15,7 @@ import io.gpudirect.verbs.ControlSlots;
 import io.gpudirect.verbs.MemoryRegion;
 import io.gpudirect.verbs.RdmaEndpoint;
 import io.gpudirect.verbs.WorkCompletion;
+import io.gpudirect.verbs.WorkRequestTag;
 import java.nio.ByteBuffer;
 import java.util.EnumSet;
 import java.util.concurrent.ArrayBlockingQueue;
@@ -43,11 +44,6 @@ final class RdmaServerSession {
   private static final Logger LOG = LoggerFactory.getLogger(RdmaServerSession.class);
   /** Holds an RDMA_BIND frame (header and token) with room to spare. */
   static final int BIND_SLOT_BYTES = 64;
-  private static final long RECV = 1L << 56;
-  private static final long SEND = 2L << 56;
-  private static final long WRITE = 3L << 56;
-  private static final long BIND = 4L << 56;
-  private static final long SLOT_MASK = (1L << 56) - 1;
 
   private final RdmaService service;
   private final RdmaEndpoint endpoint;
@@ -75,7 +71,7 @@ final class RdmaServerSession {
     this.settings = service.settings();
     ControlSlots slot = new ControlSlots(endpoint, bindAllocator, 1, 0, BIND_SLOT_BYTES);
     try {
-      slot.postRecv(endpoint, 0, BIND);
+      slot.postRecv(endpoint, 0, WorkRequestTag.BIND.id(0));
     } catch (RuntimeException e) {
       slot.close();
       throw e;
@@ -111,26 +107,24 @@ final class RdmaServerSession {
   }
 
   private void handle(WorkCompletion wc) {
-    long kind = wc.wrId() & ~SLOT_MASK;
+    WorkRequestTag kind = WorkRequestTag.of(wc.wrId());
     if (!wc.ok()) {
       // A flush is the consequence of a break (often the client closing), not its cause.
-      String request = kind == WRITE ? "RDMA WRITE into the client's memory"
-          : kind == SEND ? "SEND of an answer" : kind == BIND ? "receive of RDMA_BIND" : "receive";
-      stop(request + " failed: " + wc.describe(),
+      stop(WorkRequestTag.describe(wc.wrId()) + " failed: " + wc.describe(),
           wc.status() != WorkCompletion.Status.FLUSHED && bound != null);
       return;
     }
-    if (kind == BIND) {
+    if (kind == WorkRequestTag.BIND) {
       bind(wc.byteLength());
       return;
     }
     Bound b = bound;
-    int slot = (int) (wc.wrId() & SLOT_MASK);
-    if (kind == WRITE) {
+    int slot = WorkRequestTag.slot(wc.wrId());
+    if (kind == WorkRequestTag.WRITE) {
       b.freeChunks().add(slot);
       return;
     }
-    if (kind == SEND) {
+    if (kind == WorkRequestTag.SEND) {
       ServedFiles.FileRange range = answered.remove(slot);
       if (range != null) {
         range.close();
@@ -141,7 +135,7 @@ final class RdmaServerSession {
     Message m;
     try {
       m = b.slots().received(slot, wc.byteLength());
-      b.slots().postRecv(endpoint, slot, RECV | slot);
+      b.slots().postRecv(endpoint, slot, WorkRequestTag.RECV.id(slot));
     } catch (RuntimeException e) {
       stop("bad message from " + client + ": " + e.getMessage(), true);
       return;
@@ -193,7 +187,7 @@ final class RdmaServerSession {
       slots = new ControlSlots(endpoint, memory.slots(), settings.credits() + 1, settings.credits(),
           settings.slotBytes());
       for (int i = 0; i <= settings.credits(); i++) {
-        slots.postRecv(endpoint, i, RECV | i);
+        slots.postRecv(endpoint, i, WorkRequestTag.RECV.id(i));
       }
     } catch (RuntimeException e) {
       if (slots != null) {
@@ -237,7 +231,7 @@ final class RdmaServerSession {
     try {
       // Every send slot is free: nothing was sent on this queue pair before.
       int slot = slots.takeSendSlot();
-      slots.postSend(endpoint, slot, SEND | slot, new RdmaBound());
+      slots.postSend(endpoint, slot, WorkRequestTag.SEND.id(slot), new RdmaBound());
     } catch (RuntimeException e) {
       stop("cannot tell " + client + " its queue pair is bound: " + e.getMessage(), true);
       return;
@@ -274,7 +268,7 @@ final class RdmaServerSession {
         if (crc != null) {
           crc.update(view.flip());
         }
-        endpoint.postWrite(WRITE | chunk, b.chunkRegion(), at, n, r.remoteAddress() + done, r.rkey());
+        endpoint.postWrite(WorkRequestTag.WRITE.id(chunk), b.chunkRegion(), at, n, r.remoteAddress() + done, r.rkey());
         range.sent(n);
         done += n;
       }
@@ -336,7 +330,7 @@ final class RdmaServerSession {
       if (range != null) {
         answered.put(slot, range);
       }
-      slots.postSend(endpoint, slot, SEND | slot, m);
+      slots.postSend(endpoint, slot, WorkRequestTag.SEND.id(slot), m);
       if (failure != null) {
         closeAnswered();
       }

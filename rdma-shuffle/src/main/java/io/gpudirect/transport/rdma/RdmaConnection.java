@@ -30,6 +30,7 @@ import io.gpudirect.verbs.RdmaEndpoint;
 import io.gpudirect.verbs.RdmaException;
 import io.gpudirect.verbs.Verbs;
 import io.gpudirect.verbs.WorkCompletion;
+import io.gpudirect.verbs.WorkRequestTag;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.time.Duration;
@@ -65,9 +66,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class RdmaConnection implements Connection, DeviceReads {
   private static final Logger LOG = LoggerFactory.getLogger(RdmaConnection.class);
-  private static final long RECV = 1L << 56;
-  private static final long SEND = 2L << 56;
-  private static final long SLOT_MASK = (1L << 56) - 1;
 
   private final Connection control;
   private final String server;
@@ -123,7 +121,7 @@ public final class RdmaConnection implements Connection, DeviceReads {
           ep -> {
             c.slots = new ControlSlots(ep, allocator, ack.credits(), ack.credits() + 1, ack.slotBytes());
             for (int i = 0; i < ack.credits(); i++) {
-              c.slots.postRecv(ep, i, RECV | i);
+              c.slots.postRecv(ep, i, WorkRequestTag.RECV.id(i));
             }
             return c.new Completions();
           });
@@ -368,7 +366,7 @@ public final class RdmaConnection implements Connection, DeviceReads {
   private void send(Pending p, int slot) {
     outstanding.put(p.request.requestId(), p);
     try {
-      slots.postSend(endpoint, slot, SEND | slot, p.request);
+      slots.postSend(endpoint, slot, WorkRequestTag.SEND.id(slot), p.request);
     } catch (RuntimeException e) {
       fail(e instanceof RdmaException r ? new RdmaConnectionException(r) : new RdmaConnectionException(RdmaException.Phase.POST, server,
           "cannot post the RDMA_READ of request " + p.request.requestId() + ": " + e.getMessage(), e));
@@ -384,7 +382,7 @@ public final class RdmaConnection implements Connection, DeviceReads {
     if (slot < 0) {
       throw new IllegalStateException("no free send slot (credits " + credits + ")");
     }
-    slots.postSend(endpoint, slot, SEND | slot, m);
+    slots.postSend(endpoint, slot, WorkRequestTag.SEND.id(slot), m);
   }
 
   /** An answer came: its credit goes to the next waiting read. */
@@ -425,8 +423,8 @@ public final class RdmaConnection implements Connection, DeviceReads {
         fail(new RdmaConnectionException(RdmaException.Phase.COMPLETION, server, wc.describe(), null));
         return;
       }
-      int slot = (int) (wc.wrId() & SLOT_MASK);
-      if ((wc.wrId() & ~SLOT_MASK) == SEND) {
+      int slot = WorkRequestTag.slot(wc.wrId());
+      if (WorkRequestTag.of(wc.wrId()) == WorkRequestTag.SEND) {
         slots.releaseSendSlot(slot);
         pump();
         return;
@@ -435,7 +433,7 @@ public final class RdmaConnection implements Connection, DeviceReads {
       try {
         m = slots.received(slot, wc.byteLength());
         // The slot is decoded: post it again before the credit can bring the next answer.
-        slots.postRecv(endpoint, slot, RECV | slot);
+        slots.postRecv(endpoint, slot, WorkRequestTag.RECV.id(slot));
       } catch (RuntimeException e) {
         fail(new RdmaConnectionException(RdmaException.Phase.COMPLETION, server, "bad answer on the queue pair: "
             + e.getMessage(), e));

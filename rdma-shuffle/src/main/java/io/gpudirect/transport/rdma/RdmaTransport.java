@@ -52,7 +52,7 @@ public final class RdmaTransport implements Transport {
     this.credits = credits;
     this.allocator = allocator;
     this.threads = threads;
-    this.tcp = new TcpTransport(threads);
+    this.tcp = new TcpTransport(threads, allocator);
   }
 
   @Override

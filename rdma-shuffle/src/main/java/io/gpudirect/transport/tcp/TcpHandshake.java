@@ -67,7 +67,7 @@ final class TcpHandshake {
       SocketChannel opened = ch;
       deadline = threads.deadline(() -> {
         late.set(true);
-        TcpConnection.closeQuietly(opened);
+        closeQuietly(opened);
       }, timeoutMs);
       ch.socket().connect(peer, timeoutMs);
       ch.socket().setTcpNoDelay(true);
@@ -93,7 +93,7 @@ final class TcpHandshake {
       }
       return new Done(ch, wire, ack);
     } catch (IOException e) {
-      TcpConnection.closeQuietly(ch);
+      closeQuietly(ch);
       if (late.get()) {
         throw new ConnectFailedException(server, "the connection and handshake did not complete"
             + " within connectTimeout (" + options.connectTimeout() + "); the server is"
@@ -101,7 +101,7 @@ final class TcpHandshake {
       }
       throw new ConnectFailedException(server, whyNot(e, peer, options), e);
     } catch (RuntimeException e) {
-      TcpConnection.closeQuietly(ch);
+      closeQuietly(ch);
       throw e;
     } finally {
       if (deadline != null) {
@@ -158,8 +158,8 @@ final class TcpHandshake {
     boolean rdma = options.rdma();
     String secretSetting = options.secretSetting();
     byte[] clientNonce = Auth.newNonce();
-    TcpConnection.writeFully(ch, ByteBuffer.wrap(Protocol.MAGIC));
-    TcpConnection.writeFully(ch, Frames.encode(new Hello(Protocol.VERSION,
+    RequestWriter.writeFully(ch, ByteBuffer.wrap(Protocol.MAGIC));
+    RequestWriter.writeFully(ch, Frames.encode(new Hello(Protocol.VERSION,
         Protocol.CAP_TCP | (checksums ? Protocol.CAP_CRC32C : 0) | (rdma ? Protocol.CAP_RDMA | Protocol.CAP_RDMA_UCX : 0),
         clientNonce)));
     ByteBuffer magic = ByteBuffer.allocate(Protocol.MAGIC.length);
@@ -189,7 +189,7 @@ final class TcpHandshake {
       throw new AuthenticationException("Gpudirect server " + server + " requires a secret:"
           + " set " + secretSetting + " to the server's secret");
     }
-    TcpConnection.writeFully(ch, Frames.encode(new AuthResponse(
+    RequestWriter.writeFully(ch, Frames.encode(new AuthResponse(
         Auth.clientProof(secret, ack.serverNonce(), clientNonce))));
     Message answer = Frames.read(in);
     if (answer instanceof ErrorResponse e) {
@@ -227,5 +227,15 @@ final class TcpHandshake {
     }
     return new ServerErrorException(e.code(), "Gpudirect server " + server
         + " refused the connection: " + e.message());
+  }
+
+  static void closeQuietly(SocketChannel ch) {
+    if (ch != null) {
+      try {
+        ch.close();
+      } catch (IOException ignored) {
+        // nothing left to do
+      }
+    }
   }
 }

@@ -1,5 +1,6 @@
 package io.gpudirect.verbs.ucx;
 
+import io.gpudirect.memory.BufferAllocator;
 import io.gpudirect.verbs.Access;
 import io.gpudirect.verbs.CompletionHandler;
 import io.gpudirect.verbs.MemoryRegion;
@@ -99,7 +100,9 @@ final class UcxEndpoint implements RdmaEndpoint {
   private static final class Op {
     final long wrId;
     final Opcode opcode;
-    final ByteBuffer frame;
+    final SendFrames.Frame frame;
+    /** Its frame was handed to UCX: it goes back to the pool from the send's callback. */
+    boolean handedOver;
     /** A WRITE frame's bytes, sent from where they are behind the frame. */
     long payload;
     int payloadLength;
@@ -107,7 +110,7 @@ final class UcxEndpoint implements RdmaEndpoint {
     long putsBefore;
     boolean done;
 
-    Op(long wrId, Opcode opcode, ByteBuffer frame) {
+    Op(long wrId, Opcode opcode, SendFrames.Frame frame) {
       this.wrId = wrId;
       this.opcode = opcode;
       this.frame = frame;
@@ -131,14 +134,14 @@ final class UcxEndpoint implements RdmaEndpoint {
   private volatile boolean admitted;
   private Consumer<String> connectFailed;
   private boolean released;
+  /** Its direct memory, charged until it closes. */
+  private final EndpointBuffers buffers;
+  private final SendFrames frames;
 
   // Loop-thread state.
-  private final ByteBuffer header = ByteBuffer.allocateDirect(HEADER_BYTES);
-  private final ByteBuffer writePrefix = ByteBuffer.allocateDirect(WRITE_PREFIX);
+  private final ByteBuffer header;
+  private final ByteBuffer writePrefix;
   private final ArrayDeque<Recv> recvs = new ArrayDeque<>();
-  /** Key frames' bodies land here, and keys are unpacked from the second; made at the first key. */
-  private ByteBuffer keyFrame;
-  private ByteBuffer keyScratch;
   /** The continuation of the receive that completed, and whether one is running (see {@link #received}). */
   private Runnable nextReceived;
   private boolean runningReceived;
@@ -159,9 +162,10 @@ final class UcxEndpoint implements RdmaEndpoint {
    *     counts of each
    * @param admitted whether the peer is trusted with more than SENDs from the start (this side
    *     connected to it), or must wait for {@link #admit} (a listener accepted it)
+   * @param memory where its buffers are charged until it closes
    */
   UcxEndpoint(WorkerLoop loop, UcpContext context, InetSocketAddress peer, String peerName,
-      QueueSizes sizes, WritePaths writes, boolean admitted) {
+      QueueSizes sizes, WritePaths writes, boolean admitted, BufferAllocator memory) {
     this.admitted = admitted;
     this.loop = loop;
     this.writes = writes;
@@ -169,6 +173,10 @@ final class UcxEndpoint implements RdmaEndpoint {
     this.peer = peer;
     this.peerName = peerName;
     this.sizes = sizes;
+    this.buffers = new EndpointBuffers(memory, peerName, sizes.sendDepth());
+    this.header = buffers.header;
+    this.writePrefix = buffers.writePrefix;
+    this.frames = buffers.frames;
   }
 
   /** Binds the UCX endpoint, once made (on the loop thread). */
@@ -260,8 +268,8 @@ final class UcxEndpoint implements RdmaEndpoint {
     }
     int id = nextRkey.incrementAndGet();
     ByteBuffer packed = memory.getRemoteKeyBuffer();
-    ByteBuffer frame = ByteBuffer.allocateDirect(HEADER_BYTES + RKEY_PREFIX + packed.remaining());
-    frame.putInt(RKEY).putInt(RKEY_PREFIX + packed.remaining()).putInt(id).putLong(address)
+    SendFrames.Frame frame = frames.take(HEADER_BYTES + RKEY_PREFIX + packed.remaining());
+    frame.bytes.putInt(RKEY).putInt(RKEY_PREFIX + packed.remaining()).putInt(id).putLong(address)
         .putLong(length).putInt(writes.nativePuts ? NATIVE_PUTS : 0).put(packed).flip();
     UcxRegion region = new UcxRegion(this, address, length, memory, id);
     writable.put(id, region);
@@ -292,14 +300,15 @@ final class UcxEndpoint implements RdmaEndpoint {
    */
   void revoke(UcxRegion region, UcpMemory memory) {
     writable.remove(region.rkey());
-    ByteBuffer frame = ByteBuffer.allocateDirect(HEADER_BYTES + 4);
-    frame.putInt(REVOKE).putInt(4).putInt(region.rkey()).flip();
+    SendFrames.Frame frame = frames.take(HEADER_BYTES + 4);
+    frame.bytes.putInt(REVOKE).putInt(4).putInt(region.rkey()).flip();
     try {
       loop.call(() -> {
         if (receivingInto == region) {
+          frames.give(frame);
           breakEndpoint(peerName + " was still writing into rkey " + region.rkey()
               + "'s region when it was revoked", true);
-        } else if (state != State.CLOSED) {
+        } else {
           sendFrame(new Op(-1, Opcode.SEND, frame));
         }
         return null;
@@ -336,8 +345,8 @@ final class UcxEndpoint implements RdmaEndpoint {
     countSend();
     // The payload is copied behind its frame header: the caller may reuse its slot once the
     // SEND completes, and one UCX send per message keeps frames whole on the stream.
-    ByteBuffer frame = ByteBuffer.allocateDirect(HEADER_BYTES + length);
-    frame.putInt(SEND).putInt(length).put(UcxUtils.getByteBufferView(address, length)).flip();
+    SendFrames.Frame frame = frames.take(HEADER_BYTES + length);
+    frame.bytes.putInt(SEND).putInt(length).put(UcxUtils.getByteBufferView(address, length)).flip();
     onLoop(() -> sendFrame(new Op(wrId, Opcode.SEND, frame)));
   }
 
@@ -378,8 +387,8 @@ final class UcxEndpoint implements RdmaEndpoint {
     }
     if (!writes.nativePuts || !r.nativePuts) {
       writes.streamWrites.increment();
-      ByteBuffer frame = ByteBuffer.allocateDirect(HEADER_BYTES + WRITE_PREFIX);
-      frame.putInt(WRITE).putInt(WRITE_PREFIX + length).putInt(rkey).putLong(remoteAddress).flip();
+      SendFrames.Frame frame = frames.take(HEADER_BYTES + WRITE_PREFIX);
+      frame.bytes.putInt(WRITE).putInt(WRITE_PREFIX + length).putInt(rkey).putLong(remoteAddress).flip();
       Op write = new Op(op.wrId, op.opcode, frame);
       write.payload = address;
       write.payloadLength = length;
@@ -388,10 +397,8 @@ final class UcxEndpoint implements RdmaEndpoint {
     }
     UcpRemoteKey key;
     try {
-      if (keyScratch == null) {
-        keyScratch = ByteBuffer.allocateDirect(PackedRemoteKey.SCRATCH_BYTES);
-      }
-      key = r.key(endpoint, keyScratch);
+      // Keys are unpacked from a buffer of the endpoint's own, made at the first.
+      key = r.key(endpoint, buffers.keyScratch(PackedRemoteKey.SCRATCH_BYTES));
     } catch (RuntimeException e) {
       String why = "UCX cannot unpack rkey " + rkey + " that " + peerName + " announced: "
           + e.getMessage();
@@ -462,16 +469,22 @@ final class UcxEndpoint implements RdmaEndpoint {
       return;
     }
     try {
+      ByteBuffer frame = op.frame.bytes;
+      op.handedOver = true;
       if (op.opcode == Opcode.RDMA_WRITE) {
         // The frame, then its bytes from where they are, back to back on this thread: the
         // stream keeps them together and in order. The WRITE is done when its bytes are sent.
         boolean empty = op.payloadLength == 0;
-        endpoint.sendStreamNonBlocking(UcxUtils.getAddress(op.frame), op.frame.remaining(),
+        endpoint.sendStreamNonBlocking(UcxUtils.getAddress(frame), frame.remaining(),
             callback(req -> {
+              frames.give(op.frame);
               if (empty) {
                 finish(op, Status.SUCCESS, 0, null);
               }
-            }, (status, message) -> failed(op, status, message)));
+            }, (status, message) -> {
+              frames.give(op.frame);
+              failed(op, status, message);
+            }));
         // A failure of the frame's send, reported inline, has closed (freed) the endpoint.
         if (!empty && state != State.CLOSED) {
           endpoint.sendStreamNonBlocking(op.payload, op.payloadLength, callback(
@@ -480,9 +493,16 @@ final class UcxEndpoint implements RdmaEndpoint {
         }
         return;
       }
-      endpoint.sendStreamNonBlocking(UcxUtils.getAddress(op.frame), op.frame.remaining(), callback(
-          req -> finish(op, Status.SUCCESS, op.frame.remaining() - HEADER_BYTES, null),
-          (status, message) -> failed(op, status, message)));
+      int sent = frame.remaining() - HEADER_BYTES;
+      endpoint.sendStreamNonBlocking(UcxUtils.getAddress(frame), frame.remaining(), callback(
+          req -> {
+            frames.give(op.frame);
+            finish(op, Status.SUCCESS, sent, null);
+          },
+          (status, message) -> {
+            frames.give(op.frame);
+            failed(op, status, message);
+          }));
     } catch (RuntimeException e) {
       failed(op, UcsConstants.STATUS.UCS_ERR_IO_ERROR, e.getMessage());
     }
@@ -537,10 +557,8 @@ final class UcxEndpoint implements RdmaEndpoint {
               true);
           return;
         }
-        if (keyFrame == null) {
-          keyFrame = ByteBuffer.allocateDirect(MAX_RKEY_FRAME);
-        }
-        ByteBuffer body = keyFrame.clear().limit(length);
+        // Key frames' bodies land in a buffer of the endpoint's own, made at the first.
+        ByteBuffer body = buffers.keyFrame(MAX_RKEY_FRAME).clear().limit(length);
         readBody(UcxUtils.getAddress(body), length, () -> {
           if (kind == RKEY) {
             announced(body);
@@ -692,6 +710,9 @@ final class UcxEndpoint implements RdmaEndpoint {
     }
     op.done = true;
     outstanding.remove(op);
+    if (op.frame != null && !op.handedOver) {
+      frames.give(op.frame);
+    }
     if (op.wrId >= 0) {
       sendsPosted.decrementAndGet();
       complete(op.wrId, op.opcode, status, bytes, detail);
@@ -740,6 +761,7 @@ final class UcxEndpoint implements RdmaEndpoint {
     }
     if (!released) {
       released = true;
+      buffers.close();
       loop.release();
     }
   }

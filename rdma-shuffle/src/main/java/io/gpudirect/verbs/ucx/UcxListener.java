@@ -1,5 +1,6 @@
 package io.gpudirect.verbs.ucx;
 
+import io.gpudirect.memory.BufferAllocator;
 import io.gpudirect.verbs.CompletionHandler;
 import io.gpudirect.verbs.QueueSizes;
 import io.gpudirect.verbs.RdmaListener;
@@ -26,14 +27,16 @@ final class UcxListener implements RdmaListener {
   private final QueueSizes sizes;
   private final WritePaths writes;
   private final Verbs.EndpointSetup setup;
+  private final BufferAllocator memory;
   private final UcpListener listener;
   private final InetSocketAddress address;
   private volatile boolean closed;
 
   /** Call on {@code loop}'s thread. */
   UcxListener(WorkerLoop loop, UcpContext context, InetSocketAddress bind, QueueSizes sizes,
-      WritePaths writes, Verbs.EndpointSetup setup) {
+      WritePaths writes, Verbs.EndpointSetup setup, BufferAllocator memory) {
     this.loop = loop;
+    this.memory = memory;
     this.writes = writes;
     this.context = context;
     this.sizes = sizes;
@@ -53,7 +56,7 @@ final class UcxListener implements RdmaListener {
     InetSocketAddress client = request.getClientAddress();
     loop.retain();
     UcxEndpoint e = new UcxEndpoint(loop, context, client, "client " + UcxVerbs.describe(client), sizes,
-        writes, false);
+        writes, false, memory);
     try {
       e.bind(loop.worker().newEndpoint(new UcpEndpointParams().setConnectionRequest(request)
           .setPeerErrorHandlingMode().setErrorHandler((ep, status, message) -> e.peerFailed(status, message))));

@@ -1,5 +1,6 @@
 package io.gpudirect.verbs.ucx;
 
+import io.gpudirect.memory.BufferAllocator;
 import io.gpudirect.verbs.QueueSizes;
 import io.gpudirect.verbs.RdmaEndpoint;
 import io.gpudirect.verbs.RdmaException;
@@ -55,10 +56,14 @@ public final class UcxVerbs implements Verbs {
   private final boolean cudaMemory;
   private final WritePaths writes;
   private final String version;
+  /** Where its endpoints charge their buffers (frames, headers, keys) while open. */
+  private final BufferAllocator memory;
   private WorkerLoop clientLoop;
 
-  private UcxVerbs(Reach reach, UcpContext context, String version, boolean forcePuts) {
+  private UcxVerbs(Reach reach, UcpContext context, String version, boolean forcePuts,
+      BufferAllocator memory) {
     this.reach = reach;
+    this.memory = memory;
     this.writes = new WritePaths(forcePuts || nativePuts(reach));
     this.context = context;
     this.version = version;
@@ -111,7 +116,9 @@ public final class UcxVerbs implements Verbs {
           + ": " + e.getMessage(), DEVICE, e, reach == Reach.RDMA_ONLY
           ? "UCX has no RDMA transport" : "UCX cannot start");
     }
-    v = new UcxVerbs(reach, context, UcxLibrary.version(), false);
+    // As the context, for as long as the JVM: its endpoints' buffers go back as each closes.
+    v = new UcxVerbs(reach, context, UcxLibrary.version(), false, BufferAllocator.root()
+        .newChildAllocator("ucx-" + reach.name().toLowerCase(java.util.Locale.ROOT), Long.MAX_VALUE));
     OPEN.put(reach, v);
     return v;
   }
@@ -162,7 +169,12 @@ public final class UcxVerbs implements Verbs {
    * peer of these: UCX may abort this JVM then (see the class comment).
    */
   UcxVerbs withSoftwarePuts() {
-    return new UcxVerbs(reach, context, version, true);
+    return new UcxVerbs(reach, context, version, true, memory);
+  }
+
+  /** Where its endpoints' buffers are charged. */
+  BufferAllocator memory() {
+    return memory;
   }
 
   /** How this side's WRITEs travel, with their counts. */
@@ -225,7 +237,7 @@ public final class UcxVerbs implements Verbs {
       EndpointSetup setup) {
     WorkerLoop loop = clientLoop();
     UcxEndpoint e = new UcxEndpoint(loop, context, server, "gpudirect server " + describe(server), sizes,
-        writes, true);
+        writes, true, memory);
     try {
       loop.call(() -> {
         e.bind(loop.worker().newEndpoint(new UcpEndpointParams().setSocketAddress(server)
@@ -249,7 +261,8 @@ public final class UcxVerbs implements Verbs {
   public RdmaListener listen(InetSocketAddress bind, QueueSizes sizes, EndpointSetup setup) {
     WorkerLoop loop = new WorkerLoop(context, "gpudirect-ucx-listener-" + LISTENERS.incrementAndGet());
     try {
-      return loop.call(() -> new UcxListener(loop, context, bind, sizes, writes, setup), Duration.ofSeconds(30));
+      return loop.call(() -> new UcxListener(loop, context, bind, sizes, writes, setup, memory),
+          Duration.ofSeconds(30));
     } catch (RuntimeException e) {
       loop.release();
       throw new RdmaException(RdmaException.Phase.CONNECT, "UCX listener on " + describe(bind),

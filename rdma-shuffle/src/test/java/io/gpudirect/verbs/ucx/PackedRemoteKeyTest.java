@@ -43,4 +43,62 @@ class PackedRemoteKeyTest {
     PackedRemoteKey k = PackedRemoteKey.check(realKey.duplicate());
     assertEquals(realKey.remaining(), k.length(), hex.toString());
   }
+
+  @Test
+  void craftedKeysAreRefusedSayingWhatIsWrong() {
+    assertRefused(UcxFrames.explodingKey(), "64 memory domains");
+    assertRefused(new byte[5], "a packed key of 5 bytes");
+    assertRefused(UcxFrames.wellFormedKey(33, 1, (byte) 0), "33 memory domains");
+    byte[] noDomains = UcxFrames.wellFormedKey(1, 4, (byte) 0);
+    java.util.Arrays.fill(noDomains, 0, 8, (byte) 0);
+    assertRefused(noDomains, "0 memory domains");
+    byte[] badType = UcxFrames.wellFormedKey(2, 4, (byte) 0);
+    badType[8] = (byte) 200;
+    assertRefused(badType, "memory type 200");
+    byte[] overrun = UcxFrames.wellFormedKey(3, 8, (byte) 0);
+    overrun[9 + 9] = (byte) 0xff; // the second domain claims 255 bytes
+    assertRefused(overrun, "domain 2 of 3 claims 255 bytes past its end");
+    byte[] cut = java.util.Arrays.copyOf(UcxFrames.wellFormedKey(3, 8, (byte) 0), 9 + 9 + 9);
+    assertRefused(cut, "ends inside domain 3 of 3");
+    byte[] tail = java.util.Arrays.copyOf(UcxFrames.wellFormedKey(1, 8, (byte) 0), 9 + 9 + 300);
+    assertRefused(tail, "300 bytes after its 1 domains");
+    assertRefused(new byte[PackedRemoteKey.MAX_BYTES + 1], "4097 bytes");
+  }
+
+  @Test
+  void aRealKeyWithAnyByteChangedIsAcceptedOnlyWhenItsLayoutStillHolds() {
+    java.util.Random random = new java.util.Random(28);
+    byte[] real = new byte[realKey.remaining()];
+    realKey.duplicate().get(real);
+    for (int i = 0; i < 100_000; i++) {
+      byte[] k = real.clone();
+      k[random.nextInt(k.length)] = (byte) random.nextInt();
+      try {
+        PackedRemoteKey p = PackedRemoteKey.check(ByteBuffer.wrap(k));
+        assertTrue(withinLayout(k), "accepted a key whose domains leave it: " + java.util.HexFormat.of().formatHex(k));
+        assertEquals(k.length, p.length());
+      } catch (IllegalArgumentException refused) {
+        assertTrue(refused.getMessage().startsWith("a packed key"), refused.getMessage());
+      }
+    }
+  }
+
+  /** The layout, walked independently of the class under test. */
+  private static boolean withinLayout(byte[] k) {
+    ByteBuffer b = ByteBuffer.wrap(k).order(ByteOrder.nativeOrder());
+    int at = 9;
+    for (int d = 0; d < Long.bitCount(b.getLong(0)); d++) {
+      if (at >= k.length) {
+        return false;
+      }
+      at += 1 + Byte.toUnsignedInt(k[at]);
+    }
+    return at <= k.length;
+  }
+
+  private static void assertRefused(byte[] key, String why) {
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> PackedRemoteKey.check(ByteBuffer.wrap(key)));
+    assertTrue(e.getMessage().contains(why), e.getMessage() + " (expected: " + why + ")");
+  }
 }

@@ -1,0 +1,54 @@
+package io.gpudirect.memory;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import org.junit.jupiter.api.Test;
+
+class HostBufferPoolTest {
+  @Test
+  void buffersAreChargedWhileLentOrIdleAndReusedAtMostMaxIdle() {
+    try (BufferAllocator accounts = BufferAllocator.newRoot("pool-test", 1 << 20)) {
+      HostBufferPool pool = new HostBufferPool(accounts, "send frame", 100, 1);
+      HostBuffer a = pool.take();
+      HostBuffer b = pool.take();
+      assertEquals(200, accounts.outstandingBytes());
+      pool.give(a);
+      pool.give(b); // no room: closed
+      assertEquals(100, accounts.outstandingBytes());
+      assertEquals(100, pool.idleBytes());
+      assertSame(a, pool.take(), "the idle one is lent again, not a new one");
+      assertEquals(0, pool.idleBytes());
+      pool.give(a);
+      pool.close();
+      assertEquals(0, accounts.outstandingBytes());
+      accounts.assertNoLeaks();
+    }
+  }
+
+  @Test
+  void aBufferLentWhenThePoolClosesIsClosedWhenGivenBack() {
+    try (BufferAllocator accounts = BufferAllocator.newRoot("pool-test", 1 << 20)) {
+      HostBufferPool pool = new HostBufferPool(accounts, "read-ahead piece", 64, 4);
+      HostBuffer lent = pool.take();
+      pool.close();
+      assertFalse(HostBufferPool.open().contains(pool));
+      MemoryLeakException leak = assertThrows(MemoryLeakException.class, accounts::assertNoLeaks);
+      assertTrue(leak.getMessage().contains("read-ahead piece (64 bytes in 'pool-test')"), leak.getMessage());
+      pool.give(lent);
+      assertEquals(0, accounts.outstandingBytes());
+      accounts.assertNoLeaks();
+    }
+  }
+
+  @Test
+  void openPoolsAreListedForLeakChecks() {
+    try (BufferAllocator accounts = BufferAllocator.newRoot("pool-test", 1 << 20);
+        HostBufferPool pool = new HostBufferPool(accounts, "piece", 8, 1)) {
+      assertTrue(HostBufferPool.open().contains(pool));
+    }
+  }
+}
