@@ -75,8 +75,8 @@ class UnboundQueuePairsOverVerbsTest {
           }
         });
     try {
-      assertEquals(1, server.rdma().unboundQueuePairs(), "the stranger's queue pair waits for its token");
-      assertEquals(0, server.rdma().sessionBytes(), "and holds none of the memory readers serve with");
+      assertEquals(1, server.context().rdma().unboundQueuePairs(), "the stranger's queue pair waits for its token");
+      assertEquals(0, server.context().rdma().sessionBytes(), "and holds none of the memory readers serve with");
       ByteBuffer frame = Frames.encode(new RdmaRead(1, "d.bin", FileVersion.ANY, 0, 4096, 0x1000, 1));
       ByteBuffer send = ByteBuffer.allocateDirect(frame.remaining()).put(frame).flip();
       try (MemoryRegion r = stranger.register(send, EnumSet.of(Access.LOCAL_WRITE))) {
@@ -86,11 +86,11 @@ class UnboundQueuePairsOverVerbsTest {
       }
       // The stranger hears of it first; the server's own completion follows on its thread.
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-      while (server.rdma().unboundQueuePairs() != 0 && System.nanoTime() < deadline) {
+      while (server.context().rdma().unboundQueuePairs() != 0 && System.nanoTime() < deadline) {
         Thread.sleep(10);
       }
-      assertEquals(0, server.rdma().unboundQueuePairs(), "the server let the queue pair go");
-      assertEquals(0, server.rdma().sessionBytes());
+      assertEquals(0, server.context().rdma().unboundQueuePairs(), "the server let the queue pair go");
+      assertEquals(0, server.context().rdma().sessionBytes());
     } finally {
       stranger.close();
     }
