@@ -141,12 +141,13 @@ final class TcpHandshake {
       return tls;
     } catch (NotTlsException e) {
       ErrorResponse refusal = e.isPlaintextGpudirect() ? plaintextAnswer(e.received(), ch) : null;
-      if (refusal != null && (refusal.code() == ErrorCode.LIMIT_EXCEEDED || refusal.code() == ErrorCode.SHUTTING_DOWN)) {
-        // A TLS server turns connections over its limit away before TLS: worth another try.
+      // A TLS server turns connections over its limit away before TLS: worth another try.
+      if (refusal != null
+          && (refusal.code() == ErrorCode.LIMIT_EXCEEDED || refusal.code() == ErrorCode.SHUTTING_DOWN)) {
         throw new ConnectFailedException(server, refusal.message(), e);
       }
-      throw new TlsMismatchException("Cannot connect to gpudirect server " + server + " over TLS: it answered"
-          + " in plaintext (" + e.getMessage() + "), so it was started without --tls-cert/--tls-key."
+      throw new TlsMismatchException("Cannot connect to gpudirect server " + server + " over TLS: it "
+          + "answered in plaintext (" + e.getMessage() + "), so it was started without --tls-cert/--tls-key."
           + " Connect without tls=true (CLI: without --tls), or restart the server with TLS", e);
     } catch (SSLHandshakeException e) {
       throw new AuthenticationException("TLS handshake with gpudirect server " + server
