@@ -80,6 +80,9 @@ final class Progress implements AutoCloseable {
   }
 
   private synchronized void paint() {
+    if (closed) {
+      return; // the bar is cleared already
+    }
     int filled = done * WIDTH / total;
     String bar = "#".repeat(filled) + ".".repeat(WIDTH - filled);
     double seconds = (System.nanoTime() - stepStart) / 1e9;

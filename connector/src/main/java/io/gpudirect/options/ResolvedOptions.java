@@ -43,7 +43,8 @@ public final class ResolvedOptions {
     this.values = values;
     this.servers = list(GpuDirectOption.SERVERS);
     this.readAhead = bytes(GpuDirectOption.READ_AHEAD);
-    this.maxPartitionBytes = atLeast(GpuDirectOption.MAX_PARTITION_BYTES, bytes(GpuDirectOption.MAX_PARTITION_BYTES), 1);
+    this.maxPartitionBytes = atLeast(GpuDirectOption.MAX_PARTITION_BYTES,
+        bytes(GpuDirectOption.MAX_PARTITION_BYTES), 1);
     this.filterPushdown = bool(GpuDirectOption.FILTER_PUSHDOWN);
     this.secret = Secret.of(get(GpuDirectOption.AUTH_SECRET));
     int chunkSize = (int) atLeast(GpuDirectOption.CHUNK_SIZE, intBytes(GpuDirectOption.CHUNK_SIZE), 1);

@@ -104,7 +104,8 @@ final class GpuDirectPartitionReader<T> implements PartitionReader<T> {
   private GpuDirectException failure(Throwable e) {
     closeQuietly();
     String file = slice.file().uri().toString();
-    return new GpuDirectException(file, UnconvertibleColumn.message(file, e).orElse("Cannot read " + file + ": " + e), e);
+    String message = UnconvertibleColumn.message(file, e).orElse("Cannot read " + file + ": " + e);
+    return new GpuDirectException(file, message, e);
   }
 
   private void closeQuietly() {

@@ -106,7 +106,7 @@ final class BundledArtifacts {
       String name = DOC_NAMES.entrySet().stream()
           .filter(e -> coordinates.startsWith(e.getKey()) || coordinates.equals("?:" + e.getValue()))
           .map(Map.Entry::getValue).findFirst().orElse(null);
-      assertTrue(name != null, coordinates + " is bundled: give it the name the docs use, in " + BundledArtifacts.class);
+      assertTrue(name != null, coordinates + " is bundled: give it the name the docs use, in DOC_NAMES");
       names.add(name);
     }
     return names;

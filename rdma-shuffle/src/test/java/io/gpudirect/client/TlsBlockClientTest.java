@@ -222,12 +222,13 @@ class TlsBlockClientTest {
    */
   @Test
   void aTlsServerOverItsLimitIsToldApartFromAPlaintextServer() throws Exception {
+    ClientConfig.Builder oneStream = tlsConfig(serverCert.certificate()).streams(1);
     try (BlockServer full = BlockServer.builder().root(root).port(0).secret(SECRET)
         .tls(TlsContexts.server(serverCert.certificate(), serverCert.privateKey())).maxConnections(1).build().start();
-        BlockClient first = BlockClient.connect(local(full.port()), tlsConfig(serverCert.certificate()).streams(1).build())) {
+        BlockClient first = BlockClient.connect(local(full.port()), oneStream.build())) {
       first.stat("data/small.bin");
-      ConnectFailedException e = assertThrows(ConnectFailedException.class, () -> BlockClient.connect(local(full.port()),
-          tlsConfig(serverCert.certificate()).streams(1).maxRetries(0).build()));
+      ConnectFailedException e = assertThrows(ConnectFailedException.class,
+          () -> BlockClient.connect(local(full.port()), oneStream.maxRetries(0).build()));
       assertTrue(e.getMessage().contains("limit of 1 connections"), e.getMessage());
     }
   }

@@ -33,7 +33,7 @@ public final class ClientOptions {
   Integer streams;
 
   @Option(names = "--transport", paramLabel = "auto|tcp|rdma",
-      description = "How to reach the server (default auto: RDMA when it works, else TCP, saying why).")
+      description = "How to reach the server (default auto: RDMA when it works, else TCP).")
   String transport;
 
   @Option(names = "--max-bytes-in-flight", paramLabel = "SIZE",

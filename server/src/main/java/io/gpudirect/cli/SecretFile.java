@@ -18,8 +18,9 @@ final class SecretFile {
   static final String SETTING = "--secret-file FILE (or $" + ENV + ")";
 
   /** What a missing or empty secret file needs. */
-  private static final String FIX = "A client's secret file holds the secret the server was started with (its --secret-file),"
-      + " readable by its user only (chmod 600); a new server's is made with head -c 32 /dev/urandom | base64 > FILE";
+  private static final String FIX = "A client's secret file holds the secret the server was started with"
+      + " (its --secret-file), readable by its user only (chmod 600); a new server's is made with"
+      + " head -c 32 /dev/urandom | base64 > FILE";
 
   private SecretFile() {}
 
