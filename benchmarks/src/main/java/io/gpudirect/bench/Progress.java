@@ -4,15 +4,19 @@ import java.io.PrintStream;
 
 /**
  * A progress bar on stderr while the benchmark runs: steps done of steps planned, the step
- * under way and its seconds so far. Redrawn by a daemon thread so a long step still shows life;
- * silent when {@code enabled} is false (tests, or stderr not wanted).
+ * under way and its seconds so far. Redrawn by a daemon thread so a long step still shows life,
+ * and at each step, so the last frame is the last step's. Drawn only where someone watches:
+ * on a terminal ({@link #onTerminal}); a file would keep every redraw.
+ *
+ * <p>Its plan must count exactly the steps that run, or the bar stops short: a step the run
+ * leaves out after planning it (iperf3 gone, no GPU) is {@link #skip}ped.
  */
 final class Progress implements AutoCloseable {
   private static final int WIDTH = 30;
   private final PrintStream err;
   private final boolean enabled;
-  private final int total;
   private final Thread painter;
+  private volatile int total;
   private volatile int done;
   private volatile String label = "starting";
   private volatile long stepStart = System.nanoTime();
@@ -29,15 +33,39 @@ final class Progress implements AutoCloseable {
     }
   }
 
+  /** On stderr when it is a terminal and the bar is {@code wanted}; silent otherwise. */
+  static Progress onTerminal(int totalSteps, boolean wanted) {
+    return new Progress(System.err, totalSteps, wanted && System.console() != null);
+  }
+
+  /** The steps of the whole run, once the run knows them (the first steps count among them). */
+  void plan(int totalSteps) {
+    total = Math.max(1, totalSteps);
+    repaint();
+  }
+
   /** Starts the next step. */
   void step(String what) {
     label = what;
     stepStart = System.nanoTime();
+    repaint();
   }
 
   /** The current step is done. */
   void stepDone() {
     done = Math.min(total, done + 1);
+    repaint();
+  }
+
+  /** A planned step that will not run: counted as done, so the bar still ends full. */
+  void skip() {
+    stepDone();
+  }
+
+  private void repaint() {
+    if (enabled && !closed) {
+      paint();
+    }
   }
 
   private void paintLoop() {
@@ -52,6 +80,9 @@ final class Progress implements AutoCloseable {
   }
 
   private synchronized void paint() {
+    if (closed) {
+      return; // the bar is cleared already
+    }
     int filled = done * WIDTH / total;
     String bar = "#".repeat(filled) + ".".repeat(WIDTH - filled);
     double seconds = (System.nanoTime() - stepStart) / 1e9;

@@ -56,6 +56,8 @@ final class RemoteLink {
     report.context("gpu", toDevice ? "also into GPU memory (" + gpu.deviceName() + ")"
         : "none used, host memory only: " + gpu.reason());
     int[] counts = options.streams() != null ? new int[] {options.streams()} : new int[] {1, 4};
+    boolean iperfPlanned = iperfAbsent == null;
+    progress.plan(1 + counts.length * rounds * (1 + (toDevice ? 1 : 0) + (iperfPlanned ? 1 : 0)));
     for (int streams : counts) {
       ClientConfig config = options.config().streams(streams).chunkSize(DeviceFetch.CHUNK)
           .maxBytesInFlight(Math.max(64 << 20, DeviceFetch.CHUNK * streams * 2)).build();
@@ -100,6 +102,8 @@ final class RemoteLink {
             iperfAbsent = e.getMessage();
           }
           progress.stepDone();
+        } else if (iperfPlanned) {
+          progress.skip(); // no iperf3 server answered in an earlier round
         }
       }
       String count = streams + (streams == 1 ? " stream" : " streams");

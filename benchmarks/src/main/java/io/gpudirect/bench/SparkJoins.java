@@ -33,7 +33,7 @@ final class SparkJoins implements AutoCloseable {
   private final long bytes;
 
   SparkJoins(Path work, long factRows) throws IOException {
-    spark = BenchSessions.local("gpudirect bench joins", 4);
+    spark = BenchSessions.local("gpudirect bench joins", 4, work);
     dir = work.resolve("joins");
     spark.range(0, factRows, 1, 4).selectExpr("id", "cast(id % 5000 AS int) AS customer",
         "cast(id % 200 AS int) AS product", "cast(id % 365 AS int) AS day", "rand(11) * 100 AS amount",

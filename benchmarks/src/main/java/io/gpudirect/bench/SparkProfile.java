@@ -34,7 +34,7 @@ public final class SparkProfile {
     long rows = Long.parseLong(args[1]);
     int rounds = Integer.parseInt(args[2]);
     List<String> scans = args.length > 3 ? List.of(args).subList(3, args.length) : List.of("local", "gpudirect");
-    SparkSession spark = BenchSessions.local("gpudirect spark profile", 2);
+    SparkSession spark = BenchSessions.local("gpudirect spark profile", 2, dir);
     Path parquet = dir.resolve("trips-" + rows + ".parquet");
     if (!Files.exists(parquet.resolve("_SUCCESS"))) {
       SparkScan.writeDataset(spark, parquet, rows);

@@ -20,7 +20,7 @@ final class SparkScan implements AutoCloseable {
   private final long parquetBytes;
 
   SparkScan(Path dir, long rows) throws IOException {
-    spark = BenchSessions.local("gpudirect bench", 2);
+    spark = BenchSessions.local("gpudirect bench", 2, dir);
     parquetDir = dir.resolve("trips.parquet");
     writeDataset(spark, parquetDir, rows);
     parquetBytes = sizeOf(parquetDir);

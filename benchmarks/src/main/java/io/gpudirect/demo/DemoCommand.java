@@ -44,8 +44,12 @@ public final class DemoCommand implements Callable<Integer>, BenchmarksCommand {
         .appName("gpudirect demo")
         .master("local[*]")
         .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "true")
+        // Spark's own bar, on a terminal only: in a file each redraw would stay.
+        .config("spark.ui.showConsoleProgress", String.valueOf(System.console() != null))
         .config("spark.sql.shuffle.partitions", "4")
+        // Made at the first query, by default as spark-warehouse/ in the caller's directory: here
+        // it goes with the demo's data, and is deleted with it.
+        .config("spark.sql.warehouse.dir", dir.resolve("spark-warehouse").toString())
         .getOrCreate();
     spark.sparkContext().setLogLevel("WARN");
     try {

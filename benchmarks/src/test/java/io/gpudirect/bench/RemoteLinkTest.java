@@ -8,13 +8,17 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.gpudirect.server.BlockServer;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.net.InetAddress;
 import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
@@ -129,6 +133,21 @@ class RemoteLinkTest {
     String message = thrown.get().getMessage();
     assertTrue(message.contains("127.0.0.1:" + closed) && message.contains("Is a gpudirect server running there"),
         message);
+  }
+
+  /** The bar counts the steps that run: it ended at 44% where no GPU and no iperf3 took their planned steps. */
+  @Test
+  void theProgressBarEndsFullWhateverRuns() throws Exception {
+    ByteArrayOutputStream drawn = new ByteArrayOutputStream();
+    BenchCommand command = new BenchCommand();
+    command.progressTo = new PrintStream(drawn, true, StandardCharsets.UTF_8);
+    CommandLine cli = new CommandLine(command);
+    cli.setOut(new PrintWriter(new StringWriter(), true));
+    assertEquals(0, cli.execute("gpudirect://127.0.0.1:" + server.port() + "/link.bin", "--duration", "0.3",
+        "--rounds", "2", "--iperf3-port", Integer.toString(freePort())));
+    List<String> frames = Arrays.stream(drawn.toString(StandardCharsets.UTF_8).split("\r"))
+        .filter(f -> f.contains("%")).toList();
+    assertTrue(frames.get(frames.size() - 1).contains("100%"), "the last frame: " + frames.get(frames.size() - 1));
   }
 
   private static String bench(String... extra) {

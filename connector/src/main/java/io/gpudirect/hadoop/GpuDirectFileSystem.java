@@ -38,7 +38,8 @@ import org.apache.hadoop.util.Progressable;
  *
  * <p>Client settings come from the Hadoop conf keys {@code spark.gpudirect.*} (Spark copies
  * its session conf there, and a gpudirect scan the settings it resolved: {@link FileSystemConf}),
- * else from the Spark conf of this JVM, else from the defaults.
+ * else, where the conf is not a session's, from the Spark conf of this JVM, else from the
+ * defaults.
  *
  * <p>Hadoop would cache one instance per server and user, made with the conf of the first
  * caller, and hand it to every later caller: a secret corrected with {@code spark.conf.set}
@@ -80,10 +81,16 @@ public final class GpuDirectFileSystem extends FileSystem {
     String prefix = io.gpudirect.options.GpuDirectOption.SESSION_PREFIX;
     conf.getPropsWithPrefix(prefix).keySet().forEach(k -> settings.add(prefix + k));
     io.gpudirect.options.UnknownOptions.checkSessionKeys(settings);
+    // A conf a Spark session made (SessionState.newHadoopConf, broadcast as is to executors)
+    // carries the session's whole conf, launch settings and spark.app.id among them: a key it
+    // lacks, the session has unset (spark.conf.unset), and the SparkConf must not bring it back.
+    // Other confs (the RDD API's sc.hadoopConfiguration, a new Configuration) carry no
+    // spark.gpudirect key at all: those come from the running Spark's conf.
+    boolean sessions = conf.get("spark.app.id") != null;
     try {
       options = ResolvedOptions.resolve(Map.of(), key -> {
         String v = conf.get(key);
-        return v != null ? v : SparkConfLookup.get(key);
+        return v != null || sessions ? v : SparkConfLookup.get(key);
       });
     } catch (GpuDirectException e) {
       throw new IOException("Cannot use " + uri + ": " + e.getMessage(), e);

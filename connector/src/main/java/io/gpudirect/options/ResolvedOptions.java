@@ -43,25 +43,34 @@ public final class ResolvedOptions {
     this.values = values;
     this.servers = list(GpuDirectOption.SERVERS);
     this.readAhead = bytes(GpuDirectOption.READ_AHEAD);
-    this.maxPartitionBytes = bytes(GpuDirectOption.MAX_PARTITION_BYTES);
+    this.maxPartitionBytes = atLeast(GpuDirectOption.MAX_PARTITION_BYTES,
+        bytes(GpuDirectOption.MAX_PARTITION_BYTES), 1);
     this.filterPushdown = bool(GpuDirectOption.FILTER_PUSHDOWN);
     this.secret = Secret.of(get(GpuDirectOption.AUTH_SECRET));
+    int chunkSize = (int) atLeast(GpuDirectOption.CHUNK_SIZE, intBytes(GpuDirectOption.CHUNK_SIZE), 1);
+    int maxBytesInFlight = intBytes(GpuDirectOption.MAX_BYTES_IN_FLIGHT);
+    if (maxBytesInFlight < chunkSize) {
+      // Below one request's size, no request could ever be sent.
+      throw invalid(GpuDirectOption.MAX_BYTES_IN_FLIGHT, "a size of at least chunkSize ("
+          + get(GpuDirectOption.CHUNK_SIZE) + ")", null);
+    }
     this.client = new ClientSettings(
         get(GpuDirectOption.TRANSPORT),
         rdmaProvider(),
-        integer(GpuDirectOption.STREAMS),
-        intBytes(GpuDirectOption.MAX_BYTES_IN_FLIGHT),
-        intBytes(GpuDirectOption.CHUNK_SIZE),
-        duration(GpuDirectOption.CONNECT_TIMEOUT),
-        duration(GpuDirectOption.REQUEST_TIMEOUT),
-        integer(GpuDirectOption.MAX_RETRIES),
+        // More streams than a server serves connections (256 by default) would only be refused.
+        integer(GpuDirectOption.STREAMS, 1, 256),
+        maxBytesInFlight,
+        chunkSize,
+        positive(GpuDirectOption.CONNECT_TIMEOUT),
+        positive(GpuDirectOption.REQUEST_TIMEOUT),
+        integer(GpuDirectOption.MAX_RETRIES, 0, 100),
         duration(GpuDirectOption.RETRY_BACKOFF),
         bool(GpuDirectOption.CHECKSUMS),
         bool(GpuDirectOption.TLS),
         trustStore(),
-        integer(GpuDirectOption.LISTING_MAX_ENTRIES),
-        bytes(GpuDirectOption.LISTING_MAX_BYTES),
-        duration(GpuDirectOption.LISTING_TIMEOUT));
+        integer(GpuDirectOption.LISTING_MAX_ENTRIES, 1, Integer.MAX_VALUE),
+        atLeast(GpuDirectOption.LISTING_MAX_BYTES, bytes(GpuDirectOption.LISTING_MAX_BYTES), 1),
+        positive(GpuDirectOption.LISTING_TIMEOUT));
   }
 
   /**
@@ -148,12 +157,35 @@ public final class ResolvedOptions {
     return Collections.unmodifiableList(items);
   }
 
-  private int integer(GpuDirectOption o) {
+  private int integer(GpuDirectOption o, int min, int max) {
+    String range = "a whole number from " + min + " to " + max;
+    int v;
     try {
-      return Integer.parseInt(get(o));
+      v = Integer.parseInt(get(o));
     } catch (NumberFormatException e) {
-      throw invalid(o, "a whole number", e);
+      throw invalid(o, range, e);
     }
+    if (v < min || v > max) {
+      throw invalid(o, range, null);
+    }
+    return v;
+  }
+
+  /** A size of at least {@code min} bytes. */
+  private long atLeast(GpuDirectOption o, long bytes, long min) {
+    if (bytes < min) {
+      throw invalid(o, "a size of at least " + min, null);
+    }
+    return bytes;
+  }
+
+  /** A duration above zero: a timeout of nothing would fail everything at once. */
+  private Duration positive(GpuDirectOption o) {
+    Duration d = duration(o);
+    if (d.isNegative() || d.isZero()) {
+      throw invalid(o, "a duration above 0", null);
+    }
+    return d;
   }
 
   /** A size such as {@code 64m} or {@code 1g}, in Spark's notation. */

@@ -5,6 +5,7 @@ import io.gpudirect.remote.TaskFetchCounters;
 import io.gpudirect.spark.plan.FileSlice;
 import io.gpudirect.spark.plan.GpuDirectPartition;
 import io.gpudirect.spark.read.SliceReader;
+import io.gpudirect.spark.read.UnconvertibleColumn;
 import java.io.IOException;
 import java.util.Iterator;
 import org.apache.spark.sql.connector.metric.CustomTaskMetric;
@@ -103,7 +104,8 @@ final class GpuDirectPartitionReader<T> implements PartitionReader<T> {
   private GpuDirectException failure(Throwable e) {
     closeQuietly();
     String file = slice.file().uri().toString();
-    return new GpuDirectException(file, "Cannot read " + file + ": " + e, e);
+    String message = UnconvertibleColumn.message(file, e).orElse("Cannot read " + file + ": " + e);
+    return new GpuDirectException(file, message, e);
   }
 
   private void closeQuietly() {

@@ -11,6 +11,8 @@ import java.time.Duration;
 import java.util.Locale;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 class ResolvedOptionsTest {
   @Test
@@ -28,6 +30,22 @@ class ResolvedOptionsTest {
     GpuDirectException e = assertThrows(GpuDirectException.class,
         () -> ResolvedOptions.resolve(Map.of("streams", "many"), k -> null));
     assertTrue(e.getMessage().contains("streams") && e.getMessage().contains("spark.gpudirect.streams"), e.getMessage());
+  }
+
+  /** A number out of its range is refused as a word is, naming the option and its session key. */
+  @ParameterizedTest
+  @CsvSource(delimiter = '|', value = {
+      "streams | -1 | a whole number from 1 to 256", "streams | 0 | a whole number from 1 to 256",
+      "streams | 257 | a whole number from 1 to 256", "maxRetries | -1 | a whole number from 0 to 100",
+      "listing.maxEntries | 0 | a whole number from 1 to 2147483647", "chunkSize | 0 | a size of at least 1",
+      "maxBytesInFlight | 1m | a size of at least chunkSize (4m)", "listing.maxBytes | 0 | a size of at least 1",
+      "maxPartitionBytes | 0 | a size of at least 1", "connectTimeout | 0s | a duration above 0",
+      "requestTimeout | 0 | a duration above 0", "listing.timeout | 0ms | a duration above 0"})
+  void aNumberOutOfItsRangeNamesTheOptionAndItsSessionKey(String key, String value, String expected) {
+    GpuDirectException e = assertThrows(GpuDirectException.class,
+        () -> ResolvedOptions.resolve(Map.of(key, value), k -> null));
+    assertEquals("Invalid value '" + value + "' for option " + key + " (session key spark.gpudirect." + key
+        + "): expected " + expected, e.getMessage());
   }
 
   @Test

@@ -57,6 +57,31 @@ class ParquetConformanceIT {
     }
   }
 
+  /**
+   * A decimal stored as a byte array: Spark's vectorized reader, ours as Spark's own, cannot
+   * convert it; the error names the file, the column and the setting that reads it.
+   */
+  @org.junit.jupiter.api.Test
+  void aColumnTheVectorizedReaderCannotConvertIsNamedWithTheSettingThatReadsIt() {
+    String name = "byte_array_decimal.parquet";
+    Exception e = assertThrows(Exception.class,
+        () -> LocalSpark.get().read().format("gpudirect").load(fixture.uri("parquet/" + name)).collectAsList());
+    String message = rootMessage(e);
+    assertTrue(message.startsWith("Cannot read column [value] of " + fixture.uri("parquet/" + name)
+        + ": it is stored as BINARY") && message.contains("decimal(4,2)")
+        && message.contains("spark.sql.parquet.enableVectorizedReader=false"), message);
+  }
+
+  /** The first message of the chain that names no exception class: what the user is meant to read. */
+  private static String rootMessage(Throwable e) {
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t instanceof io.gpudirect.GpuDirectException) {
+        return t.getMessage();
+      }
+    }
+    return e.getMessage();
+  }
+
   private static void compare(SparkSession spark, String name, String local) {
     List<Row> expected = spark.read().parquet(local).collectAsList();
     var remote = spark.read().format("gpudirect").load(fixture.uri("parquet/" + name));

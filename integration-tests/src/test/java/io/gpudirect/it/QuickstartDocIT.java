@@ -15,6 +15,8 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
+import java.util.TreeSet;
+import java.util.jar.JarFile;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
@@ -38,9 +40,12 @@ class QuickstartDocIT {
   Path data;
 
   /** The quickstart's Java snippet, verbatim between the markers; returns what it read. */
-  static List<Dataset<Row>> javaQuickstart(SparkSession spark, String server, String secret) {
+  static List<Dataset<Row>> javaQuickstart(String server, String secret) {
     // quickstart-java:begin
-    spark.conf().set("spark.gpudirect.auth.secret", secret);
+    // The secret goes in when the session starts, never through spark.conf().set (docs/security.md).
+    SparkSession spark = SparkSession.builder()
+        .config("spark.gpudirect.auth.secret", secret)
+        .getOrCreate();
 
     // gpudirect's own source: pushdown, row-group pruning, scan metrics in the SQL tab.
     Dataset<Row> trips = spark.read().format("gpudirect")
@@ -71,7 +76,8 @@ class QuickstartDocIT {
     writeQuickstartData(spark);
     byte[] secret = "quickstart secret".getBytes(StandardCharsets.UTF_8);
     try (ServerFixture fixture = ServerFixture.serve(data, secret)) {
-      List<Dataset<Row>> read = javaQuickstart(spark, "127.0.0.1:" + fixture.server.port(),
+      // The test's session is running already: getOrCreate() returns it with the secret set.
+      List<Dataset<Row>> read = javaQuickstart("127.0.0.1:" + fixture.server.port(),
           new String(secret, StandardCharsets.UTF_8));
       checkQuickstartReads(spark, read);
       assertTrue(fixture.server.stats().bytesSent() > 0);
@@ -169,6 +175,25 @@ class QuickstartDocIT {
       assertTrue(jar.startsWith("connector/target/"), "--jars " + jar + ": the path section 1 builds");
     }
     assertTrue(doc.contains("format(\"gpudirect\")"));
+  }
+
+  /** What README and the quickstart say the shaded jar holds is what it holds, and nothing it does not. */
+  @Test
+  void theDocsSayWhatTheShadedJarHolds() throws Exception {
+    TreeSet<String> bundled;
+    try (JarFile jar = new JarFile(SparkSubmitProcess.shadedJar().toFile())) {
+      bundled = BundledArtifacts.inJar(jar);
+    }
+    for (Path doc : List.of(DOC, Path.of("../README.md"))) {
+      String text = Files.readString(doc, StandardCharsets.UTF_8).replaceAll("\\s+", " ");
+      String said = between(text, "The shaded jar holds ", ";");
+      for (String name : BundledArtifacts.docNames(bundled)) {
+        assertTrue(said.contains(name), doc + " leaves " + name + " out of the shaded jar: " + said);
+      }
+      if (bundled.stream().noneMatch(c -> c.endsWith(":picocli"))) {
+        assertFalse(said.contains("command-line parser"), doc + ": the jar holds no command-line parser: " + said);
+      }
+    }
   }
 
   private static List<String> all(String text, String regex) {

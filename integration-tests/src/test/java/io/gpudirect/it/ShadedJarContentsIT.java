@@ -54,4 +54,12 @@ class ShadedJarContentsIT {
           "the protocol in " + jar.getName());
     }
   }
+
+  /** Each third-party artifact shaded in (by its META-INF/maven) is named in NOTICE with its license. */
+  @Test
+  void noticeNamesEveryThirdPartyArtifactItHolds() throws IOException {
+    try (JarFile jar = new JarFile(SparkSubmitProcess.shadedJar().toFile())) {
+      BundledArtifacts.assertNoticeNamesAll(jar.getName(), BundledArtifacts.inJar(jar));
+    }
+  }
 }

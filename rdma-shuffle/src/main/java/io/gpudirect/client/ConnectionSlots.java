@@ -187,7 +187,7 @@ final class ConnectionSlots implements AutoCloseable {
         return connect();
       } catch (TransportException e) {
         // Under transport=auto an RDMA setup failure is a reason to fall back, not to retry.
-        if (!retries.allowAfter(attempt) || closed || (e instanceof RdmaConnectionException && mayFallBack)) {
+        if (!retries.allowAfter(attempt, e) || closed || (e instanceof RdmaConnectionException && mayFallBack)) {
           if (e instanceof RdmaConnectionException || attempt == 0) {
             throw e;
           }

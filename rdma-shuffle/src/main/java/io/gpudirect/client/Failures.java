@@ -8,6 +8,7 @@ import io.gpudirect.transport.ConnectionLostException;
 import io.gpudirect.transport.CorruptAnswerException;
 import io.gpudirect.transport.RequestTimeoutException;
 import io.gpudirect.transport.ServerErrorException;
+import io.gpudirect.transport.TlsMismatchException;
 import io.gpudirect.transport.TransportException;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
@@ -27,10 +28,11 @@ final class Failures {
 
   /**
    * Worth another attempt: a transport failure other than a timeout (a server too slow to answer
-   * one request within the timeout gets no second chance to hold the caller that long again).
+   * one request within the timeout gets no second chance to hold the caller that long again) or
+   * TLS on one side only (the same server answers the same way).
    */
   static boolean retryable(Throwable err) {
-    return ofTransport(err) && !(err instanceof RequestTimeoutException);
+    return ofTransport(err) && !(err instanceof RequestTimeoutException) && !(err instanceof TlsMismatchException);
   }
 
   /**

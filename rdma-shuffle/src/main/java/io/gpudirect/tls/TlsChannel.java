@@ -217,9 +217,9 @@ public final class TlsChannel implements ByteChannel {
   /** TLS records begin with a content type of 20..24; a gpudirect plaintext peer sends "GPDR". */
   private void checkLooksLikeTls(byte first, int available) throws NotTlsException {
     if (first < 20 || first > 24) {
-      byte[] head = new byte[Math.min(8, available)];
-      netIn.get(0, head);
-      throw new NotTlsException(head);
+      byte[] received = new byte[available];
+      netIn.get(0, received);
+      throw new NotTlsException(received);
     }
   }
 

@@ -41,7 +41,7 @@ public final class TlsContexts {
    */
   public static SSLContext server(Path certificateChain, Path privateKey) {
     List<X509Certificate> chain = certificates(certificateChain, "--tls-cert");
-    PrivateKey key = privateKey(privateKey, chain.get(0).getPublicKey().getAlgorithm());
+    PrivateKey key = privateKey(privateKey, certificateChain, chain.get(0).getPublicKey().getAlgorithm());
     checkKeyMatches(key, chain.get(0), privateKey, certificateChain);
     try {
       KeyStore ks = KeyStore.getInstance("PKCS12");
@@ -134,7 +134,8 @@ public final class TlsContexts {
     }
   }
 
-  static PrivateKey privateKey(Path pem, String algorithm) {
+  /** {@code pem}'s key, which must be of the certificate's {@code algorithm} (in {@code certFile}). */
+  static PrivateKey privateKey(Path pem, Path certFile, String algorithm) {
     String text = new String(read(pem, "--tls-key"), StandardCharsets.US_ASCII);
     Matcher m = KEY.matcher(text);
     if (!m.find()) {
@@ -146,13 +147,41 @@ public final class TlsContexts {
           + " Convert it: openssl pkcs8 -topk8 -nocrypt -in " + pem.getFileName()
           + " -out server-key.pk8.pem");
     }
+    PKCS8EncodedKeySpec der;
     try {
-      byte[] der = Base64.getMimeDecoder().decode(m.group(2));
-      return KeyFactory.getInstance(algorithm).generatePrivate(new PKCS8EncodedKeySpec(der));
-    } catch (GeneralSecurityException | IllegalArgumentException e) {
-      throw new GpuDirectException("--tls-key " + pem + " is not a " + algorithm
-          + " PKCS#8 key matching the certificate: " + e.getMessage(), e);
+      der = new PKCS8EncodedKeySpec(Base64.getMimeDecoder().decode(m.group(2)));
+    } catch (IllegalArgumentException e) {
+      throw new GpuDirectException("--tls-key " + pem + " is not valid PEM: its body is not base64", e);
     }
+    try {
+      return KeyFactory.getInstance(algorithm).generatePrivate(der);
+    } catch (GeneralSecurityException e) {
+      String actual = algorithmOf(der);
+      if (actual != null) {
+        throw new GpuDirectException("--tls-key " + pem + " does not belong to the certificate in --tls-cert "
+            + certFile + ": it is " + withArticle(actual) + " key, and the certificate holds " + withArticle(algorithm)
+            + " key. Give the key the certificate was made for", e);
+      }
+      throw new GpuDirectException("--tls-key " + pem + " is not a PKCS#8 private key that Java reads (RSA, EC,"
+          + " Ed25519): " + e.getMessage(), e);
+    }
+  }
+
+  /** The algorithm of a PKCS#8 key that the certificate's algorithm did not read, or null. */
+  private static String algorithmOf(PKCS8EncodedKeySpec der) {
+    for (String algorithm : new String[] {"RSA", "EC", "Ed25519", "Ed448", "DSA", "RSASSA-PSS"}) {
+      try {
+        KeyFactory.getInstance(algorithm).generatePrivate(der);
+        return algorithm;
+      } catch (GeneralSecurityException e) {
+        // not this one
+      }
+    }
+    return null;
+  }
+
+  private static String withArticle(String algorithm) {
+    return (algorithm.startsWith("D") ? "a " : "an ") + algorithm;
   }
 
   private static byte[] read(Path file, String what) {

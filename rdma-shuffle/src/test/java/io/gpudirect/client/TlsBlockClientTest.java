@@ -2,6 +2,7 @@ package io.gpudirect.client;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -14,16 +15,19 @@ import io.gpudirect.testing.TestCertificates;
 import io.gpudirect.testing.TestFiles;
 import io.gpudirect.tls.TlsContexts;
 import io.gpudirect.transport.AuthenticationException;
+import io.gpudirect.transport.ConnectFailedException;
 import io.gpudirect.transport.ServerErrorException;
-import io.gpudirect.transport.TransportException;
+import io.gpudirect.transport.TlsMismatchException;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.KeyPairGenerator;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.Base64;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
@@ -142,7 +146,7 @@ class TlsBlockClientTest {
 
   @Test
   void aTlsClientOfAPlaintextServerSaysSo() {
-    TransportException e = assertThrows(TransportException.class,
+    TlsMismatchException e = assertThrows(TlsMismatchException.class,
         () -> BlockClient.connect(local(plainServer.port()), tlsConfig(serverCert.certificate()).build()));
     assertTrue(e.getMessage().contains("answered in plaintext")
         && e.getMessage().contains("without --tls-cert"), e.getMessage());
@@ -181,5 +185,51 @@ class TlsBlockClientTest {
     GpuDirectException mismatch = assertThrows(GpuDirectException.class,
         () -> TlsContexts.server(serverCert.certificate(), otherCert.privateKey()));
     assertTrue(mismatch.getMessage().contains("does not belong to"), mismatch.getMessage());
+  }
+
+  /** A key of another algorithm than the certificate's is named as not its key, with both files. */
+  @Test
+  void aKeyOfAnotherAlgorithmIsNamedAsNotTheCertificatesKey(@TempDir Path dir) throws Exception {
+    KeyPairGenerator rsa = KeyPairGenerator.getInstance("RSA");
+    rsa.initialize(2048);
+    Path rsaKey = Files.writeString(dir.resolve("rsa-key.pem"), "-----BEGIN PRIVATE KEY-----\n"
+        + Base64.getMimeEncoder(64, "\n".getBytes(StandardCharsets.US_ASCII)).encodeToString(
+            rsa.generateKeyPair().getPrivate().getEncoded()) + "\n-----END PRIVATE KEY-----\n");
+    GpuDirectException e = assertThrows(GpuDirectException.class,
+        () -> TlsContexts.server(serverCert.certificate(), rsaKey));
+    assertTrue(e.getMessage().contains("--tls-key " + rsaKey) && e.getMessage().contains("--tls-cert "
+        + serverCert.certificate()) && e.getMessage().contains("does not belong to"), e.getMessage());
+    assertTrue(e.getMessage().contains("an RSA key") && e.getMessage().contains("an EC key"), e.getMessage());
+    assertFalse(e.getMessage().contains("Exception"), e.getMessage());
+  }
+
+  /** TLS on one side only cannot succeed by trying again: one connection, not one per retry. */
+  @Test
+  void tlsOnOneSideOnlyIsNotRetried() {
+    ClientConfig.Builder tls = tlsConfig(serverCert.certificate()).streams(1).maxRetries(3);
+    long before = plainServer.stats().connectionsAccepted();
+    assertThrows(GpuDirectException.class, () -> BlockClient.connect(local(plainServer.port()), tls.build()));
+    assertEquals(1, plainServer.stats().connectionsAccepted() - before, "connections to the plaintext server");
+    before = tlsServer.stats().connectionsAccepted();
+    assertThrows(GpuDirectException.class,
+        () -> BlockClient.connect(local(tlsServer.port()), tls.tls(false).tlsTrustStore(null).build()));
+    assertEquals(1, tlsServer.stats().connectionsAccepted() - before, "connections to the TLS server");
+  }
+
+  /**
+   * A TLS server over its limit turns a connection away in plaintext too, before TLS: that one
+   * is told apart by what follows the magic, and stays worth a retry.
+   */
+  @Test
+  void aTlsServerOverItsLimitIsToldApartFromAPlaintextServer() throws Exception {
+    ClientConfig.Builder oneStream = tlsConfig(serverCert.certificate()).streams(1);
+    try (BlockServer full = BlockServer.builder().root(root).port(0).secret(SECRET)
+        .tls(TlsContexts.server(serverCert.certificate(), serverCert.privateKey())).maxConnections(1).build().start();
+        BlockClient first = BlockClient.connect(local(full.port()), oneStream.build())) {
+      first.stat("data/small.bin");
+      ConnectFailedException e = assertThrows(ConnectFailedException.class,
+          () -> BlockClient.connect(local(full.port()), oneStream.maxRetries(0).build()));
+      assertTrue(e.getMessage().contains("limit of 1 connections"), e.getMessage());
+    }
   }
 }

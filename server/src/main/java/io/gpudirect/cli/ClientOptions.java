@@ -32,12 +32,8 @@ public final class ClientOptions {
   Integer streams;
 
   @Option(names = "--transport", paramLabel = "auto|tcp|rdma",
-      description = "How to reach the server (default auto: RDMA when it works, else TCP, saying why).")
+      description = "How to reach the server (default auto: RDMA when it works, else TCP).")
   String transport;
-
-  @Option(names = "--max-entries", paramLabel = "N",
-      description = "Most files a listing may have (default 1,000,000); past it the listing fails.")
-  Integer maxListEntries;
 
   @Option(names = "--max-bytes-in-flight", paramLabel = "SIZE",
       description = "Bytes requested but not yet received, over all streams: from one request's 4m to 1g"
@@ -53,7 +49,12 @@ public final class ClientOptions {
 
   /** A client of {@code uri}'s server; the caller closes it. */
   RemoteStore connect(GpuDirectUri uri) {
-    return BlockClient.connect(new InetSocketAddress(uri.host(), uri.port()), config().build());
+    return connect(uri, config());
+  }
+
+  /** A client of {@code uri}'s server with {@code config}; the caller closes it. */
+  static RemoteStore connect(GpuDirectUri uri, ClientConfig.Builder config) {
+    return BlockClient.connect(new InetSocketAddress(uri.host(), uri.port()), config.build());
   }
 
   /**
@@ -71,9 +72,6 @@ public final class ClientOptions {
       int chunk = ClientConfig.builder().build().chunkSize();
       config.maxBytesInFlight((int) OptionValues.size("--max-bytes-in-flight", maxBytesInFlight, chunk,
           MAX_BYTES_IN_FLIGHT));
-    }
-    if (maxListEntries != null) {
-      config.maxListEntries(OptionValues.count("--max-entries", maxListEntries, 1, Integer.MAX_VALUE));
     }
     String secret = SecretFile.read(secretFile);
     config.secretSetting(SecretFile.SETTING)

@@ -30,6 +30,8 @@ public final class GpuDirectCli {
     Map<String, Object> benchmarks = fromBenchmarksModule();
     cli.addSubcommand("demo", benchmarks.getOrDefault("demo", new DemoNotOnClasspath()));
     cli.addSubcommand("bench", benchmarks.getOrDefault("bench", new BenchNotOnClasspath()));
+    // After every subcommand is added: picocli hands the handler to the commands there are.
+    cli.setParameterExceptionHandler(new UsageErrors());
     // A GpuDirectException already says what went wrong and what to do: print it, not a stack.
     // Escaped: it can carry a server's words and file names (see TerminalText).
     cli.setExecutionExceptionHandler((e, cmd, parsed) -> {

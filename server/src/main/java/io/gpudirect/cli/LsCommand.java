@@ -1,5 +1,6 @@
 package io.gpudirect.cli;
 
+import io.gpudirect.client.ClientConfig;
 import io.gpudirect.client.FileEntry;
 import io.gpudirect.client.GpuDirectUri;
 import io.gpudirect.client.ListingLimitException;
@@ -8,6 +9,7 @@ import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 @Command(name = "ls", mixinStandardHelpOptions = true, description = {
@@ -23,11 +25,19 @@ final class LsCommand implements Callable<Integer> {
   @Mixin
   ClientOptions client;
 
+  @Option(names = "--max-entries", paramLabel = "N",
+      description = "Most files a listing may have: 1 to 2147483647 (default 1,000,000); past it the listing fails.")
+  Integer maxEntries;
+
   @Override
   public Integer call() {
     GpuDirectUri location = GpuDirectUri.parse(uri);
     List<FileEntry> files;
-    try (RemoteStore store = client.connect(location)) {
+    ClientConfig.Builder config = client.config();
+    if (maxEntries != null) {
+      config.maxListEntries(OptionValues.count("--max-entries", maxEntries, 1, Integer.MAX_VALUE));
+    }
+    try (RemoteStore store = ClientOptions.connect(location, config)) {
       files = store.list(location.path());
     } catch (ListingLimitException e) {
       // The client's message names the Spark option; on this command line it is a flag.

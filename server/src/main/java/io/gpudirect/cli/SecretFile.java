@@ -3,7 +3,9 @@ package io.gpudirect.cli;
 import io.gpudirect.GpuDirectException;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 
 /**
@@ -14,6 +16,11 @@ final class SecretFile {
   static final String ENV = "GPUDIRECT_SECRET_FILE";
   /** Where a command-line user sets the secret, as authentication errors name it. */
   static final String SETTING = "--secret-file FILE (or $" + ENV + ")";
+
+  /** What a missing or empty secret file needs. */
+  private static final String FIX = "A client's secret file holds the secret the server was started with"
+      + " (its --secret-file), readable by its user only (chmod 600); a new server's is made with"
+      + " head -c 32 /dev/urandom | base64 > FILE";
 
   private SecretFile() {}
 
@@ -44,14 +51,25 @@ final class SecretFile {
     if (f == null) {
       return null;
     }
+    String secret;
     try {
-      String secret = Files.readString(f, StandardCharsets.UTF_8).strip();
-      if (secret.isEmpty()) {
-        throw new GpuDirectException("Secret file " + f + " is empty");
-      }
-      return secret;
+      secret = Files.readString(f, StandardCharsets.UTF_8).strip();
+    } catch (NoSuchFileException e) {
+      throw new GpuDirectException("Secret file " + f + " does not exist" + from(file) + ". " + FIX, e);
+    } catch (AccessDeniedException e) {
+      throw new GpuDirectException("Secret file " + f + " cannot be read by this user" + from(file)
+          + ": run as its owner, or give this user read access (and no one else)", e);
     } catch (IOException e) {
-      throw new GpuDirectException("Cannot read secret file " + f + ": " + e, e);
+      throw new GpuDirectException("Cannot read secret file " + f + from(file) + ": " + e.getMessage(), e);
     }
+    if (secret.isEmpty()) {
+      throw new GpuDirectException("Secret file " + f + " is empty" + from(file) + ". " + FIX);
+    }
+    return secret;
+  }
+
+  /** Where the file's name came from, when not from --secret-file. */
+  private static String from(Path given) {
+    return given == null ? " (named by $" + ENV + ")" : "";
   }
 }

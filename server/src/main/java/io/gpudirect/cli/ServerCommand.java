@@ -6,6 +6,7 @@ import io.gpudirect.server.BlockServer;
 import io.gpudirect.server.BlockServerBuilder;
 import io.gpudirect.server.RdmaMode;
 import io.gpudirect.server.ServerSecret;
+import io.gpudirect.server.ServerStats;
 import io.gpudirect.tls.TlsContexts;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -145,8 +146,10 @@ final class ServerCommand implements Callable<Integer> {
     CountDownLatch stopped = new CountDownLatch(1);
     // SIGTERM and Ctrl-C: stop accepting, let reads in flight finish within the grace period, exit.
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-      System.out.println("gpudirect server on " + server.address() + " shutting down: finishing reads in flight"
-          + " (grace period " + graceSeconds + " s)");
+      ServerStats now = server.stats();
+      System.out.println("gpudirect server on " + server.address() + " shutting down: finishing "
+          + now.readsInFlight() + " reads in flight on " + now.connectionsActive() + " connections (grace period "
+          + graceSeconds + " s)");
       System.out.flush();
       server.close();
       System.out.println("gpudirect server on " + server.address() + " stopped: " + server.stats().toMap());

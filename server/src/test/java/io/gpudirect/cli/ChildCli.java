@@ -1,8 +1,10 @@
 package io.gpudirect.cli;
 
 import java.io.BufferedReader;
+import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -15,13 +17,31 @@ import java.util.regex.Pattern;
  * commands that write to the process's own stdout, serve until stopped, or may never end.
  */
 final class ChildCli {
+  private static final Path LAUNCHER = Path.of("src", "main", "package", "bin", "gpudirect");
   private static final Pattern LISTENING = Pattern.compile("gpudirect server listening on (\\S+):(\\d+)");
 
   private ChildCli() {}
 
   static ProcessBuilder of(String... args) {
+    return of(List.of(), args);
+  }
+
+  /**
+   * As {@link #of}, with the flags the package's launcher gives the JVM (its {@code opens} line):
+   * for what its output is on a storage host, where a JVM without them says what it lacks.
+   */
+  static ProcessBuilder packaged(String... args) throws IOException {
+    Matcher opens = Pattern.compile("(?m)^opens=\"([^\"]*)\"").matcher(Files.readString(LAUNCHER));
+    if (!opens.find()) {
+      throw new AssertionError("no opens=\"...\" line in " + LAUNCHER);
+    }
+    return of(List.of(opens.group(1).split(" ")), args);
+  }
+
+  private static ProcessBuilder of(List<String> jvmFlags, String... args) {
     List<String> command = new ArrayList<>();
     command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    command.addAll(jvmFlags);
     command.add("-Xmx256m");
     command.add("-cp");
     command.add(System.getProperty("java.class.path"));

@@ -22,8 +22,12 @@ import io.gpudirect.transport.ConnectionThreads;
 import io.gpudirect.transport.CorruptAnswerException;
 import io.gpudirect.transport.LoginsThrottledException;
 import io.gpudirect.transport.ServerErrorException;
+import io.gpudirect.transport.TlsMismatchException;
 import io.gpudirect.transport.TransportException;
+import java.io.ByteArrayInputStream;
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.SequenceInputStream;
 import java.net.ConnectException;
 import java.net.InetSocketAddress;
 import java.net.SocketTimeoutException;
@@ -136,10 +140,15 @@ final class TcpHandshake {
       tls.handshake();
       return tls;
     } catch (NotTlsException e) {
-      throw new TransportException("Cannot connect to gpudirect server " + server
-          + " over TLS: it answered in plaintext (" + e.getMessage() + "). Either it was started"
-          + " without --tls-cert/--tls-key (then connect without tls=true), or it turned the"
-          + " connection away before TLS (too many connections)", e);
+      ErrorResponse refusal = e.isPlaintextGpudirect() ? plaintextAnswer(e.received(), ch) : null;
+      // A TLS server turns connections over its limit away before TLS: worth another try.
+      if (refusal != null
+          && (refusal.code() == ErrorCode.LIMIT_EXCEEDED || refusal.code() == ErrorCode.SHUTTING_DOWN)) {
+        throw new ConnectFailedException(server, refusal.message(), e);
+      }
+      throw new TlsMismatchException("Cannot connect to gpudirect server " + server + " over TLS: it "
+          + "answered in plaintext (" + e.getMessage() + "), so it was started without --tls-cert/--tls-key."
+          + " Connect without tls=true (CLI: without --tls), or restart the server with TLS", e);
     } catch (SSLHandshakeException e) {
       throw new AuthenticationException("TLS handshake with gpudirect server " + server
           + " failed: " + e.getMessage() + ". Check that tls.trustStore holds the certificate"
@@ -148,6 +157,21 @@ final class TcpHandshake {
     } catch (SSLException e) {
       throw new TransportException("TLS with gpudirect server " + server + " failed: "
           + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * What a plaintext gpudirect server said after its magic, in reply to our TLS hello: an ERROR
+   * frame, either refusing the connection (over its limit, shutting down) or refusing the TLS
+   * hello as not gpudirect. Null when it said something else, or nothing in time.
+   */
+  private static ErrorResponse plaintextAnswer(byte[] received, SocketChannel ch) {
+    try {
+      InputStream answer = new SequenceInputStream(new ByteArrayInputStream(received), ch.socket().getInputStream());
+      answer.readNBytes(Protocol.MAGIC.length);
+      return Frames.read(Channels.newChannel(answer)) instanceof ErrorResponse error ? error : null;
+    } catch (IOException | RuntimeException e) {
+      return null;
     }
   }
 

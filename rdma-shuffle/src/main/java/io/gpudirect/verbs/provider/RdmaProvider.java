@@ -57,11 +57,16 @@ public enum RdmaProvider {
           } catch (RdmaUnavailableException disni) {
             throw new RdmaUnavailableException("UCX: " + ucx.reason() + "; DiSNI: " + disni.reason(),
                 "for UCX, " + ucx.remedy() + "; or for DiSNI, " + disni.remedy(), disni,
-                ucx.summary() + "; " + disni.summary());
+                summary(ucx, disni));
           }
         }
       }
     };
+  }
+
+  /** Both summaries, or one where it says the other already: without a device both say "no RDMA device". */
+  private static String summary(RdmaUnavailableException ucx, RdmaUnavailableException disni) {
+    return ucx.summary().contains(disni.summary()) ? ucx.summary() : ucx.summary() + "; " + disni.summary();
   }
 
   private static Verbs ucx(boolean rdmaOnly) {

@@ -1,0 +1,58 @@
+package io.gpudirect.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * demo and bench as a user runs them, in a child JVM started in a directory of its own with its
+ * output in files: they leave nothing in the caller's directory (Spark's spark-warehouse was),
+ * draw no progress bar into a file, and cite no issue numbers.
+ */
+@Timeout(value = 300, unit = TimeUnit.SECONDS)
+class CallersDirectoryTest {
+  private static final String[] JVM_FLAGS = {
+      "--add-opens=java.base/java.lang=ALL-UNNAMED", "--add-opens=java.base/java.lang.invoke=ALL-UNNAMED",
+      "--add-opens=java.base/java.lang.reflect=ALL-UNNAMED", "--add-opens=java.base/java.io=ALL-UNNAMED",
+      "--add-opens=java.base/java.net=ALL-UNNAMED", "--add-opens=java.base/java.nio=ALL-UNNAMED",
+      "--add-opens=java.base/java.util=ALL-UNNAMED", "--add-opens=java.base/java.util.concurrent=ALL-UNNAMED",
+      "--add-opens=java.base/java.util.concurrent.atomic=ALL-UNNAMED", "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
+      "--add-opens=java.base/sun.nio.cs=ALL-UNNAMED", "--add-opens=java.base/sun.security.action=ALL-UNNAMED",
+      "--add-opens=java.base/sun.util.calendar=ALL-UNNAMED", "-Djdk.reflect.useDirectMethodHandle=false"};
+
+  @TempDir Path caller;
+  @TempDir Path output;
+
+  @ParameterizedTest
+  @ValueSource(strings = {"demo --rows 20000", "bench --duration 0.2 --rounds 1 --size 4m --arrow-size 1m"
+      + " --spark-rows 20000 --join-rows 20000 --join-pairs 1 --sections latency,spark,joins"})
+  void leavesNothingInTheCallersDirectoryAndNoBarOrIssueInItsOutput(String args) throws Exception {
+    List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
+    command.addAll(List.of(JVM_FLAGS));
+    command.addAll(List.of("-Xmx1g", "-cp", System.getProperty("java.class.path"), GpuDirectCli.class.getName()));
+    command.addAll(List.of(args.split(" ")));
+    Path out = output.resolve("out");
+    Path err = output.resolve("err");
+    Process p = new ProcessBuilder(command).directory(caller.toFile())
+        .redirectOutput(out.toFile()).redirectError(err.toFile()).start();
+    assertTrue(p.waitFor(240, TimeUnit.SECONDS), args + " ended");
+    String printed = Files.readString(out) + Files.readString(err);
+    assertEquals(0, p.exitValue(), printed);
+    try (Stream<Path> left = Files.list(caller)) {
+      assertEquals(List.of(), left.toList(), "left in the caller's directory by " + args);
+    }
+    assertFalse(Files.readString(err).contains("\r"), "a progress bar drawn into a file:\n" + Files.readString(err));
+    assertFalse(printed.matches("(?s).*\\b[Ii]ssue \\d.*"), "an issue number in what a user reads:\n" + printed);
+  }
+}
