@@ -177,9 +177,9 @@ public final class BlockServer implements AutoCloseable {
     }
     address = bindAddress + ":" + port();
     refusals = new RefusalLog(address);
+    memory = BufferAllocator.root().newChildAllocator("server " + address, Long.MAX_VALUE);
     startRdma();
     startedNanos = System.nanoTime();
-    memory = BufferAllocator.root().newChildAllocator("server " + address, Long.MAX_VALUE);
     checksums = new Checksums(memory);
     timers = new ScheduledThreadPoolExecutor(1, r -> {
       Thread t = new Thread(r, "gpudirect-server-timers-" + port());
@@ -268,12 +268,13 @@ public final class BlockServer implements AutoCloseable {
         LOG.info("BlockServer on {}: RDMA through {}", address, o.reason());
         v = o.verbs();
       }
-      rdma = new RdmaService(v, new InetSocketAddress(bindAddress, 0), rdmaSettings,
-          BufferAllocator.root(), address, refusals);
+      rdma = new RdmaService(v, new InetSocketAddress(bindAddress, 0), rdmaSettings, memory,
+          address, refusals);
       rdmaStatus = rdma.describe();
     } catch (RdmaUnavailableException | RdmaException e) {
       if (rdmaMode == RdmaMode.ON) {
         closeListener();
+        closeMemory();
         closeDirectories();
         throw new GpuDirectException("Cannot serve RDMA on " + address + " (--rdma on): "
             + e.getMessage(), e);
@@ -386,10 +387,10 @@ public final class BlockServer implements AutoCloseable {
     if (checksums != null) {
       checksums.close();
     }
-    closeMemory();
     if (rdma != null) {
       rdma.close();
     }
+    closeMemory();
     closeDirectories();
     if (jmx != null) {
       jmx.unregister();

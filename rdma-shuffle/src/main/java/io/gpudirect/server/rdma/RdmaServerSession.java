@@ -1,7 +1,6 @@
 package io.gpudirect.server.rdma;
 
 import io.gpudirect.memory.BufferAllocator;
-import io.gpudirect.memory.HostBuffer;
 import io.gpudirect.protocol.ErrorCode;
 import io.gpudirect.protocol.ErrorResponse;
 import io.gpudirect.protocol.Message;

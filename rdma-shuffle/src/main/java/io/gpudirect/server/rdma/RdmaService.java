@@ -130,6 +130,8 @@ public final class RdmaService implements AutoCloseable {
           settings.credits() + 1), this::accept);
     } catch (RuntimeException e) {
       timer.shutdownNow();
+      sessionMemory.close();
+      bindSlots.close();
       throw e;
     }
   }
@@ -261,6 +263,16 @@ public final class RdmaService implements AutoCloseable {
       s.close();
     }
     timer.shutdownNow();
+    // Every queue pair and offer has given its memory back by now: what is left is a leak, and
+    // the server's own allocator reports it when it closes.
+    for (BufferAllocator a : java.util.List.of(sessionMemory, bindSlots)) {
+      try {
+        a.close();
+      } catch (io.gpudirect.memory.MemoryLeakException e) {
+        LOG.warn("RDMA on {} stopped holding memory it should have given back: {}", server,
+            e.getMessage());
+      }
+    }
   }
 
   /** A queue pair promised to one TCP connection, and the memory it will serve with. */
