@@ -51,7 +51,12 @@ import org.junit.jupiter.api.io.TempDir;
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class UnprovenQueuePairsTest {
   private static final byte[] SECRET = "the secret of UnprovenQueuePairsTest".getBytes();
-  private static final Duration CLOSED_WITHIN = Duration.ofSeconds(3);
+  /**
+   * The server of this test gives a queue pair a minute to bind, so that one closed within this
+   * was refused for what it sent, not closed at its deadline, however loaded the machine.
+   */
+  private static final Duration BIND_DEADLINE = Duration.ofSeconds(60);
+  private static final Duration CLOSED_WITHIN = Duration.ofSeconds(20);
   private static final ConnectionThreads THREADS = new ConnectionThreads();
 
   @TempDir static Path root;
@@ -64,7 +69,9 @@ class UnprovenQueuePairsTest {
     RdmaOverUcxConformanceTest.needsUcx();
     data = TestFiles.write(root.resolve("d.bin"), 1 << 20, 7);
     server = BlockServer.builder().root(root).port(0).secret(SECRET).rdma(RdmaMode.ON)
-        .rdmaProvider(RdmaProvider.UCX).build().start();
+        .rdmaProvider(RdmaProvider.UCX)
+        .rdmaSettings(RdmaService.Settings.defaults().withUnbound(64, 8, BIND_DEADLINE))
+        .build().start();
     try (QueuePairOffer offer = QueuePairOffer.take(server.port(), SECRET)) {
       rdmaPort = offer.rdmaPort();
     }
@@ -87,7 +94,7 @@ class UnprovenQueuePairsTest {
     try (HostileUcxClient c = stranger()) {
       c.send(UcxFrames.rkey(1, 0x1000, 4096, 0, UcxFrames.wellFormedKey(2, 16, (byte) 7)));
       assertTrue(c.closedByServerWithin(CLOSED_WITHIN),
-          "an RKEY frame before the token closes the queue pair, not the 10 s bind deadline");
+          "an RKEY frame before the token closes the queue pair at once, not at the bind deadline");
     }
     assertReadsOverRdma();
   }
@@ -141,9 +148,13 @@ class UnprovenQueuePairsTest {
       }
       long grown = directMemoryUsed() - before;
       assertTrue(grown < (1 << 20), "40 unbound queue pairs took " + grown + " bytes of direct memory");
+      // The server closes them as newer ones come in; UCX tells each stranger when it can (one
+      // deadline for all, so that a loaded machine's slow error handling is waited for).
       int closed = 0;
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
       for (HostileUcxClient c : strangers.subList(0, 32)) {
-        closed += c.closedByServerWithin(Duration.ofSeconds(1)) ? 1 : 0;
+        long left = Math.max(0, deadline - System.nanoTime());
+        closed += c.closedByServerWithin(Duration.ofNanos(left)) ? 1 : 0;
       }
       assertEquals(32, closed, "the oldest of one address's unbound queue pairs make way for newer ones");
       System.setErr(stderr);
