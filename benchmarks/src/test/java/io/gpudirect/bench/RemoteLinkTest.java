@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.gpudirect.gpu.GpuTest;
 import io.gpudirect.server.BlockServer;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -24,7 +25,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -90,7 +90,7 @@ class RemoteLinkTest {
 
   /** On a GPU machine with cuDF: the same file also into device memory, at each stream count. */
   @Test
-  @Tag("gpu")
+  @GpuTest
   void readsIntoGpuMemoryWhereThereIsAGpu() throws Exception {
     JsonNode report = json(bench("--iperf3-port", Integer.toString(freePort())));
     assertTrue(report.get("gpu").asText().startsWith("also into GPU memory"), report.toString());

@@ -3,13 +3,12 @@ package io.gpudirect.dataset;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import ai.rapids.cudf.ParquetOptions;
 import ai.rapids.cudf.Table;
 import io.gpudirect.GpuDirectException;
-import io.gpudirect.gpu.GpuEnvironment;
 import io.gpudirect.gpu.GpuResources;
+import io.gpudirect.gpu.GpuTest;
 import io.gpudirect.remote.RemoteStores;
 import io.gpudirect.server.BlockServer;
 import io.gpudirect.testing.TestData;
@@ -17,19 +16,16 @@ import java.nio.file.Path;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** {@code GpuDirect.readTable}: a remote Parquet file into a cuDF table, columns pruned, on the GPU. */
-@Tag("gpu")
+@GpuTest
 class GpuDirectReadTableGpuTest {
   private static Path testdata;
   private static BlockServer server;
 
   @BeforeAll
   static void start() {
-    assumeTrue(GpuEnvironment.get().gpu() && GpuEnvironment.get().cudf(),
-        "skipped: needs a GPU and cuDF (" + GpuEnvironment.get().reason() + ")");
     testdata = TestData.root();
     server = BlockServer.builder().root(testdata).port(0).build().start();
   }

@@ -2,15 +2,14 @@ package io.gpudirect.spark;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import ai.rapids.cudf.Rmm;
 import ai.rapids.cudf.RmmAllocationMode;
 import io.gpudirect.dataset.DataFile;
 import io.gpudirect.dataset.DataFormat;
 import io.gpudirect.dataset.DatasetListing;
-import io.gpudirect.gpu.GpuEnvironment;
 import io.gpudirect.gpu.GpuResources;
+import io.gpudirect.gpu.GpuTest;
 import io.gpudirect.options.ResolvedOptions;
 import io.gpudirect.remote.RemoteStores;
 import io.gpudirect.server.BlockServer;
@@ -34,7 +33,6 @@ import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -43,15 +41,13 @@ import org.junit.jupiter.api.Test;
  * every row must be byte-identical as a Spark UnsafeRow. A file the GPU path refuses must be
  * refused with a message naming the file or column; nothing may be left on the device.
  */
-@Tag("gpu")
+@GpuTest
 class GpuArrowOutputGpuTest {
   private static Path testdata;
   private static BlockServer server;
 
   @BeforeAll
   static void start() {
-    assumeTrue(GpuEnvironment.get().gpu() && GpuEnvironment.get().cudf(),
-        "skipped: needs a GPU and cuDF (" + GpuEnvironment.get().reason() + ")");
     if (!Rmm.isInitialized()) {
       Rmm.initialize(RmmAllocationMode.CUDA_DEFAULT, null, 0);
     }

@@ -2,14 +2,13 @@ package io.gpudirect.spark;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import ai.rapids.cudf.Rmm;
 import ai.rapids.cudf.RmmAllocationMode;
 import io.gpudirect.dataset.DataFile;
 import io.gpudirect.dataset.DatasetListing;
-import io.gpudirect.gpu.GpuEnvironment;
 import io.gpudirect.gpu.GpuResources;
+import io.gpudirect.gpu.GpuTest;
 import io.gpudirect.hadoop.FileSystemConf;
 import io.gpudirect.options.ResolvedOptions;
 import io.gpudirect.remote.RemoteStores;
@@ -40,7 +39,6 @@ import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -51,7 +49,7 @@ import org.junit.jupiter.api.Test;
  * slice is charged to the device allocator while its batch is held. No device, pinned or RMM
  * byte, and no charge, may be left after each file.
  */
-@Tag("gpu")
+@GpuTest
 class GpuParquetOutputGpuTest {
   private static Path testdata;
   private static BlockServer server;
@@ -61,8 +59,6 @@ class GpuParquetOutputGpuTest {
 
   @BeforeAll
   static void start() {
-    assumeTrue(GpuEnvironment.get().gpu() && GpuEnvironment.get().cudf(),
-        "skipped: needs a GPU and cuDF (" + GpuEnvironment.get().reason() + ")");
     if (!Rmm.isInitialized()) {
       Rmm.initialize(RmmAllocationMode.CUDA_DEFAULT, null, 0);
     }

@@ -66,11 +66,16 @@ public final class GpuResources implements AutoCloseable {
    * closes what it gets. Where there is no GPU it throws, having given back the pool it pinned.
    */
   public static GpuResources create(GpuSettings settings) {
+    return create(settings, CHUNK_SIZE);
+  }
+
+  /** With chunks of {@code chunkSize} bytes: tests take small ones, so that small files take several copies. */
+  static GpuResources create(GpuSettings settings, int chunkSize) {
     int chunks = settings.pinnedChunks();
-    BufferAllocator pinned = BufferAllocator.root().newChildAllocator("gpu", (long) chunks * CHUNK_SIZE);
+    BufferAllocator pinned = BufferAllocator.root().newChildAllocator("gpu", (long) chunks * chunkSize);
     PinnedChunkPool pool = null;
     try {
-      pool = PinnedChunkPool.forThisJvm(pinned, chunks, CHUNK_SIZE, ACQUIRE_TIMEOUT);
+      pool = PinnedChunkPool.forThisJvm(pinned, chunks, chunkSize, ACQUIRE_TIMEOUT);
       CopyEngine engine = new CopyEngine();
       BufferAllocator deviceBytes = BufferAllocator.root().newChildAllocator("device", settings.deviceMemoryLimit());
       long prefetchLimit = (long) (Cuda.memGetInfo().total * settings.prefetchFraction());

@@ -14,7 +14,9 @@ import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.Test;
 
-class CopyEngineGpuTest extends GpuTest {
+/** The copy engine alone, over a pool of its own: CUDA is enough, cuDF need not load. */
+@GpuTest(cudf = false)
+class CopyEngineGpuTest {
   @Test
   void chunksLandInDeviceMemoryAndGoBackToThePool() {
     int chunk = 1 << 20;

@@ -63,27 +63,12 @@ public final class NoLeaksExtension implements AfterAllCallback {
           + (poolBytes == 0 ? "" : " (besides the pools' " + poolBytes + " idle or pinned)") + root.outstanding());
     }
     for (String prefix : OWNED_THREADS) {
-      if (settledThreads(prefix) != 0) {
+      if (Settle.threads(prefix, 0) != 0) {
         String names = Thread.getAllStackTraces().keySet().stream()
             .filter(t -> t.isAlive() && t.getName().startsWith(prefix))
             .map(Thread::getName).sorted().collect(Collectors.joining(", "));
         throw new AssertionError(test + " left threads running: " + names);
       }
     }
-  }
-
-  /** Gives threads that were told to stop up to 2 s to wind down, then counts those left. */
-  private static long settledThreads(String prefix) throws InterruptedException {
-    long n = liveThreads(prefix);
-    for (int i = 0; i < 100 && n > 0; i++) {
-      Thread.sleep(20);
-      n = liveThreads(prefix);
-    }
-    return n;
-  }
-
-  private static long liveThreads(String prefix) {
-    return Thread.getAllStackTraces().keySet().stream()
-        .filter(t -> t.isAlive() && t.getName().startsWith(prefix)).count();
   }
 }

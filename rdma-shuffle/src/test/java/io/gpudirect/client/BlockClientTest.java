@@ -15,6 +15,7 @@ import io.gpudirect.memory.HostBuffer;
 import io.gpudirect.protocol.ErrorCode;
 import io.gpudirect.server.BlockServer;
 import io.gpudirect.testing.LoopbackCutter;
+import io.gpudirect.testing.Settle;
 import io.gpudirect.testing.TestFiles;
 import io.gpudirect.transport.ConnectionLostException;
 import io.gpudirect.transport.RequestTimeoutException;
@@ -72,14 +73,14 @@ class BlockClientTest {
   @BeforeEach
   void before() {
     allocator = BufferAllocator.root().newChildAllocator("test", 256L << 20);
-    threadsBefore = TestFiles.gpudirectThreads("gpudirect-client");
+    threadsBefore = Settle.liveThreads("gpudirect-client");
   }
 
   @AfterEach
   void after() throws InterruptedException {
     allocator.assertNoLeaks();
     allocator.close();
-    assertEquals(threadsBefore, TestFiles.settledThreads("gpudirect-client", threadsBefore),
+    assertEquals(threadsBefore, Settle.threads("gpudirect-client", threadsBefore),
         "gpudirect-client threads leaked");
   }
 

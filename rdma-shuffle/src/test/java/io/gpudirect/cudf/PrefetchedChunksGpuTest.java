@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import ai.rapids.cudf.DataSource;
 import ai.rapids.cudf.ParquetOptions;
@@ -13,10 +12,9 @@ import io.gpudirect.client.BlockClient;
 import io.gpudirect.client.ClientConfig;
 import io.gpudirect.client.FileEntry;
 import io.gpudirect.client.FileChangedException;
-import io.gpudirect.gpu.CopyEngine;
 import io.gpudirect.gpu.DeviceAllocator;
-import io.gpudirect.gpu.GpuEnvironment;
-import io.gpudirect.gpu.PinnedChunkPool;
+import io.gpudirect.gpu.GpuReadFixture;
+import io.gpudirect.gpu.GpuTest;
 import io.gpudirect.memory.BufferAllocator;
 import io.gpudirect.server.BlockServer;
 import io.gpudirect.testing.TestData;
@@ -26,13 +24,11 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -43,45 +39,29 @@ import org.junit.jupiter.params.provider.MethodSource;
  * nothing more, reads outside them still come from the server, a full allocator means no
  * fetch ahead rather than a failure, and nothing is left charged or pinned.
  */
-@Tag("gpu")
+@GpuTest
 class PrefetchedChunksGpuTest {
+  @RegisterExtension
+  static final GpuReadFixture gpu = GpuReadFixture.chunksOf(64 * 1024);
   private static Path testdata;
   private static BlockServer server;
   private static BlockClient client;
-  private static BufferAllocator allocator;
-  private static PinnedChunkPool pool;
-  private static CopyEngine engine;
-  private static DeviceAllocator prefetch;
 
   @BeforeAll
   static void start() {
-    assumeTrue(GpuEnvironment.get().gpu() && GpuEnvironment.get().cudf(),
-        "skipped: needs a GPU and cuDF (" + GpuEnvironment.get().reason() + ")");
     testdata = TestData.root();
     server = BlockServer.builder().root(testdata).port(0).build().start();
     client = BlockClient.connect(new InetSocketAddress("127.0.0.1", server.port()), ClientConfig.defaults());
-    allocator = BufferAllocator.newRoot("prefetch-test", 1L << 30);
-    pool = PinnedChunkPool.forThisJvm(allocator, 4, 64 * 1024, Duration.ofSeconds(30));
-    engine = new CopyEngine();
-    prefetch = new DeviceAllocator(allocator.newChildAllocator("prefetch", 256L << 20));
   }
 
   @AfterAll
   static void stop() {
-    if (engine != null) {
-      engine.close();
-      pool.close();
-      prefetch.accounts().close();
-      allocator.close();
+    if (client != null) {
       client.close();
+    }
+    if (server != null) {
       server.close();
     }
-  }
-
-  @AfterEach
-  void nothingLeft() {
-    assertEquals(0, pool.chunksInUse(), "no pinned chunk is lent");
-    assertEquals(0, prefetch.accounts().outstandingBytes(), "every fetched buffer was given back");
   }
 
   static Stream<String> parquet() throws Exception {
@@ -136,9 +116,9 @@ class PrefetchedChunksGpuTest {
       return -1;
     }
     RemoteFileDataSource file = source(path);
-    try (Table local = expected; DataSource ahead = PrefetchedChunks.fetch(file, ranges, prefetch, "pages of " + path)) {
+    try (Table local = expected; DataSource ahead = PrefetchedChunks.fetch(file, ranges, gpu.prefetch(), "pages of " + path)) {
       assertEquals(rangeBytes, file.fetchedBytes(), "the ranges were fetched ahead, nothing else");
-      assertTrue(prefetch.accounts().outstandingBytes() >= rangeBytes, "the fetched bytes are charged");
+      assertTrue(gpu.prefetch().accounts().outstandingBytes() >= rangeBytes, "the fetched bytes are charged");
       try (Table remote = Table.readParquet(ParquetOptions.DEFAULT, ahead)) {
         CudfTables.assertSameValues(local, remote, path);
       }
@@ -150,7 +130,7 @@ class PrefetchedChunksGpuTest {
   void aFullAllocatorMeansNoFetchAheadRatherThanAFailure() {
     String path = "parquet/alltypes_plain.parquet";
     RemoteFileDataSource file = source(path);
-    try (BufferAllocator tiny = prefetch.accounts().newChildAllocator("tiny", 16);
+    try (BufferAllocator tiny = gpu.prefetch().accounts().newChildAllocator("tiny", 16);
          DataSource same = PrefetchedChunks.fetch(file, new long[] {4, file.size() - 4}, new DeviceAllocator(tiny), path)) {
       assertSame(file, same, "too large for the allocator: the file itself, to read as it decodes");
       assertEquals(0, file.fetchedBytes(), "nothing was fetched");
@@ -162,7 +142,7 @@ class PrefetchedChunksGpuTest {
     String path = "parquet/alltypes_plain.parquet";
     RemoteFileDataSource file = source(path);
     RuntimeException e = assertThrows(RuntimeException.class,
-        () -> PrefetchedChunks.fetch(file, new long[] {4, 100, file.size() - 10, 20}, prefetch, path));
+        () -> PrefetchedChunks.fetch(file, new long[] {4, 100, file.size() - 10, 20}, gpu.prefetch(), path));
     assertTrue(e.getMessage().contains(path) && e.getMessage().contains("end of the file"), e.getMessage());
   }
 
@@ -175,9 +155,9 @@ class PrefetchedChunksGpuTest {
          BlockClient c = BlockClient.connect(new InetSocketAddress("127.0.0.1", own.port()), ClientConfig.defaults())) {
       FileEntry e = c.stat("f.bin");
       Files.write(p, new byte[2 << 20]);
-      RemoteFileDataSource file = new RemoteFileDataSource(c, "f.bin", e.version(), e.length(), pool, engine);
+      RemoteFileDataSource file = new RemoteFileDataSource(c, "f.bin", e.version(), e.length(), gpu.pool(), gpu.engine());
       Throwable t = assertThrows(RuntimeException.class,
-          () -> PrefetchedChunks.fetch(file, new long[] {0, 4096, 8192, 65536}, prefetch, "f.bin"));
+          () -> PrefetchedChunks.fetch(file, new long[] {0, 4096, 8192, 65536}, gpu.prefetch(), "f.bin"));
       while (t.getCause() != null && !(t instanceof FileChangedException)) {
         t = t.getCause();
       }
@@ -196,6 +176,6 @@ class PrefetchedChunksGpuTest {
 
   private static RemoteFileDataSource source(String path) {
     FileEntry e = client.stat(path);
-    return new RemoteFileDataSource(client, path, e.version(), e.length(), pool, engine);
+    return new RemoteFileDataSource(client, path, e.version(), e.length(), gpu.pool(), gpu.engine());
   }
 }

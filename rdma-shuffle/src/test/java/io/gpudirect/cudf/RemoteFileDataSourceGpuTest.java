@@ -2,31 +2,25 @@ package io.gpudirect.cudf;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import ai.rapids.cudf.ParquetOptions;
 import ai.rapids.cudf.Table;
 import io.gpudirect.client.BlockClient;
 import io.gpudirect.client.ClientConfig;
 import io.gpudirect.client.FileEntry;
-import io.gpudirect.gpu.CopyEngine;
-import io.gpudirect.gpu.DeviceAllocator;
-import io.gpudirect.gpu.GpuEnvironment;
-import io.gpudirect.gpu.PinnedChunkPool;
-import io.gpudirect.memory.BufferAllocator;
+import io.gpudirect.gpu.GpuReadFixture;
+import io.gpudirect.gpu.GpuTest;
 import io.gpudirect.server.BlockServer;
 import io.gpudirect.testing.TestData;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
@@ -35,45 +29,29 @@ import org.junit.jupiter.params.provider.MethodSource;
  * what it gets from the local file. Malformed files fail in cuDF's own words and leave CUDA
  * usable. Nothing pinned is left over.
  */
-@Tag("gpu")
+@GpuTest
 class RemoteFileDataSourceGpuTest {
+  @RegisterExtension
+  static final GpuReadFixture gpu = GpuReadFixture.chunksOf(64 * 1024);
   private static Path testdata;
   private static BlockServer server;
   private static BlockClient client;
-  private static BufferAllocator allocator;
-  private static PinnedChunkPool pool;
-  private static CopyEngine engine;
-  private static DeviceAllocator device;
 
   @BeforeAll
   static void start() {
-    assumeTrue(GpuEnvironment.get().gpu() && GpuEnvironment.get().cudf(),
-        "skipped: needs a GPU and cuDF (" + GpuEnvironment.get().reason() + ")");
     testdata = TestData.root();
     server = BlockServer.builder().root(testdata).port(0).build().start();
     client = BlockClient.connect(new InetSocketAddress("127.0.0.1", server.port()), ClientConfig.defaults());
-    allocator = BufferAllocator.newRoot("gpu-test", 1L << 30);
-    // Small chunks, so that even small files take several overlapped copies.
-    pool = PinnedChunkPool.forThisJvm(allocator, 4, 64 * 1024, Duration.ofSeconds(30));
-    engine = new CopyEngine();
-    device = new DeviceAllocator(allocator.newChildAllocator("device", 1L << 30));
   }
 
   @AfterAll
   static void stop() {
-    if (engine != null) {
-      engine.close();
-      pool.close();
-      device.accounts().close();
-      allocator.close();
+    if (client != null) {
       client.close();
+    }
+    if (server != null) {
       server.close();
     }
-  }
-
-  @AfterEach
-  void nothingPinnedIsLent() {
-    assertEquals(0, pool.chunksInUse());
   }
 
   static Stream<String> parquet() throws Exception {
@@ -124,14 +102,13 @@ class RemoteFileDataSourceGpuTest {
         CudfTables.assertSameValues(l, remote, path);
       }
     }
-    try (ai.rapids.cudf.DeviceMemoryBuffer probe = device.allocate(1 << 20, "probe");
+    try (ai.rapids.cudf.DeviceMemoryBuffer probe = gpu.device().allocate(1 << 20, "probe");
          ai.rapids.cudf.DeviceMemoryBuffer head = probe.slice(0, 16);
          ai.rapids.cudf.HostMemoryBuffer back = ai.rapids.cudf.HostMemoryBuffer.allocate(16)) {
       // A sticky CUDA error would fail this allocation and copy.
       back.copyFromDeviceBuffer(head);
     }
-    assertEquals(0, device.accounts().outstandingBytes(), "every device buffer was given back");
-  }
+      }
 
   private static void assertRemoteRefusedToo(String path, RuntimeException local) throws Exception {
     try (Table remote = Table.readParquet(ParquetOptions.DEFAULT, source(path))) {
@@ -198,7 +175,7 @@ class RemoteFileDataSourceGpuTest {
    */
   @Test
   void theGpuChecksEachChunkWhereItLandedAndACorruptOneComesAgain(@org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
-    assertTrue(engine.checksumsOnDevice(), "the CRC32C kernel loads on this GPU");
+    assertTrue(gpu.engine().checksumsOnDevice(), "the CRC32C kernel loads on this GPU");
     int length = 3 * 1024 * 1024 + 77;
     byte[] file = new byte[length];
     new java.util.Random(7).nextBytes(file);
@@ -262,7 +239,7 @@ class RemoteFileDataSourceGpuTest {
     try (BlockServer own = BlockServer.builder().root(dir).port(0).build().start();
          BlockClient c = BlockClient.connect(new InetSocketAddress("127.0.0.1", own.port()), ClientConfig.defaults());
          RemoteFileDataSource source = source(c, "r.bin");
-         ai.rapids.cudf.DeviceMemoryBuffer d = device.allocate(total, "ranges");
+         ai.rapids.cudf.DeviceMemoryBuffer d = gpu.device().allocate(total, "ranges");
          ai.rapids.cudf.HostMemoryBuffer h = ai.rapids.cudf.HostMemoryBuffer.allocate(total)) {
       source.deviceReadRanges(ranges, d);
       assertEquals(total, source.fetchedBytes());
@@ -282,7 +259,7 @@ class RemoteFileDataSourceGpuTest {
   }
 
   private static byte[] deviceRead(RemoteFileDataSource source, long offset, int length) {
-    try (ai.rapids.cudf.DeviceMemoryBuffer d = device.allocate(length, "device read of " + length + " bytes");
+    try (ai.rapids.cudf.DeviceMemoryBuffer d = gpu.device().allocate(length, "device read of " + length + " bytes");
          ai.rapids.cudf.HostMemoryBuffer h = ai.rapids.cudf.HostMemoryBuffer.allocate(length)) {
       long counted = source.fetchedBytes();
       assertEquals(length, source.deviceRead(offset, d, ai.rapids.cudf.Cuda.DEFAULT_STREAM));
@@ -302,12 +279,12 @@ class RemoteFileDataSourceGpuTest {
 
   private static RemoteFileDataSource source(BlockClient c, String path) {
     FileEntry e = c.stat(path);
-    return new RemoteFileDataSource(c, path, e.version(), e.length(), pool, engine);
+    return new RemoteFileDataSource(c, path, e.version(), e.length(), gpu.pool(), gpu.engine());
   }
 
   private static RemoteFileDataSource source(String path) {
     FileEntry e = client.stat(path);
-    return new RemoteFileDataSource(client, path, e.version(), e.length(), pool, engine);
+    return new RemoteFileDataSource(client, path, e.version(), e.length(), gpu.pool(), gpu.engine());
   }
 
 }

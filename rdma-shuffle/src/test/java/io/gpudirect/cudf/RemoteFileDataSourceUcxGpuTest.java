@@ -11,10 +11,8 @@ import io.gpudirect.client.BlockClient;
 import io.gpudirect.client.ClientConfig;
 import io.gpudirect.client.FileEntry;
 import io.gpudirect.client.TransportSelector;
-import io.gpudirect.gpu.CopyEngine;
-import io.gpudirect.gpu.GpuEnvironment;
-import io.gpudirect.gpu.PinnedChunkPool;
-import io.gpudirect.memory.BufferAllocator;
+import io.gpudirect.gpu.GpuReadFixture;
+import io.gpudirect.gpu.GpuTest;
 import io.gpudirect.server.BlockServer;
 import io.gpudirect.server.RdmaMode;
 import io.gpudirect.testing.TestData;
@@ -24,12 +22,11 @@ import io.gpudirect.verbs.ucx.UcxVerbs;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
@@ -41,20 +38,17 @@ import org.junit.jupiter.params.provider.MethodSource;
  * straight into device memory. Either way cuDF decodes what it decodes from the local file,
  * and the device holds the file's bytes.
  */
-@Tag("gpu")
+@GpuTest
 class RemoteFileDataSourceUcxGpuTest {
   private static final int CHUNK = 64 * 1024;
+  @RegisterExtension
+  static final GpuReadFixture gpu = GpuReadFixture.chunksOf(CHUNK);
   private static Path testdata;
   private static BlockServer server;
   private static BlockClient client;
-  private static BufferAllocator allocator;
-  private static PinnedChunkPool pool;
-  private static CopyEngine engine;
 
   @BeforeAll
   static void start() {
-    assumeTrue(GpuEnvironment.get().gpu() && GpuEnvironment.get().cudf(),
-        "skipped: needs a GPU and cuDF (" + GpuEnvironment.get().reason() + ")");
     String missing = UcxLibrary.unavailableReason();
     assumeTrue(missing == null, "skipped: UCX is not installed (apt-get install libucx0): " + missing);
     testdata = TestData.root();
@@ -62,25 +56,20 @@ class RemoteFileDataSourceUcxGpuTest {
         .build().start();
     client = BlockClient.connect(new InetSocketAddress("127.0.0.1", server.port()),
         ClientConfig.builder().transport("rdma").build(), TransportSelector.of(RdmaProvider.UCX));
-    allocator = BufferAllocator.newRoot("ucx-gpu-test", 1L << 30);
-    pool = PinnedChunkPool.forThisJvm(allocator, 4, CHUNK, Duration.ofSeconds(30));
-    engine = new CopyEngine();
   }
 
   @AfterAll
   static void stop() {
-    if (engine != null) {
-      engine.close();
-      pool.close();
-      allocator.close();
+    if (client != null) {
       client.close();
+    }
+    if (server != null) {
       server.close();
     }
   }
 
   @AfterEach
-  void nothingPinnedIsLentAndTheBytesWentOverUcx() {
-    assertEquals(0, pool.chunksInUse());
+  void theBytesWentOverUcx() {
     assertTrue(client.transport().startsWith("ucx:"), client.transport() + ": " + client.transportReason());
   }
 
@@ -120,7 +109,7 @@ class RemoteFileDataSourceUcxGpuTest {
     byte[] got = deviceRead(source(path), file.length);
     assertArrayEquals(file, got, path);
     if (!UcxVerbs.open().cudaMemory()) {
-      assertTrue(engine.checksumsOnDevice(), "the CRC32C kernel loads on this GPU");
+      assertTrue(gpu.engine().checksumsOnDevice(), "the CRC32C kernel loads on this GPU");
       assertTrue(client.transportReason().contains("cannot map GPU memory"), client.transportReason());
       // One read per chunk: the GPU found every chunk's CRC32C right, none came again.
       assertEquals((file.length + CHUNK - 1) / CHUNK, client.stats().reads() - readsBefore, path);
@@ -140,6 +129,6 @@ class RemoteFileDataSourceUcxGpuTest {
 
   private static RemoteFileDataSource source(String path) {
     FileEntry e = client.stat(path);
-    return new RemoteFileDataSource(client, path, e.version(), e.length(), pool, engine);
+    return new RemoteFileDataSource(client, path, e.version(), e.length(), gpu.pool(), gpu.engine());
   }
 }

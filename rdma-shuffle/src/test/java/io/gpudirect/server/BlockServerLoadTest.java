@@ -7,6 +7,7 @@ import io.gpudirect.client.BlockClient;
 import io.gpudirect.client.ClientConfig;
 import io.gpudirect.memory.BufferAllocator;
 import io.gpudirect.memory.HostBuffer;
+import io.gpudirect.testing.Settle;
 import io.gpudirect.testing.TestFiles;
 import java.io.File;
 import java.net.InetSocketAddress;
@@ -32,8 +33,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Load: {@value #CLIENTS} clients of {@value #STREAMS} streams each against one server, every
  * client keeping {@value #STREAMS} random reads in flight, for {@code gpudirect.load.seconds}
- * (the build sets 60 s, the full run of issue 6; 15 s under -Pspark4, since nothing here
- * depends on Spark). Every range read is checked by CRC32C against the same range of the source
+ * (the build sets 60 s, the full run of issue 6; the Spark 4 build does not run this module's
+ * tests, since nothing here depends on Spark). Every range read is checked by CRC32C against the same range of the source
  * bytes; file descriptors and gpudirect threads are counted before the server starts and after
  * everything closed, the server's own reads-in-flight gauge must return to zero, and the JVM's
  * direct and mapped memory must stay within what the clients' buffers and one read per
@@ -106,24 +107,16 @@ class BlockServerLoadTest {
     assertTrue(memory.maxMapped <= (long) CLIENTS * STREAMS * MAX_READ,
         "mapped memory peaked at " + memory.maxMapped + " bytes, more than one read per connection");
     assertEquals(0, BufferAllocator.root().outstandingBytes(), "host buffers left allocated");
-    long threadsAfter = ownedThreads();
-    for (int i = 0; i < 100 && threadsAfter > threadsBefore; i++) {
-      Thread.sleep(20);
-      threadsAfter = ownedThreads();
-    }
+    long threadsAfter = Settle.count(BlockServerLoadTest::ownedThreads, threadsBefore);
     assertEquals(threadsBefore, threadsAfter, () -> "gpudirect threads of servers and clients before and"
         + " after; now: " + Thread.getAllStackTraces().keySet().stream().map(Thread::getName)
         .filter(n -> n.startsWith("gpudirect-")).sorted().toList());
     int cores = Math.max(2, Runtime.getRuntime().availableProcessors());
     for (String pool : SHARED_POOLS) {
-      long n = TestFiles.gpudirectThreads(pool);
+      long n = Settle.liveThreads(pool);
       assertTrue(n <= cores, pool + " is a fixed pool of " + cores + " threads but has " + n);
     }
-    long fdsAfter = openFileDescriptors();
-    for (int i = 0; i < 100 && fdsAfter > fdsBefore; i++) {
-      Thread.sleep(20);
-      fdsAfter = openFileDescriptors();
-    }
+    long fdsAfter = Settle.count(BlockServerLoadTest::openFileDescriptors, fdsBefore);
     assertEquals(fdsBefore, fdsAfter, "open file descriptors before and after");
     double seconds = elapsedNanos / 1e9;
     String line = String.format("load: %d clients x %d streams, %.1f s: %d reads, %,d bytes verified by CRC32C,"
@@ -252,9 +245,9 @@ class BlockServerLoadTest {
   private static long ownedThreads() {
     long shared = 0;
     for (String pool : SHARED_POOLS) {
-      shared += TestFiles.gpudirectThreads(pool);
+      shared += Settle.liveThreads(pool);
     }
-    return TestFiles.gpudirectThreads("gpudirect-") - shared;
+    return Settle.liveThreads("gpudirect-") - shared;
   }
 
   private static long openFileDescriptors() {

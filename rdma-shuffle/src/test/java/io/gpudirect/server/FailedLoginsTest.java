@@ -10,6 +10,7 @@ import io.gpudirect.client.ClientConfig;
 import io.gpudirect.protocol.ErrorCode;
 import io.gpudirect.protocol.ErrorResponse;
 import io.gpudirect.protocol.Message;
+import io.gpudirect.server.peers.RefusalLog;
 import io.gpudirect.testing.TestFiles;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -30,13 +31,18 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * A guesser trying wrong secrets as fast as it can, from one address, against a real server on
  * loopback: its guesses are checked at the pace of the backoff, not of its loop; the log has a
- * line or two, not one per guess; a client from another address gets in all along.
+ * line or two, not one per guess; a client from another address gets in all along. The
+ * backoff runs on a clock the test moves ({@link ManualLoginClock}), {@value #TRIES_PER_STEP}
+ * tries per {@code STEP}, so the counts are the same on a quiet machine and a loaded one.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class FailedLoginsTest {
   static final byte[] SECRET = "failed-logins-test-secret".getBytes(StandardCharsets.UTF_8);
   static final byte[] GUESS = "not-the-secret-but-long-enough".getBytes(StandardCharsets.UTF_8);
-  static final long WINDOW_NANOS = TimeUnit.MILLISECONDS.toNanos(3500);
+  /** 3.5 s of the server's clock in 10 steps: two backoffs (1 s, 2 s) run out within it. */
+  static final Duration STEP = Duration.ofMillis(350);
+  static final int STEPS = 10;
+  static final int TRIES_PER_STEP = 20;
 
   @Test
   void aGuesserFromOneAddressIsBackedOffAndLoggedInAggregateWhileOthersGetIn(@TempDir Path root)
@@ -44,44 +50,45 @@ class FailedLoginsTest {
     byte[] data = TestFiles.write(root.resolve("f.bin"), 10_000, 4);
     ByteArrayOutputStream log = new ByteArrayOutputStream();
     PrintStream stderr = System.err;
+    ManualLoginClock clock = new ManualLoginClock();
     int checked = 0;
     int refused = 0;
-    long window;
-    try (BlockServer server = BlockServer.builder().root(root).port(0).secret(SECRET).build().start()) {
+    long started = System.nanoTime();
+    try (BlockServer server = clock.on(BlockServer.builder().root(root).port(0).secret(SECRET)).build().start()) {
       System.setErr(new PrintStream(new TeeStream(log, stderr), true, StandardCharsets.UTF_8));
       try {
-        long start = System.nanoTime();
-        while (System.nanoTime() - start < WINDOW_NANOS) {
-          ErrorResponse e = login("127.0.0.2", server.port(), GUESS);
-          if (e.code() == ErrorCode.AUTH_FAILED && e.message().startsWith("Secret rejected by server")) {
-            checked++;
-          } else if (e.code() == ErrorCode.LOGINS_THROTTLED
-              && e.message().startsWith("logins from 127.0.0.2 are refused for another")) {
-            refused++;
-          } else {
-            fail("unexpected answer: " + e.message());
+        for (int step = 0; step < STEPS; step++) {
+          for (int i = 0; i < TRIES_PER_STEP; i++) {
+            ErrorResponse e = login("127.0.0.2", server.port(), GUESS);
+            if (e.code() == ErrorCode.AUTH_FAILED && e.message().startsWith("Secret rejected by server")) {
+              checked++;
+            } else if (e.code() == ErrorCode.LOGINS_THROTTLED
+                && e.message().startsWith("logins from 127.0.0.2 are refused for another")) {
+              refused++;
+            } else {
+              fail("unexpected answer: " + e.message());
+            }
           }
-          if (checked + refused == 200) {
+          if (step == STEPS / 2) {
             // Midway, from another address, the right secret gets in.
             assertReads(server, data);
           }
+          clock.advance(STEP);
         }
-        window = System.nanoTime() - start;
 
         // Counts, not rates: whatever the loop's speed, the guesses checked are the free ones
         // plus one each time a backoff ran out within the window.
+        long window = STEP.toNanos() * STEPS;
         int bound = LoginThrottle.FREE_FAILURES + backoffsEndingWithin(window);
         assertTrue(checked <= bound, checked + " guesses checked in "
-            + TimeUnit.NANOSECONDS.toMillis(window) + " ms; the backoff allows " + bound);
-        assertTrue(checked >= LoginThrottle.FREE_FAILURES, checked + " guesses checked");
-        assertTrue(checked + refused >= 200, "the loop tried only " + (checked + refused)
-            + " times: too slow to show anything");
+            + TimeUnit.NANOSECONDS.toMillis(window) + " ms of the server's clock; the backoff allows " + bound);
+        assertTrue(checked > LoginThrottle.FREE_FAILURES, checked + " guesses checked: no backoff ran out");
 
         // The right secret from the backed-off address waits like any guess; from another gets in.
-        // Tried at the start of a backoff (of 2 s or more by now): right after the loop the
-        // last one may have run out, on a loaded machine, and the secret would rightly get in.
+        // Tried at the start of a backoff: the clock moves until a guess is checked again.
         while (!login("127.0.0.2", server.port(), GUESS).message().startsWith("Secret rejected by server")) {
           refused++;
+          clock.advance(STEP);
         }
         checked++;
         ErrorResponse same = login("127.0.0.2", server.port(), SECRET);
@@ -95,11 +102,13 @@ class FailedLoginsTest {
         System.setErr(stderr);
       }
     }
-    // A line for the first failure, then one per summary interval (the test calls the one at
-    // its end; the server's own, every 10 s, may add one on a slow machine).
+    // A line for the first failure and one for the summary the test asks for at its end, and
+    // one for each summary the server's own timer wrote meanwhile (every SUMMARY_INTERVAL of
+    // real time: more of them on a slow machine, each with its share of the counts).
+    long timerSummaries = 1 + (System.nanoTime() - started) / RefusalLog.SUMMARY_INTERVAL.toNanos();
     List<String> lines = log.toString(StandardCharsets.UTF_8).lines()
         .filter(l -> l.contains("127.0.0.2")).toList();
-    assertTrue(lines.size() <= 3, (checked + refused) + " tries, " + lines.size()
+    assertTrue(lines.size() <= 2 + timerSummaries, (checked + refused) + " tries, " + lines.size()
         + " log lines about them:\n" + String.join("\n", lines));
     Matcher summary = Pattern.compile("(\\d+) failed and (\\d+) refused logins from 127\\.0\\.0\\.2 on ")
         .matcher(String.join("\n", lines));

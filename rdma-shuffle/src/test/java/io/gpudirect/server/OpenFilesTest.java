@@ -10,8 +10,10 @@ import io.gpudirect.protocol.ErrorResponse;
 import io.gpudirect.protocol.ReadData;
 import io.gpudirect.protocol.ReadRequest;
 import io.gpudirect.testing.RawPeer;
+import io.gpudirect.testing.Settle;
 import io.gpudirect.testing.TestFiles;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
@@ -76,7 +78,7 @@ class OpenFilesTest {
     assertRefused("f.bin", 0, 4096, ErrorCode.NOT_FOUND);
     assertEquals(1, descriptorsBelow(root), "the deleted file, still held for the connection");
     // Idle: the server's sweeper closes it, so the deleted file's blocks are not held on to.
-    assertEquals(0, settledDescriptors(root, 0, BlockServer.OPEN_FILES_IDLE_NANOS * 3));
+    assertEquals(0, settledDescriptors(root, 0));
     byte[] again = TestFiles.write(root.resolve("f.bin"), 100_000, 4);
     assertReads("f.bin", 0, 4096, again);
   }
@@ -115,7 +117,7 @@ class OpenFilesTest {
     }
     assertEquals(before + OpenFiles.MAX_OPEN, descriptorsBelow(root));
     peer.close();
-    assertEquals(before, settledDescriptors(root, before, TimeUnit.SECONDS.toNanos(5)));
+    assertEquals(before, settledDescriptors(root, before));
   }
 
   @Test
@@ -141,7 +143,7 @@ class OpenFilesTest {
     assertTrue(descriptorsBelow(root) <= OpenFiles.MAX_OPEN + 2 * OpenFiles.MAX_DIRECTORIES,
         descriptorsBelow(root) + " descriptors open, " + before + " before");
     peer.close();
-    assertEquals(0, settledDescriptors(root, 0, TimeUnit.SECONDS.toNanos(5)));
+    assertEquals(0, settledDescriptors(root, 0));
   }
 
   private void assertReads(String path, long offset, int length, byte[] file) throws IOException {
@@ -182,14 +184,13 @@ class OpenFilesTest {
     return n;
   }
 
-  private static long settledDescriptors(Path dir, long expected, long withinNanos)
-      throws Exception {
-    long deadline = System.nanoTime() + withinNanos;
-    long n = descriptorsBelow(dir);
-    while (n != expected && System.nanoTime() < deadline) {
-      Thread.sleep(50);
-      n = descriptorsBelow(dir);
-    }
-    return n;
+  private static long settledDescriptors(Path dir, long expected) throws Exception {
+    return Settle.count(() -> {
+      try {
+        return descriptorsBelow(dir);
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+    }, expected);
   }
 }

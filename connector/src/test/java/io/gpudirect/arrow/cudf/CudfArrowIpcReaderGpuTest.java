@@ -3,7 +3,6 @@ package io.gpudirect.arrow.cudf;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import ai.rapids.cudf.Cuda;
 import ai.rapids.cudf.DType;
@@ -15,8 +14,8 @@ import io.gpudirect.client.BlockClient;
 import io.gpudirect.client.ClientConfig;
 import io.gpudirect.cudf.RemoteFileDataSource;
 import io.gpudirect.gpu.DeviceAllocator;
-import io.gpudirect.gpu.GpuEnvironment;
 import io.gpudirect.gpu.GpuResources;
+import io.gpudirect.gpu.GpuTest;
 import io.gpudirect.memory.AllocationLimitException;
 import io.gpudirect.remote.RemoteFileChannel;
 import io.gpudirect.server.BlockServer;
@@ -34,7 +33,6 @@ import org.apache.arrow.vector.ipc.ArrowReader;
 import org.apache.arrow.vector.types.pojo.Field;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -49,7 +47,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * Every device buffer a read made is given back once its table is closed, and a read that
  * needs more than its allocator's limit is refused.
  */
-@Tag("gpu")
+@GpuTest
 class CudfArrowIpcReaderGpuTest {
   /** The server's root: the corpus copied in, and the generated cases written next to it. */
   @TempDir
@@ -61,8 +59,6 @@ class CudfArrowIpcReaderGpuTest {
 
   @BeforeAll
   static void start() throws IOException {
-    assumeTrue(GpuEnvironment.get().gpu() && GpuEnvironment.get().cudf(),
-        "skipped: needs a GPU and cuDF (" + GpuEnvironment.get().reason() + ")");
     for (String dir : new String[] {"arrow", "malformed"}) {
       Files.createDirectories(served.resolve(dir));
       try (Stream<Path> s = Files.list(CudfCases.TESTDATA.resolve(dir))) {

@@ -3,7 +3,6 @@ package io.gpudirect.spark.cudf;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import ai.rapids.cudf.ColumnVector;
 import ai.rapids.cudf.DType;
@@ -11,9 +10,8 @@ import ai.rapids.cudf.HostColumnVector;
 import ai.rapids.cudf.HostColumnVectorCore;
 import ai.rapids.cudf.Rmm;
 import ai.rapids.cudf.RmmAllocationMode;
-import io.gpudirect.gpu.GpuEnvironment;
+import io.gpudirect.gpu.GpuTest;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -21,12 +19,10 @@ import org.junit.jupiter.api.Test;
  * plugin holds binary in, byte for byte, with its nulls and empty values, bytes that are not
  * UTF-8 included.
  */
-@Tag("gpu")
+@GpuTest
 class ByteListsGpuTest {
   @BeforeAll
-  static void requireGpu() {
-    assumeTrue(GpuEnvironment.get().gpu() && GpuEnvironment.get().cudf(),
-        "skipped: needs a GPU and cuDF (" + GpuEnvironment.get().reason() + ")");
+  static void initializeRmm() {
     if (!Rmm.isInitialized()) {
       Rmm.initialize(RmmAllocationMode.CUDA_DEFAULT, null, 0);
     }

@@ -3,7 +3,6 @@ package io.gpudirect.spark.cudf;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import ai.rapids.cudf.ColumnVector;
 import ai.rapids.cudf.DType;
@@ -12,7 +11,7 @@ import ai.rapids.cudf.Rmm;
 import ai.rapids.cudf.RmmAllocationMode;
 import ai.rapids.cudf.Table;
 import io.gpudirect.gpu.DeviceAllocator;
-import io.gpudirect.gpu.GpuEnvironment;
+import io.gpudirect.gpu.GpuTest;
 import io.gpudirect.memory.AllocationLimitException;
 import io.gpudirect.memory.BufferAllocator;
 import java.util.Optional;
@@ -20,7 +19,6 @@ import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -28,15 +26,13 @@ import org.junit.jupiter.api.Test;
  * converted Arrow column) while it holds it, refuses a table past its allocator's limit and
  * frees it, and does not charge twice what lies in a buffer the device allocator made.
  */
-@Tag("gpu")
+@GpuTest
 class DeviceBatchGpuTest {
   private static final StructType INTS = new StructType().add("x", DataTypes.IntegerType);
   private static final int ROWS = 1000;
 
   @BeforeAll
-  static void requireGpu() {
-    assumeTrue(GpuEnvironment.get().gpu() && GpuEnvironment.get().cudf(),
-        "skipped: needs a GPU and cuDF (" + GpuEnvironment.get().reason() + ")");
+  static void initializeRmm() {
     if (!Rmm.isInitialized()) {
       Rmm.initialize(RmmAllocationMode.CUDA_DEFAULT, null, 0);
     }

@@ -7,8 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import ai.rapids.cudf.Rmm;
-import io.gpudirect.gpu.GpuEnvironment;
 import io.gpudirect.gpu.GpuResources;
+import io.gpudirect.gpu.GpuTest;
 import io.gpudirect.remote.RemoteStores;
 import io.gpudirect.server.BlockServer;
 import io.gpudirect.spark.LocalSessions;
@@ -32,7 +32,6 @@ import org.apache.spark.sql.types.StructField;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -57,7 +56,7 @@ import scala.collection.JavaConverters;
  * <p>Needs a GPU and the rapids-4-spark 24.12 jar in place of the cuDF jar; staged by
  * dev/gpu-lab-rapids. Skipped otherwise.
  */
-@Tag("gpu")
+@GpuTest(cudf = false)
 @org.junit.jupiter.api.TestMethodOrder(org.junit.jupiter.api.MethodOrderer.OrderAnnotation.class)
 class RapidsPassThroughGpuTest {
   private static final String PLUGIN = "com.nvidia.spark.SQLPlugin";
@@ -77,8 +76,7 @@ class RapidsPassThroughGpuTest {
     } catch (ClassNotFoundException e) {
       plugin = false;
     }
-    assumeTrue(plugin && GpuEnvironment.get().gpu(),
-        "skipped: needs a GPU and the RAPIDS Accelerator jar (rapids-4-spark_2.12 24.12, cuda12) on the class path");
+    assumeTrue(plugin, "skipped: needs the RAPIDS Accelerator jar (rapids-4-spark_2.12 24.12, cuda12) on the class path");
     server = BlockServer.builder().root(TestData.root()).bindAddress("127.0.0.1").port(0).build().start();
     base = "gpudirect://127.0.0.1:" + server.port() + "/";
     spark = LocalSessions.builder("gpudirect-rapids-pass-through", 4)

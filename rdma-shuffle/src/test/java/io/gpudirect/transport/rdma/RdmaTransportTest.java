@@ -11,6 +11,7 @@ import io.gpudirect.protocol.ReadRequest;
 import io.gpudirect.server.BlockServer;
 import io.gpudirect.server.RdmaMode;
 import io.gpudirect.server.rdma.RdmaService;
+import io.gpudirect.testing.Settle;
 import io.gpudirect.testing.TestFiles;
 import io.gpudirect.transport.ConnectionOptions;
 import io.gpudirect.transport.ConnectionThreads;
@@ -263,13 +264,6 @@ class RdmaTransportTest {
   }
 
   static boolean waitFor(java.util.function.BooleanSupplier condition) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() > deadline) {
-        return false;
-      }
-      Thread.sleep(10);
-    }
-    return true;
+    return Settle.until(condition);
   }
 }

@@ -18,8 +18,8 @@ import java.util.List;
  * What TLS costs on the TCP path, over loopback: one file read whole into a direct buffer from
  * two servers on the same root, one plaintext and one TLS, alternating run by run so that both
  * see the same machine state. Prints the median and best GB/s of each and their ratio, per
- * stream count. Not a test: {@code java -cp <test classpath> io.gpudirect.client.TlsCostBenchmark
- * [MiB] [rounds] [streams,...]}.
+ * stream count. Not a test: {@code java -cp <the benchmarks module's test classpath>
+ * io.gpudirect.client.TlsCostBenchmark [MiB] [rounds] [streams,...]}.
  */
 public final class TlsCostBenchmark {
   private TlsCostBenchmark() {}

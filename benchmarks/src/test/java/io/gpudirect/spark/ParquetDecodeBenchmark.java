@@ -41,7 +41,8 @@ import org.apache.spark.sql.vectorized.ColumnarBatch;
  * Decides output=auto for Parquet on a GPU executor: the same remote Parquet slices read by
  * Spark's vectorized CPU decoder (host batches) and by cuDF on the GPU followed by the one
  * device-to-host copy a CPU consumer causes, through the same loopback server, at 1 and N
- * concurrent tasks. Not a test: run by hand on the GPU machine,
+ * concurrent tasks. Not a test: run by hand on the GPU machine (staged with
+ * {@code stage --cudf --module benchmarks}),
  * {@code run.sh java io.gpudirect.spark.ParquetDecodeBenchmark ROWS THREADS}; figures go to
  * docs/benchmarks.md.
  */

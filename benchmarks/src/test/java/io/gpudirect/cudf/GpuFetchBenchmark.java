@@ -33,8 +33,9 @@ import java.util.concurrent.CompletableFuture;
 /**
  * Bytes into device memory over loopback TCP, beside its two limits measured in the same run:
  * the raw loopback socket (sendfile to a plain reader, same stream count) and the pinned
- * host-to-device copy. Run on the GPU machine:
+ * host-to-device copy. Run on the GPU machine (staged with {@code stage --cudf --module benchmarks}):
  * {@code run.sh java io.gpudirect.cudf.GpuFetchBenchmark [GiB] [streams,...] [chunkMiB,...]}.
+ * It sits in {@code RemoteFileDataSource}'s package for the source's bound-at-send mode.
  *
  * <p>Each row also gives the same read with each piece's pinned chunk taken before its request
  * is sent ("bound at send", as before late binding) and the most pinned chunks each column

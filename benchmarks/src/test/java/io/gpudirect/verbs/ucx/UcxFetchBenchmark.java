@@ -23,7 +23,7 @@ import java.util.List;
  * serving both (--rdma on, UCX), one file read whole into a direct buffer by a TCP client and
  * by a transport=rdma client (UCX, over whatever transport it has here), alternating round by
  * round so that both see the same machine state. Prints the median and best GB/s of each and
- * their ratio, per stream count. Not a test: {@code java -cp <test classpath>
+ * their ratio, per stream count. Not a test: {@code java -cp <the benchmarks module's test classpath>
  * io.gpudirect.verbs.ucx.UcxFetchBenchmark [MiB] [rounds] [streams,...]}.
  */
 public final class UcxFetchBenchmark {

@@ -2,7 +2,6 @@ package io.gpudirect.spark.rapids;
 
 import io.gpudirect.remote.RemoteStores;
 import io.gpudirect.server.BlockServer;
-import io.gpudirect.spark.LocalSessions;
 import io.gpudirect.testing.Medians;
 import io.gpudirect.testing.TestClassPath;
 import java.io.BufferedReader;
@@ -31,10 +30,12 @@ import org.apache.spark.sql.SparkSession;
  * Wall time per query, the CPU seconds of this JVM (driver and executors: Spark local mode)
  * and of the server, which runs in a JVM of its own as a storage host would. The three
  * results must agree. Not a test: run by hand on the GPU machine with the plugin staged
- * (dev/gpu-lab-rapids), through the JUnit launcher, whose class loader the plugin's shims
- * need: {@code JAVA_OPTS="-Dgpudirect.bench.rapids=ROWS_MILLIONS,ROUNDS ..." run.sh junit
- * --select-method io.gpudirect.spark.rapids.RapidsScanBenchmark#run}; figures go to
- * docs/benchmarks.md. (Maven's test runs never pick it: its name does not end in Test.)
+ * (dev/gpu-lab-rapids, which stages the benchmarks module's test classes too), through the
+ * JUnit launcher, whose class loader the plugin's shims need: {@code
+ * JAVA_OPTS="-Dgpudirect.bench.rapids=ROWS_MILLIONS,ROUNDS ..." run.sh junit --select-method
+ * io.gpudirect.spark.rapids.RapidsScanBenchmark#run}; figures go to docs/benchmarks.md. (Maven's
+ * test runs never pick it: its name does not end in Test.) It sits in the package of the
+ * plugin's adapter ({@code RapidsPlugin}), in the benchmarks module's test sources.
  */
 public final class RapidsScanBenchmark {
   @org.junit.jupiter.api.Test
@@ -59,7 +60,9 @@ public final class RapidsScanBenchmark {
     if (!plugin) {
       System.out.println("the RAPIDS Accelerator is not on the class path: a dry run on the CPU, not a measurement");
     }
-    SparkSession spark = LocalSessions.builder("gpudirect-rapids-scan-benchmark", 16)
+    SparkSession spark = SparkSession.builder().appName("gpudirect-rapids-scan-benchmark").master("local[16]")
+        .config("spark.ui.enabled", "false")
+        .config("spark.driver.host", "127.0.0.1")
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.plugins", plugin ? "com.nvidia.spark.SQLPlugin" : "")
         .config("spark.sql.extensions", GpuDirectRapidsExtensions.class.getName())
