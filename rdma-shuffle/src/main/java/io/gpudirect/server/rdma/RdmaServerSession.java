@@ -78,10 +78,6 @@ final class RdmaServerSession {
     this.bindSlot = slot;
   }
 
-  boolean isBound() {
-    return bound != null;
-  }
-
   RdmaEndpoint endpoint() {
     return endpoint;
   }
