@@ -224,8 +224,9 @@ public final class BlockClient implements RemoteStore {
   }
 
   /**
-   * {@inheritDoc} Over TCP only (the transport the client was connected with must be TCP):
-   * SHUFFLE_READ is not carried on RDMA queue pairs yet.
+   * {@inheritDoc} Over the transport the client was connected with: TCP's SHUFFLE_READ, or, over
+   * RDMA, RDMA_SHUFFLE_READ on the queue pair (windows of a chunk at most: see
+   * {@link io.gpudirect.transport.Transport#blockWindow}).
    */
   @Override
   public CompletableFuture<Long> readShuffleBlock(ShuffleBlockId block, BlockMemory memory) {

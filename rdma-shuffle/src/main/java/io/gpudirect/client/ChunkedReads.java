@@ -244,7 +244,8 @@ final class ChunkedReads {
 
   /**
    * Reads shuffle block {@code block} into the memory {@code memory} binds for each of its
-   * windows: the first, of up to the server's maxReadLength, tells the block's length and its
+   * windows: the first, of up to the server's maxReadLength (over RDMA, a chunk: see
+   * {@link io.gpudirect.transport.Transport#blockWindow}), tells the block's length and its
    * data file's version; any further windows follow, on whichever streams have room, naming that
    * version, so that a map output written again meanwhile fails the read rather than mixing two
    * versions. Each window is a request of its own, retried and timed out as a chunk is. The
@@ -255,7 +256,7 @@ final class ChunkedReads {
   CompletableFuture<Long> readBlock(ShuffleBlockId block, BlockMemory memory) {
     connections.checkOpen();
     long start = System.nanoTime();
-    int window = connections.maxReadLength();
+    int window = connections.transport().blockWindow(connections.maxReadLength(), chunkLength());
     AtomicBoolean failed = new AtomicBoolean();
     AtomicReference<ShuffleData> first = new AtomicReference<>();
     List<CompletableFuture<Void>> parts = new ArrayList<>();

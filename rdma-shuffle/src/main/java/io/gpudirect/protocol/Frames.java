@@ -131,6 +131,8 @@ public final class Frames {
         case RDMA_BOUND -> RdmaBound.decode(frame);
         case SHUFFLE_READ -> ShuffleRead.decode(frame);
         case SHUFFLE_DATA -> ShuffleData.decode(frame);
+        case RDMA_SHUFFLE_READ -> RdmaShuffleRead.decode(frame);
+        case RDMA_SHUFFLE_DONE -> RdmaShuffleDone.decode(frame);
       };
     } catch (BufferUnderflowException e) {
       throw new ProtocolException("Truncated " + type + " message", e);

@@ -30,7 +30,11 @@ public enum MessageType {
   /** A shuffle block by its ids (version 6): the server finds its file and range. */
   SHUFFLE_READ(20),
   /** The answer to SHUFFLE_READ: its header, then the payload and trailer as READ_DATA's. */
-  SHUFFLE_DATA(21);
+  SHUFFLE_DATA(21),
+  /** Over the queue pair (version 7): a SHUFFLE_READ whose bytes the server RDMA-writes. */
+  RDMA_SHUFFLE_READ(22),
+  /** Over the queue pair, the answer to RDMA_SHUFFLE_READ after its last WRITE. */
+  RDMA_SHUFFLE_DONE(23);
 
   private final byte id;
 

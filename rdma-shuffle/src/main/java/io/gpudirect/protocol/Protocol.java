@@ -3,7 +3,7 @@ package io.gpudirect.protocol;
 import java.nio.charset.StandardCharsets;
 
 /**
- * Constants of the gpudirect wire protocol, version 6.
+ * Constants of the gpudirect wire protocol, version 7.
  *
  * <pre>
  * connection := MAGIC(4, each side, first) frame*
@@ -35,9 +35,11 @@ public final class Protocol {
    * backing off after failed logins is told so ({@link ErrorCode#LOGINS_THROTTLED}), not that
    * its secret is wrong. 6: SHUFFLE_READ and SHUFFLE_DATA, a shuffle block named by its shuffle,
    * map and reduce ids and answered from the map output's index and data files, and
-   * {@link ErrorCode#CORRUPT_MAP_OUTPUT} for files that cannot be served.
+   * {@link ErrorCode#CORRUPT_MAP_OUTPUT} for files that cannot be served. 7: RDMA_SHUFFLE_READ
+   * and RDMA_SHUFFLE_DONE, a shuffle block's window over the queue pair, its bytes RDMA-written
+   * into the client's memory (a peer of version 6 would break the queue pair on them).
    */
-  public static final int VERSION = 6;
+  public static final int VERSION = 7;
 
   /** Capability bits exchanged in HELLO / HELLO_ACK; the connection uses their intersection. */
   public static final long CAP_TCP = 1L;

@@ -19,10 +19,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * per server, shared by every reduce task of the executor, made on first use on a thread of its
  * own (connecting retries with backoff, and no task's other fetches should wait for it). A
  * server that cannot be reached is tried again by the next fetch that needs it. Made and closed
- * by whoever runs the shuffle on the executor.
- *
- * <p>Over TCP, whatever {@code config} says: SHUFFLE_READ is not carried on RDMA queue pairs
- * yet.
+ * by whoever runs the shuffle on the executor. The transport is {@code config}'s, as for file
+ * reads: over RDMA (UCX or DiSNI) a block's windows travel on the queue pair.
  */
 public final class ShuffleClients implements AutoCloseable {
   private final ClientConfig config;
@@ -32,7 +30,7 @@ public final class ShuffleClients implements AutoCloseable {
   private volatile boolean closed;
 
   public ShuffleClients(ClientConfig config, ClientContext context) {
-    this.config = config.toBuilder().transport("tcp").build();
+    this.config = config;
     this.context = context;
     AtomicInteger n = new AtomicInteger();
     this.connecting = Executors.newCachedThreadPool(r -> {

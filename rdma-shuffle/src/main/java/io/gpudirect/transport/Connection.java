@@ -68,13 +68,13 @@ public interface Connection extends AutoCloseable {
   /**
    * Sends a SHUFFLE_READ and reads its payload into memory bound when its answer's header
    * arrives ({@link BlockMemory}); completes with that header once the payload is in and its
-   * CRC32C checked. Fails as {@link #read(ReadRequest, ByteBuffer)} does. Over TCP only: a
-   * transport that does not carry it fails the read, naming itself.
+   * CRC32C checked. Fails as {@link #read(ReadRequest, ByteBuffer)} does. A transport that does
+   * not carry it fails the read, naming itself.
    */
   default CompletableFuture<ShuffleData> readBlock(ShuffleRead request, BlockMemory memory) {
     return CompletableFuture.failedFuture(new GpuDirectException("Cannot fetch shuffle block "
         + request.block().name() + " from " + peer() + " over " + getClass().getSimpleName()
-        + ": shuffle blocks are carried over TCP only"));
+        + ": it carries no shuffle blocks"));
   }
 
   /** Reads whose answer the waiting caller may read itself, where this connection allows it (TCP); empty otherwise. */

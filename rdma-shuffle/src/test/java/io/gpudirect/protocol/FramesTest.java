@@ -38,7 +38,12 @@ class FramesTest {
         new ShuffleRead(18, ShuffleBlockId.of(3, 4, 5), 1 << 20, 1 << 20,
             new FileVersion("(dev=803,ino=12)", 99, 7, 8)),
         new ShuffleData(19, 1L << 33, new FileVersion("(dev=803,ino=12)", 1L << 33, 7, 8), 1 << 20, 4096),
-        new ErrorResponse(20, ErrorCode.CORRUPT_MAP_OUTPUT, "its index is 29 bytes"));
+        new ErrorResponse(20, ErrorCode.CORRUPT_MAP_OUTPUT, "its index is 29 bytes"),
+        new RdmaShuffleRead(new ShuffleRead(21, ShuffleBlockId.of(3, 4, 5), 1 << 20, 1 << 20,
+            new FileVersion("(dev=803,ino=12)", 99, 7, 8)), 0x7f00_1234_5000L, 0x1234_5678),
+        new RdmaShuffleDone(new ShuffleData(22, 1L << 33, new FileVersion("(dev=803,ino=12)", 1L << 33, 7, 8),
+            1 << 20, 4096), true, 0xcafe_f00d),
+        new RdmaShuffleDone(new ShuffleData(23, 0, FileVersion.ANY, 0, 0), false, 0));
   }
 
   /** Ids a reducer can never mean are refused off the wire, naming the field and the ids. */

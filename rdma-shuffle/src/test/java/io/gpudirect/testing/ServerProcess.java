@@ -1,6 +1,8 @@
 package io.gpudirect.testing;
 
 import io.gpudirect.server.BlockServer;
+import io.gpudirect.server.RdmaMode;
+import io.gpudirect.verbs.provider.RdmaProvider;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -15,8 +17,9 @@ import java.util.concurrent.TimeUnit;
 /**
  * A block server over TCP in a process of its own, for tests whose server must run in a JVM
  * unlike theirs (other flags), or be killed: prints {@code port N} once listening, and stops when
- * its standard input closes, so that it never outlives the test that started it. Arguments: a
- * root directory, or {@code --shuffle} and an executor's block manager directories.
+ * its standard input closes, so that it never outlives the test that started it. Arguments:
+ * optionally {@code --rdma-ucx} (it serves RDMA over UCX too), then a root directory, or
+ * {@code --shuffle} and an executor's block manager directories.
  */
 public final class ServerProcess {
   private ServerProcess() {}
@@ -68,6 +71,10 @@ public final class ServerProcess {
 
   public static void main(String[] args) throws IOException {
     var builder = BlockServer.builder().port(0);
+    if (args[0].equals("--rdma-ucx")) {
+      builder.rdma(RdmaMode.ON).rdmaProvider(RdmaProvider.UCX);
+      args = Arrays.copyOfRange(args, 1, args.length);
+    }
     if (args[0].equals("--shuffle")) {
       builder.shuffleDirectories(Arrays.stream(args, 1, args.length).map(Path::of).toList(), 64);
     } else {

@@ -12,12 +12,16 @@ import io.gpudirect.GpuDirectException;
 import io.gpudirect.protocol.ErrorCode;
 import io.gpudirect.protocol.FileVersion;
 import io.gpudirect.protocol.ReadRequest;
+import io.gpudirect.protocol.ShuffleBlockId;
+import io.gpudirect.protocol.ShuffleData;
+import io.gpudirect.protocol.ShuffleRead;
 import io.gpudirect.protocol.StatRequest;
 import io.gpudirect.protocol.StatResponse;
 import io.gpudirect.server.BlockServer;
 import io.gpudirect.server.BlockServerBuilder;
 import io.gpudirect.testing.FileChanges;
 import io.gpudirect.testing.LoopbackCutter;
+import io.gpudirect.testing.SparkShuffleLayout;
 import io.gpudirect.testing.TestFiles;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -53,6 +57,8 @@ public abstract class TransportConformanceTest {
   @TempDir static Path root;
   protected BlockServer server;
   protected static byte[] data;
+  /** Shuffle 1, map 2, of the executor whose shuffle directories the server serves too: its partitions. */
+  protected static byte[][] map2;
 
   protected abstract Transport transport();
 
@@ -100,7 +106,15 @@ public abstract class TransportConformanceTest {
   @BeforeAll
   void start() throws IOException {
     data = TestFiles.write(root.resolve("d.bin"), 8 << 20, 17);
-    server = configure(BlockServer.builder().root(root).port(0).maxReadLength(4 << 20)).build().start();
+    SparkShuffleLayout shuffle = new SparkShuffleLayout(List.of(root.resolve("shuffle/blockmgr-a"),
+        root.resolve("shuffle/blockmgr-b")), 64);
+    for (Path d : shuffle.localDirs()) {
+      java.nio.file.Files.createDirectories(d);
+    }
+    map2 = new byte[][] {Arrays.copyOf(data, 3000), new byte[0], Arrays.copyOfRange(data, 100, (6 << 20) + 100)};
+    shuffle.write(1, 2, map2);
+    server = configure(BlockServer.builder().root(root).shuffleDirectories(shuffle.localDirs(), 64).port(0)
+        .maxReadLength(4 << 20)).build().start();
   }
 
   @AfterAll
@@ -188,6 +202,67 @@ public abstract class TransportConformanceTest {
           () -> c.read(new ReadRequest(2, "none", 0, 1), ByteBuffer.allocate(1)).get(5, TimeUnit.SECONDS));
       assertEquals(ErrorCode.NOT_FOUND, assertInstanceOf(ServerErrorException.class, e.getCause()).code());
       assertTrue(c.isOpen(), "a refusal leaves the connection usable");
+    }
+  }
+
+  /**
+   * Windows of shuffle blocks, pipelined: each lands in the memory bound for it once its answer
+   * told its length (a small block, an empty one, a long one's two windows, the second naming
+   * the first's version); a refusal names the block and leaves the connection usable; memory
+   * that cannot be bound fails that window alone.
+   */
+  @Test
+  void shuffleWindowsLandInTheMemoryBoundForThemAndRefusalsNameTheBlock() throws Exception {
+    int window = 4 << 20;
+    try (Connection c = connect()) {
+      CompletableFuture<ShuffleData> small = c.readBlock(new ShuffleRead(1, ShuffleBlockId.of(1, 2, 0), 0,
+          window, FileVersion.ANY), a -> ByteBuffer.allocate(a.length()));
+      List<ByteBuffer> bound = new ArrayList<>();
+      BlockMemory memory = a -> {
+        ByteBuffer b = a.length() > 1000 ? ByteBuffer.allocateDirect(a.length()) : ByteBuffer.allocate(a.length());
+        synchronized (bound) {
+          bound.add(b);
+        }
+        return b;
+      };
+      CompletableFuture<ShuffleData> empty = c.readBlock(new ShuffleRead(2, ShuffleBlockId.of(1, 2, 1), 0,
+          window, FileVersion.ANY), memory);
+      CompletableFuture<ShuffleData> first = c.readBlock(new ShuffleRead(3, ShuffleBlockId.of(1, 2, 2), 0,
+          window, FileVersion.ANY), memory);
+      CompletableFuture<ShuffleData> missing = c.readBlock(new ShuffleRead(4, ShuffleBlockId.of(1, 9, 0), 0,
+          window, FileVersion.ANY), memory);
+      CompletableFuture<ShuffleData> unbindable = c.readBlock(new ShuffleRead(5, ShuffleBlockId.of(1, 2, 0), 0,
+          window, FileVersion.ANY), a -> {
+            throw new IllegalStateException("no memory for it");
+          });
+
+      assertEquals(new ShuffleData(1, 3000, small.get(10, TimeUnit.SECONDS).version(), 0, 3000), small.get());
+      assertEquals(0, empty.get(10, TimeUnit.SECONDS).length());
+      ShuffleData head = first.get(10, TimeUnit.SECONDS);
+      assertEquals(map2[2].length, head.blockLength());
+      assertEquals(window, head.length());
+      ShuffleData rest = c.readBlock(new ShuffleRead(6, ShuffleBlockId.of(1, 2, 2), window, window, head.version()),
+          memory).get(10, TimeUnit.SECONDS);
+      assertEquals(new ShuffleData(6, map2[2].length, head.version(), window, map2[2].length - window), rest);
+      ByteBuffer whole = ByteBuffer.allocate(map2[2].length);
+      for (ByteBuffer b : bound) {
+        assertFalse(b.hasRemaining(), "filled");
+        whole.put(b.flip());
+      }
+      assertArrayEquals(map2[2], whole.array());
+
+      ExecutionException refused = assertThrows(ExecutionException.class, () -> missing.get(10, TimeUnit.SECONDS));
+      ServerErrorException e = assertInstanceOf(ServerErrorException.class, refused.getCause());
+      assertEquals(ErrorCode.NOT_FOUND, e.code());
+      assertTrue(e.getMessage().contains("shuffle_1_9_0") && e.getMessage().contains("shuffle 1, map 9, reduce 0"),
+          e.getMessage());
+      ExecutionException noMemory = assertThrows(ExecutionException.class, () -> unbindable.get(10, TimeUnit.SECONDS));
+      assertTrue(noMemory.getCause().getMessage().contains("no memory for it"), noMemory.getCause().toString());
+      assertTrue(c.isOpen(), "a refusal and a window with no memory leave the connection usable");
+      ByteBuffer again = ByteBuffer.allocate(3000);
+      c.readBlock(new ShuffleRead(7, ShuffleBlockId.of(1, 2, 0), 0, window, FileVersion.ANY), a -> again)
+          .get(10, TimeUnit.SECONDS);
+      assertArrayEquals(map2[0], again.array());
     }
   }
 

@@ -2,12 +2,16 @@ package io.gpudirect.spark.shuffle;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.gpudirect.client.ClientConfig;
 import io.gpudirect.client.ClientContext;
 import io.gpudirect.memory.BufferAllocator;
 import io.gpudirect.protocol.ShuffleBlockId;
 import io.gpudirect.server.BlockServer;
+import io.gpudirect.server.RdmaMode;
+import io.gpudirect.verbs.provider.RdmaProvider;
+import io.gpudirect.verbs.ucx.UcxLibrary;
 import io.gpudirect.shuffle.BlockToFetch;
 import io.gpudirect.shuffle.FetchLimits;
 import io.gpudirect.shuffle.FetchedBlock;
@@ -99,7 +103,12 @@ class SparkShuffleFilesTest {
         .map(File::toPath).toList();
     int subDirs = spark.sparkContext().conf().getInt("spark.diskStore.subDirectories", 64);
     resolver = (IndexShuffleBlockResolver) SparkEnv.get().shuffleManager().shuffleBlockResolver();
-    server = BlockServer.builder().shuffleDirectories(localDirs, subDirs).secret(SECRET).port(0).build().start();
+    var builder = BlockServer.builder().shuffleDirectories(localDirs, subDirs).secret(SECRET).port(0);
+    if (UcxLibrary.unavailableReason() == null) {
+      // Its queue pairs too, for the fetch over UCX (over TCP or shared memory here).
+      builder.rdma(RdmaMode.ON).rdmaProvider(RdmaProvider.UCX);
+    }
+    server = builder.build().start();
   }
 
   private static void shuffle(JavaPairRDD<?, ?> rdd) {
@@ -130,6 +139,19 @@ class SparkShuffleFilesTest {
 
   @Test
   void everyBlockOfEveryMapOutputIsTheBytesSparksResolverGives() throws IOException {
+    assertEveryBlockIsSparks(ClientConfig.builder().secret(SECRET).transport("tcp").build());
+  }
+
+  /** The same blocks over the RDMA queue pair, through real UCX. */
+  @Test
+  void everyBlockOfEveryMapOutputOverUcxIsTheBytesSparksResolverGives() throws IOException {
+    String missing = UcxLibrary.unavailableReason();
+    assumeTrue(missing == null, "UCX is not installed here (apt-get install libucx0): " + missing);
+    assertEveryBlockIsSparks(ClientConfig.builder().secret(SECRET).transport("rdma")
+        .rdmaProvider(RdmaProvider.UCX).build());
+  }
+
+  private static void assertEveryBlockIsSparks(ClientConfig config) throws IOException {
     Map<ShuffleBlockId, byte[]> expected = new HashMap<>();
     List<BlockToFetch> blocks = new ArrayList<>();
     int emptyMapOutputs = 0;
@@ -164,7 +186,7 @@ class SparkShuffleFilesTest {
 
     Map<ShuffleBlockId, byte[]> fetched = new HashMap<>();
     try (ClientContext context = new ClientContext();
-        ShuffleClients clients = new ShuffleClients(ClientConfig.builder().secret(SECRET).build(), context);
+        ShuffleClients clients = new ShuffleClients(config, context);
         BufferAllocator memory = BufferAllocator.root().newChildAllocator("spark-shuffle-files-test", 64L << 20);
         ShuffleBlockFetcher fetcher = ShuffleBlockFetcher.start(
             Map.of(new InetSocketAddress("127.0.0.1", server.port()), blocks), FetchLimits.SPARK_DEFAULTS,

@@ -8,6 +8,9 @@ import io.gpudirect.protocol.RdmaBind;
 import io.gpudirect.protocol.RdmaBound;
 import io.gpudirect.protocol.RdmaRead;
 import io.gpudirect.protocol.RdmaReadDone;
+import io.gpudirect.protocol.RdmaShuffleDone;
+import io.gpudirect.protocol.RdmaShuffleRead;
+import io.gpudirect.protocol.ShuffleData;
 import io.gpudirect.verbs.Access;
 import io.gpudirect.verbs.CompletionHandler;
 import io.gpudirect.verbs.ControlSlots;
@@ -21,6 +24,7 @@ import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import java.util.zip.CRC32C;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -31,10 +35,11 @@ import org.slf4j.LoggerFactory;
  * registered chunks, no control slots, no worker and no key of its unpacked. A BIND with a
  * token the service offered to an authenticated TCP connection takes that offer's memory
  * ({@link SessionMemory}, reserved when the offer was made) and admits the peer; anything else
- * closes it. Then each RDMA_READ is served, in arrival order, on this session's worker: the
- * file range goes chunk by chunk into registered host memory and out as RDMA WRITEs to the
- * client's address and rkey, several chunks in flight; then an RDMA_READ_DONE (with the
- * CRC32C) is sent on the same queue pair, which RC ordering delivers after the data.
+ * closes it. Then each RDMA_READ (a file range) and RDMA_SHUFFLE_READ (a window of a shuffle
+ * block) is served, in arrival order, on this session's worker: the bytes go chunk by chunk
+ * into registered host memory and out as RDMA WRITEs to the client's address and rkey, several
+ * chunks in flight; then an RDMA_READ_DONE or RDMA_SHUFFLE_DONE (with the CRC32C) is sent on the
+ * same queue pair, which RC ordering delivers after the data.
  *
  * <p>A failed work completion breaks the queue pair: the session logs it with the client and
  * what failed, stops, and frees its memory when its TCP connection ends (or the server closes).
@@ -135,9 +140,11 @@ final class RdmaServerSession {
       stop("bad message from " + client + ": " + e.getMessage(), true);
       return;
     }
-    if (m instanceof RdmaRead r) {
+    Runnable serving = m instanceof RdmaRead r ? () -> serve(r)
+        : m instanceof RdmaShuffleRead r ? () -> serve(r) : null;
+    if (serving != null) {
       try {
-        b.worker().execute(() -> serve(r));
+        b.worker().execute(serving);
       } catch (java.util.concurrent.RejectedExecutionException e) {
         // closing
       }
@@ -245,43 +252,68 @@ final class RdmaServerSession {
       answer(new ErrorResponse(r.requestId(), e.code(), e.getMessage()));
       return;
     }
+    put(r.requestId(), range, r.length(), r.remoteAddress(), r.rkey(), "Cannot read " + r.path()
+        + " at offset " + r.offset() + " for RDMA",
+        crc -> new RdmaReadDone(r.requestId(), r.length(), crc != null, crc == null ? 0 : crc));
+  }
+
+  /** A window of a shuffle block: found and checked as over TCP, then put as a file range is. */
+  private void serve(RdmaShuffleRead r) {
+    ServedFiles.BlockRange range;
+    try {
+      range = offer.files.openBlock(r.read());
+    } catch (ReadRefusedException e) {
+      answer(new ErrorResponse(r.requestId(), e.code(), e.getMessage()));
+      return;
+    }
+    ShuffleData window = range.header();
+    put(r.requestId(), range, window.length(), r.remoteAddress(), r.rkey(), "Cannot read shuffle block "
+        + r.read().block().name() + " from byte " + window.offset() + " for RDMA",
+        crc -> new RdmaShuffleDone(window, crc != null, crc == null ? 0 : crc));
+  }
+
+  /**
+   * Puts the {@code length} bytes of {@code range} at {@code remoteAddress} of the client's region
+   * {@code rkey}, chunk by chunk, then answers {@code done} of their CRC32C (null without one);
+   * or an ERROR for request {@code id}, where a read fails as {@code what}. Closes the range.
+   */
+  private void put(long id, ServedFiles.FileRange range, int length, long remoteAddress, int rkey,
+      String what, Function<Integer, Message> done) {
     CRC32C crc = offer.crc ? new CRC32C() : null;
     boolean handedOver = false;
     Bound b = bound;
     try {
       ByteBuffer memory = b.memory().chunks().nioBuffer();
-      long done = 0;
-      while (done < r.length()) {
+      long written = 0;
+      while (written < length) {
         Integer chunk = nextChunk(b.freeChunks());
         if (chunk == null) {
           return;
         }
-        int n = (int) Math.min(settings.chunkBytes(), r.length() - done);
+        int n = (int) Math.min(settings.chunkBytes(), length - written);
         int at = chunk * settings.chunkBytes();
         ByteBuffer view = memory.duplicate().position(at).limit(at + n).slice();
-        range.readFully(done, view);
+        range.readFully(written, view);
         if (crc != null) {
           crc.update(view.flip());
         }
-        endpoint.postWrite(WorkRequestTag.WRITE.id(chunk), b.chunkRegion(), at, n, r.remoteAddress() + done, r.rkey());
+        endpoint.postWrite(WorkRequestTag.WRITE.id(chunk), b.chunkRegion(), at, n, remoteAddress + written, rkey);
         range.sent(n);
-        done += n;
+        written += n;
       }
       // The CRC is of the bytes written, so it matches a mix of two versions just as well:
       // only this check after the last read of the file tells the client not to use them.
       range.checkUnchanged();
       // The read stays in flight (for a draining server) until its answer has gone out.
-      handedOver = answer(new RdmaReadDone(r.requestId(), r.length(), crc != null,
-          crc == null ? 0 : (int) crc.getValue()), range);
+      handedOver = answer(done.apply(crc == null ? null : (int) crc.getValue()), range);
     } catch (ReadRefusedException e) {
       // The WRITEs have landed; the client fails the whole read on this answer.
-      answer(new ErrorResponse(r.requestId(), e.code(), e.getMessage()));
+      answer(new ErrorResponse(id, e.code(), e.getMessage()));
     } catch (java.io.IOException e) {
       // Some WRITEs may have landed; the client fails the whole read on this answer.
-      answer(new ErrorResponse(r.requestId(), ErrorCode.IO_ERROR, "Cannot read " + r.path()
-          + " at offset " + r.offset() + " for RDMA: " + e));
+      answer(new ErrorResponse(id, ErrorCode.IO_ERROR, what + ": " + e));
     } catch (RuntimeException e) {
-      stop("serving request " + r.requestId() + " for " + client + ": " + e, true);
+      stop("serving request " + id + " for " + client + ": " + e, true);
     } finally {
       if (!handedOver) {
         range.close();

@@ -1,6 +1,8 @@
 package io.gpudirect.server.rdma;
 
 import io.gpudirect.protocol.FileVersion;
+import io.gpudirect.protocol.ShuffleData;
+import io.gpudirect.protocol.ShuffleRead;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 
@@ -16,6 +18,13 @@ public interface ServedFiles {
    * the code and a message naming the path when refused.
    */
   FileRange open(String path, FileVersion version, long offset, int length);
+
+  /**
+   * Checks and opens the window of a shuffle block {@code read} asks for, exactly as a
+   * SHUFFLE_READ over TCP is checked; throws {@link ReadRefusedException} with the code and a
+   * message naming the block when refused.
+   */
+  BlockRange openBlock(ShuffleRead read);
 
   /** A failure of the RDMA side of this connection, for the server's counters and log. */
   void failed(String why);
@@ -36,5 +45,11 @@ public interface ServedFiles {
 
     @Override
     void close();
+  }
+
+  /** A window of a shuffle block, open: its bytes and what its answer says of them. */
+  interface BlockRange extends FileRange {
+    /** The block's length, its data file's version and the window, as SHUFFLE_DATA gives them. */
+    ShuffleData header();
   }
 }

@@ -11,8 +11,13 @@ import io.gpudirect.protocol.RdmaBound;
 import io.gpudirect.protocol.RdmaRead;
 import io.gpudirect.protocol.RdmaReadDone;
 import io.gpudirect.protocol.RdmaSetupAck;
+import io.gpudirect.protocol.RdmaShuffleDone;
+import io.gpudirect.protocol.RdmaShuffleRead;
 import io.gpudirect.protocol.ReadRequest;
 import io.gpudirect.protocol.Request;
+import io.gpudirect.protocol.ShuffleData;
+import io.gpudirect.protocol.ShuffleRead;
+import io.gpudirect.transport.BlockMemory;
 import io.gpudirect.transport.ChecksumMismatchException;
 import io.gpudirect.transport.Connection;
 import io.gpudirect.transport.ConnectionLostException;
@@ -59,7 +64,9 @@ import org.slf4j.LoggerFactory;
  * <p>Destinations: a direct buffer is registered for the one read (remote write access) and
  * deregistered before its future completes, so the server can never write into it afterwards;
  * a heap buffer is read into a registered bounce buffer and copied. Memory that stays
- * registered (device buffers) goes through {@link #readInto}.
+ * registered (device buffers) goes through {@link #readInto}. A window of a shuffle block
+ * ({@link #readBlock}) goes into a bounce buffer of the most it may be, registered for it alone,
+ * and is copied into the caller's memory once its answer has told how long it is.
  *
  * <p>Any failed work completion breaks the queue pair (RC semantics): every outstanding and
  * waiting read fails with an {@link RdmaConnectionException} naming the server and what failed.
@@ -87,12 +94,30 @@ public final class RdmaConnection implements Connection, DeviceReads {
   private volatile GpuDirectException failure;
 
   /**
-   * One read. {@code region} is this read's own registration (closed when it ends), null for
-   * {@link #readInto}; {@code bounce} backs a heap destination; {@code verify} is the host view
-   * the CRC32C is checked on, null where the CPU cannot read the memory (a GPU).
+   * One read: an RDMA_READ, or an RDMA_SHUFFLE_READ ({@code block}). {@code region} is this
+   * read's own registration (closed when it ends), null for {@link #readInto}; {@code bounce}
+   * backs a heap destination or a shuffle window; {@code verify} is the host view the CRC32C is
+   * checked on, null where the CPU cannot read the memory (a GPU).
    */
-  private record Pending(RdmaRead request, CompletableFuture<Void> future, MemoryRegion region,
-      HostBuffer bounce, ByteBuffer dst, ByteBuffer verify, AtomicReference<OptionalInt> crcOut) {}
+  private record Pending(Request request, CompletableFuture<Void> future, MemoryRegion region,
+      HostBuffer bounce, ByteBuffer dst, ByteBuffer verify, AtomicReference<OptionalInt> crcOut,
+      BlockRead block) {
+    Pending(RdmaRead request, CompletableFuture<Void> future, MemoryRegion region, HostBuffer bounce,
+        ByteBuffer dst, ByteBuffer verify, AtomicReference<OptionalInt> crcOut) {
+      this(request, future, region, bounce, dst, verify, crcOut, null);
+    }
+
+    /** The file read; null for a shuffle window. */
+    RdmaRead read() {
+      return request instanceof RdmaRead r ? r : null;
+    }
+  }
+
+  /**
+   * A window of a shuffle block: {@code answer} gets its answer's header, and {@code memory}
+   * binds the caller's memory for its bytes once that header is in.
+   */
+  private record BlockRead(ShuffleRead read, BlockMemory memory, AtomicReference<ShuffleData> answer) {}
 
   private RdmaConnection(Connection control, RdmaSetupAck ack, boolean crc, BufferAllocator allocator,
       ConnectionThreads threads) {
@@ -203,6 +228,41 @@ public final class RdmaConnection implements Connection, DeviceReads {
   public CompletableFuture<OptionalInt> readUnverified(ReadRequest request, ByteBuffer dst) {
     AtomicReference<OptionalInt> crc = new AtomicReference<>(OptionalInt.empty());
     return read(request, dst, crc).thenApply(v -> crc.get());
+  }
+
+  /**
+   * {@inheritDoc} The server puts the window into a bounce buffer of {@code request.maxLength()}
+   * bytes, registered for this one request (and deregistered before the future completes); its
+   * RDMA_SHUFFLE_DONE must answer exactly the window asked (as SHUFFLE_DATA over TCP), else the
+   * connection breaks; then the bytes are checked against its CRC32C and copied into the memory
+   * {@code memory} binds for it.
+   */
+  @Override
+  public CompletableFuture<ShuffleData> readBlock(ShuffleRead request, BlockMemory memory) {
+    GpuDirectException f = failure;
+    if (f != null) {
+      return CompletableFuture.failedFuture(f);
+    }
+    CompletableFuture<Void> future = new CompletableFuture<>();
+    BlockRead block = new BlockRead(request, memory, new AtomicReference<>());
+    HostBuffer bounce = null;
+    MemoryRegion region = null;
+    try {
+      // A window of no bytes still needs an address the server may name: one byte.
+      bounce = allocator.allocate(Math.max(1, request.maxLength()));
+      region = register(bounce.nioBuffer());
+      submit(new Pending(new RdmaShuffleRead(request, region.address(), region.rkey()), future, region,
+          bounce, null, crc ? bounce.nioBuffer() : null, null, block));
+    } catch (RuntimeException e) {
+      if (region != null) {
+        region.close();
+      }
+      if (bounce != null) {
+        bounce.close();
+      }
+      future.completeExceptionally(e);
+    }
+    return future.thenApply(v -> block.answer().get());
   }
 
   private CompletableFuture<Void> read(ReadRequest request, ByteBuffer dst, AtomicReference<OptionalInt> crcOut) {
@@ -369,7 +429,7 @@ public final class RdmaConnection implements Connection, DeviceReads {
       slots.postSend(endpoint, slot, WorkRequestTag.SEND.id(slot), p.request);
     } catch (RuntimeException e) {
       fail(e instanceof RdmaException r ? new RdmaConnectionException(r) : new RdmaConnectionException(RdmaException.Phase.POST, server,
-          "cannot post the RDMA_READ of request " + p.request.requestId() + ": " + e.getMessage(), e));
+          "cannot post the " + p.request.type() + " of request " + p.request.requestId() + ": " + e.getMessage(), e));
     }
     // A failure that raced with the put above may not have seen this read.
     if (failure != null && outstanding.remove(p.request.requestId()) != null) {
@@ -398,10 +458,12 @@ public final class RdmaConnection implements Connection, DeviceReads {
     if (p.region != null) {
       p.region.close();
     }
-    if (error == null && p.dst != null) {
+    if (error == null && p.block != null) {
+      error = copyOut(p);
+    } else if (error == null && p.dst != null) {
       // As over TCP, the destination's position moves past what was read.
       if (p.bounce != null) {
-        p.dst.put(p.bounce.nioBuffer().limit(p.request.length()));
+        p.dst.put(p.bounce.nioBuffer().limit(p.read().length()));
       } else {
         p.dst.position(p.dst.limit());
       }
@@ -413,6 +475,25 @@ public final class RdmaConnection implements Connection, DeviceReads {
       p.future.complete(null);
     } else {
       p.future.completeExceptionally(error);
+    }
+  }
+
+  /**
+   * A shuffle window's bytes, from its bounce buffer into the memory its caller binds for them
+   * now that the answer told their length; null, or what failed this read alone (the binding).
+   */
+  private static RuntimeException copyOut(Pending p) {
+    ShuffleData window = p.block.answer().get();
+    try {
+      ByteBuffer dst = p.block.memory().bind(window);
+      if (dst.remaining() != window.length()) {
+        throw new IllegalArgumentException("Destination has " + dst.remaining()
+            + " bytes left for a window of " + window.length() + " bytes of " + p.block.read().block().name());
+      }
+      dst.put(p.bounce.nioBuffer().limit(window.length()));
+      return null;
+    } catch (RuntimeException e) {
+      return e;
     }
   }
 
@@ -460,10 +541,10 @@ public final class RdmaConnection implements Connection, DeviceReads {
         if (p == null) {
           return;
         }
-        if (done.length() != p.request.length()) {
+        if (p.read() == null || done.length() != p.read().length()) {
           fail(new RdmaConnectionException(RdmaException.Phase.COMPLETION, server, "RDMA_READ_DONE for request "
-              + done.requestId() + " says " + done.length() + " bytes, the request asked for "
-              + p.request.length(), null));
+              + done.requestId() + " says " + done.length() + " bytes, the request was "
+              + (p.read() == null ? "a " + p.request.type() : "for " + p.read().length()), null));
           finish(p, failure);
           return;
         }
@@ -472,7 +553,30 @@ public final class RdmaConnection implements Connection, DeviceReads {
           p.crcOut.set(OptionalInt.of(done.crc32c()));
         }
         if (p.verify != null && done.hasCrc()) {
-          threads.verify(() -> verify(p, done.crc32c()));
+          threads.verify(() -> verify(p, done.crc32c(), p.read().path(), p.read().offset(), done.length()));
+        } else {
+          finish(p, null);
+        }
+      } else if (m instanceof RdmaShuffleDone done) {
+        Pending p = take(done.requestId(), m);
+        if (p == null) {
+          return;
+        }
+        ShuffleData window = done.window();
+        if (p.block == null || !window.answers(p.block.read())) {
+          // As over TCP: a window not asked for may name bytes the server never put.
+          fail(new RdmaConnectionException(RdmaException.Phase.COMPLETION, server, "RDMA_SHUFFLE_DONE for request "
+              + done.requestId() + " (block length " + window.blockLength() + ", offset " + window.offset()
+              + ", length " + window.length() + ", " + window.version().describe() + ") does not answer its request "
+              + (p.block == null ? p.request : p.block.read()), null));
+          finish(p, failure);
+          return;
+        }
+        creditReturned();
+        p.block.answer().set(window);
+        if (p.verify != null && done.hasCrc()) {
+          threads.verify(() -> verify(p, done.crc32c(), p.block.read().block().name(), window.offset(),
+              window.length()));
         } else {
           finish(p, null);
         }
@@ -503,15 +607,16 @@ public final class RdmaConnection implements Connection, DeviceReads {
     return p;
   }
 
-  private void verify(Pending p, int expected) {
+  /** Checks the first {@code length} bytes of {@code p}'s memory, {@code what} from {@code offset}. */
+  private void verify(Pending p, int expected, String what, long offset, int length) {
     CRC32C c = new CRC32C();
-    c.update(p.verify.duplicate().clear().limit(p.request.length()));
+    c.update(p.verify.duplicate().clear().limit(length));
     int actual = (int) c.getValue();
     if (actual == expected) {
       finish(p, null);
     } else {
-      finish(p, new ChecksumMismatchException(p.request.path(), p.request.offset(),
-          p.request.length(), "over RDMA from " + server, expected, actual));
+      finish(p, new ChecksumMismatchException(what, offset, length, "over RDMA from " + server,
+          expected, actual));
     }
   }
 

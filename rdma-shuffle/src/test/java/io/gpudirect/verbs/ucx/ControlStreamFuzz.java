@@ -9,6 +9,11 @@ import io.gpudirect.protocol.RdmaBound;
 import io.gpudirect.protocol.RdmaRead;
 import io.gpudirect.protocol.RdmaReadDone;
 import io.gpudirect.protocol.RdmaSetupAck;
+import io.gpudirect.protocol.RdmaShuffleDone;
+import io.gpudirect.protocol.RdmaShuffleRead;
+import io.gpudirect.protocol.ShuffleBlockId;
+import io.gpudirect.protocol.ShuffleData;
+import io.gpudirect.protocol.ShuffleRead;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
@@ -66,12 +71,20 @@ final class ControlStreamFuzz {
   }
 
   private Message misplacedMessage() {
-    return switch (random.nextInt(6)) {
+    return switch (random.nextInt(8)) {
       case 0 -> new RdmaBound();
       case 1 -> new RdmaReadDone(random.nextLong(), random.nextInt(1 << 20), random.nextBoolean(), random.nextInt());
       case 2 -> new ErrorResponse(random.nextLong(), ErrorCode.IO_ERROR, "fuzz");
       case 3 -> new RdmaSetupAck(random.nextLong(), 1 + random.nextInt(65535), randomBytes(RdmaSetupAck.TOKEN_BYTES), 1 + random.nextInt(64), 16 << 10);
       case 4 -> new RdmaBind(randomBytes(RdmaSetupAck.TOKEN_BYTES));
+      // A block of the map output HostileClientFuzzTest's server has (or not), put anywhere.
+      case 5 -> new RdmaShuffleRead(new ShuffleRead(random.nextLong(), new ShuffleBlockId(1, random.nextInt(3),
+          random.nextInt(4), 4 + random.nextInt(3)), random.nextInt(8192), random.nextInt(1 << 20),
+          io.gpudirect.protocol.FileVersion.ANY), random.nextLong(), random.nextInt());
+      // For the request RdmaClientUnderFuzz has out (id 1) half the time: not the window it asked.
+      case 6 -> new RdmaShuffleDone(new ShuffleData(random.nextInt(2) == 0 ? 1 : random.nextLong(),
+          random.nextInt(1 << 20), io.gpudirect.protocol.FileVersion.ANY, random.nextInt(8192),
+          random.nextInt(1 << 20)), random.nextBoolean(), random.nextInt());
       default -> new RdmaRead(random.nextLong(), "../" + random.nextInt(), io.gpudirect.protocol.FileVersion.ANY,
           random.nextInt(1 << 20), random.nextInt(1 << 20), random.nextLong(), random.nextInt());
     };

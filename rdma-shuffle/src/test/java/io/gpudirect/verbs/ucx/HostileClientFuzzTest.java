@@ -8,8 +8,12 @@ import io.gpudirect.client.BlockClient;
 import io.gpudirect.client.ClientConfig;
 import io.gpudirect.protocol.Frames;
 import io.gpudirect.protocol.RdmaBind;
+import io.gpudirect.protocol.FileVersion;
 import io.gpudirect.protocol.ReadRequest;
+import io.gpudirect.protocol.ShuffleBlockId;
+import io.gpudirect.protocol.ShuffleRead;
 import io.gpudirect.testing.QueuePairOffer;
+import io.gpudirect.testing.SparkShuffleLayout;
 import io.gpudirect.testing.TestFiles;
 import io.gpudirect.transport.ConnectionOptions;
 import io.gpudirect.transport.ConnectionThreads;
@@ -47,6 +51,8 @@ class HostileClientFuzzTest {
   static int port;
   static int rdmaPort;
   static byte[] data;
+  /** Partition 2 of shuffle 1's map outputs. */
+  static byte[] block;
 
   @BeforeAll
   static void start() throws Exception {
@@ -55,7 +61,15 @@ class HostileClientFuzzTest {
     data = TestFiles.write(files.resolve("d.bin"), 2 << 20, 11);
     Path secret = root.resolve("secret");
     Files.write(secret, SECRET);
-    server = new ChildJvm(UcxServerProcess.class, files.toString(), secret.toString());
+    // Shuffle 1's map outputs 0 and 1 too, for the fuzz's RDMA_SHUFFLE_READs to find.
+    SparkShuffleLayout shuffle = new SparkShuffleLayout(List.of(root.resolve("blockmgr-a")), 64);
+    Files.createDirectories(shuffle.localDirs().get(0));
+    block = java.util.Arrays.copyOf(data, 70_000);
+    for (int map = 0; map < 2; map++) {
+      shuffle.write(1, map, new byte[100], new byte[0], block, new byte[5], new byte[9000], new byte[1]);
+    }
+    server = new ChildJvm(UcxServerProcess.class, files.toString(), secret.toString(),
+        shuffle.localDirs().get(0).toString());
     port = Integer.parseInt(server.awaitLine("port ", 60).substring(5).trim());
     try (QueuePairOffer o = QueuePairOffer.take(port, SECRET)) {
       rdmaPort = o.rdmaPort();
@@ -132,6 +146,10 @@ class HostileClientFuzzTest {
       byte[] got = new byte[data.length];
       dst.flip().get(got);
       assertArrayEquals(data, got, "RDMA read after the attack");
+      ByteBuffer window = ByteBuffer.allocate(block.length);
+      c.readBlock(new ShuffleRead(2, ShuffleBlockId.of(1, 1, 2), 0, 1 << 20, FileVersion.ANY), a -> window)
+          .get(30, TimeUnit.SECONDS);
+      assertArrayEquals(block, window.array(), "shuffle block over RDMA after the attack");
     }
     try (BlockClient c = BlockClient.connect(new InetSocketAddress("127.0.0.1", port),
         ClientConfig.builder().secret(SECRET).build())) {

@@ -10,7 +10,8 @@ import java.nio.file.Path;
 /**
  * A block server serving RDMA over UCX in a process of its own, for tests that kill it with
  * SIGKILL or send it bytes that could crash a JVM in native code (a crash then fails the test,
- * not the build): {@code ROOT [SECRET_FILE]}; prints {@code port N} once listening, then waits
+ * not the build): {@code ROOT [SECRET_FILE [SHUFFLE_DIRECTORY...]]} (an executor's block manager
+ * directories, served too); prints {@code port N} once listening, then waits
  * to be killed.
  */
 public final class UcxServerProcess {
@@ -21,6 +22,9 @@ public final class UcxServerProcess {
         .rdmaProvider(RdmaProvider.UCX);
     if (args.length > 1) {
       b.secret(Files.readAllBytes(Path.of(args[1])));
+    }
+    if (args.length > 2) {
+      b.shuffleDirectories(java.util.Arrays.stream(args, 2, args.length).map(Path::of).toList(), 64);
     }
     BlockServer server = b.build().start();
     System.out.println("port " + server.port());
