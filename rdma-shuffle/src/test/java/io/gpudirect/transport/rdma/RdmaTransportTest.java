@@ -13,6 +13,7 @@ import io.gpudirect.server.RdmaMode;
 import io.gpudirect.server.rdma.RdmaService;
 import io.gpudirect.testing.Settle;
 import io.gpudirect.testing.TestFiles;
+import io.gpudirect.transport.ConnectionLostException;
 import io.gpudirect.transport.ConnectionOptions;
 import io.gpudirect.transport.ConnectionThreads;
 import io.gpudirect.verbs.Access;
@@ -119,10 +120,17 @@ class RdmaTransportTest {
         verbs.releaseWrites();
         for (CompletableFuture<Void> f : List.of(bad, good)) {
           ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(10, TimeUnit.SECONDS));
-          RdmaConnectionException r = assertInstanceOf(RdmaConnectionException.class, e.getCause(), String.valueOf(e.getCause()));
-          assertEquals(RdmaException.Phase.COMPLETION, r.phase());
-          assertTrue(r.getMessage().contains("gpudirect server 127.0.0.1:" + server.port()), r.getMessage());
-          assertTrue(r.getMessage().contains("flushed"), r.getMessage());
+          Throwable cause = e.getCause();
+          assertTrue(cause.getMessage().contains("gpudirect server 127.0.0.1:" + server.port()), cause.getMessage());
+          // Which the client sees first is a race, on a NIC as in the double: the flush of a receive
+          // it had posted (completion queue), or the server's disconnect (connection events) when
+          // the server broke the queue pair while every receive was in use.
+          if (cause instanceof RdmaConnectionException r) {
+            assertEquals(RdmaException.Phase.COMPLETION, r.phase());
+            assertTrue(r.getMessage().contains("flushed"), r.getMessage());
+          } else {
+            assertInstanceOf(ConnectionLostException.class, cause, String.valueOf(cause));
+          }
         }
         assertFalse(c.isOpen());
       }
