@@ -8,13 +8,10 @@ import io.gpudirect.client.BlockClient;
 import io.gpudirect.client.ClientConfig;
 import io.gpudirect.protocol.Frames;
 import io.gpudirect.protocol.RdmaBind;
-import io.gpudirect.protocol.ReadRequest;
 import io.gpudirect.testing.QueuePairOffer;
 import io.gpudirect.testing.TestFiles;
 import io.gpudirect.transport.ConnectionOptions;
 import io.gpudirect.transport.ConnectionThreads;
-import io.gpudirect.transport.rdma.RdmaConnection;
-import io.gpudirect.transport.rdma.RdmaTransport;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
@@ -124,15 +121,9 @@ class HostileClientFuzzTest {
   /** The server is up and serves an authenticated reader the right bytes, over RDMA and TCP. */
   private static void assertServes() throws Exception {
     assertTrue(server.isAlive(), server.describe());
-    try (RdmaConnection c = new RdmaTransport(UcxVerbs.open(), THREADS).connect(
-        new InetSocketAddress("127.0.0.1", port),
-        new ConnectionOptions(SECRET, Duration.ofSeconds(10), "hostile-client-fuzz-test"))) {
-      ByteBuffer dst = ByteBuffer.allocateDirect(data.length);
-      c.read(new ReadRequest(1, "d.bin", 0, data.length), dst).get(30, TimeUnit.SECONDS);
-      byte[] got = new byte[data.length];
-      dst.flip().get(got);
-      assertArrayEquals(data, got, "RDMA read after the attack");
-    }
+    SecretHoldersRead.assertReadsOverRdma(port,
+        new ConnectionOptions(SECRET, Duration.ofSeconds(10), "hostile-client-fuzz-test"), THREADS, "d.bin", data,
+        Duration.ofSeconds(30));
     try (BlockClient c = BlockClient.connect(new InetSocketAddress("127.0.0.1", port),
         ClientConfig.builder().secret(SECRET).build())) {
       ByteBuffer dst = ByteBuffer.allocate(data.length);
