@@ -8,6 +8,7 @@ import io.gpudirect.client.BlockClient;
 import io.gpudirect.client.ClientConfig;
 import io.gpudirect.protocol.Frames;
 import io.gpudirect.protocol.RdmaBind;
+import io.gpudirect.testing.ChildProcess;
 import io.gpudirect.testing.QueuePairOffer;
 import io.gpudirect.testing.TestFiles;
 import io.gpudirect.transport.ConnectionOptions;
@@ -40,7 +41,7 @@ class HostileClientFuzzTest {
   private static final ConnectionThreads THREADS = new ConnectionThreads();
 
   @TempDir static Path root;
-  static ChildJvm server;
+  static ChildProcess server;
   static int port;
   static int rdmaPort;
   static byte[] data;
@@ -52,15 +53,15 @@ class HostileClientFuzzTest {
     data = TestFiles.write(files.resolve("d.bin"), 2 << 20, 11);
     Path secret = root.resolve("secret");
     Files.write(secret, SECRET);
-    server = new ChildJvm(UcxServerProcess.class, files.toString(), secret.toString());
-    port = Integer.parseInt(server.awaitLine("port ", 60).substring(5).trim());
+    server = ChildJvm.start(UcxServerProcess.class, files.toString(), secret.toString());
+    port = Integer.parseInt(server.awaitLine("port ", Duration.ofSeconds(60)).substring(5).trim());
     try (QueuePairOffer o = QueuePairOffer.take(port, SECRET)) {
       rdmaPort = o.rdmaPort();
     }
   }
 
   @AfterAll
-  static void stop() {
+  static void stop() throws InterruptedException {
     THREADS.close();
     if (server != null) {
       server.close();
