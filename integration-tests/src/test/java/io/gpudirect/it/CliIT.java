@@ -9,6 +9,7 @@ import io.gpudirect.server.LoginTries;
 import io.gpudirect.server.ManualLoginClock;
 import io.gpudirect.testing.ChildProcess;
 import io.gpudirect.testing.FileChanges;
+import io.gpudirect.testing.SparkJvmFlags;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -258,6 +259,6 @@ class CliIT {
 
   /** The CLI in a child JVM with this test's classpath. */
   private static ProcessBuilder cli(String... args) {
-    return ChildProcess.java(CliIT.class, List.of(JvmFlags.FLAGS), "io.gpudirect.cli.GpuDirectCli", args);
+    return ChildProcess.java(CliIT.class, SparkJvmFlags.FLAGS, "io.gpudirect.cli.GpuDirectCli", args);
   }
 }
