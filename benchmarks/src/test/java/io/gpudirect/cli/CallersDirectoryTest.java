@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.gpudirect.testing.ChildProcess;
+import io.gpudirect.testing.SparkJvmFlags;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -22,15 +24,6 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @Timeout(value = 300, unit = TimeUnit.SECONDS)
 class CallersDirectoryTest {
-  private static final String[] JVM_FLAGS = {
-      "--add-opens=java.base/java.lang=ALL-UNNAMED", "--add-opens=java.base/java.lang.invoke=ALL-UNNAMED",
-      "--add-opens=java.base/java.lang.reflect=ALL-UNNAMED", "--add-opens=java.base/java.io=ALL-UNNAMED",
-      "--add-opens=java.base/java.net=ALL-UNNAMED", "--add-opens=java.base/java.nio=ALL-UNNAMED",
-      "--add-opens=java.base/java.util=ALL-UNNAMED", "--add-opens=java.base/java.util.concurrent=ALL-UNNAMED",
-      "--add-opens=java.base/java.util.concurrent.atomic=ALL-UNNAMED", "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
-      "--add-opens=java.base/sun.nio.cs=ALL-UNNAMED", "--add-opens=java.base/sun.security.action=ALL-UNNAMED",
-      "--add-opens=java.base/sun.util.calendar=ALL-UNNAMED", "-Djdk.reflect.useDirectMethodHandle=false"};
-
   @TempDir Path caller;
   @TempDir Path output;
 
@@ -38,14 +31,12 @@ class CallersDirectoryTest {
   @ValueSource(strings = {"demo --rows 20000", "bench --duration 0.2 --rounds 1 --size 4m --arrow-size 1m"
       + " --spark-rows 20000 --join-rows 20000 --join-pairs 1 --sections latency,spark,joins"})
   void leavesNothingInTheCallersDirectoryAndNoBarOrIssueInItsOutput(String args) throws Exception {
-    List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
-    command.addAll(List.of(JVM_FLAGS));
-    command.addAll(List.of("-Xmx1g", "-cp", System.getProperty("java.class.path"), GpuDirectCli.class.getName()));
-    command.addAll(List.of(args.split(" ")));
+    List<String> flags = new ArrayList<>(SparkJvmFlags.FLAGS);
+    flags.add("-Xmx1g");
     Path out = output.resolve("out");
     Path err = output.resolve("err");
-    Process p = new ProcessBuilder(command).directory(caller.toFile())
-        .redirectOutput(out.toFile()).redirectError(err.toFile()).start();
+    Process p = ChildProcess.java(CallersDirectoryTest.class, flags, GpuDirectCli.class.getName(), args.split(" "))
+        .directory(caller.toFile()).redirectOutput(out.toFile()).redirectError(err.toFile()).start();
     assertTrue(p.waitFor(240, TimeUnit.SECONDS), args + " ended");
     String printed = Files.readString(out) + Files.readString(err);
     assertEquals(0, p.exitValue(), printed);

@@ -30,10 +30,9 @@ import java.util.function.LongFunction;
  * <p>Thread-safe.
  */
 public final class DeviceAllocator {
-  private final BufferAllocator accounts;
-  private final LongFunction<DeviceMemoryBuffer> rmm;
   /** Every live buffer this allocator made, by start address, for {@link #chargeTable}. */
   private final ConcurrentSkipListMap<Long, Charge> live = new ConcurrentSkipListMap<>();
+  private final ChargedUntilLastClose<DeviceMemoryBuffer> buffers;
 
   /** Charges {@code accounts} (and its ancestors) for every buffer; RMM allocates them. */
   public DeviceAllocator(BufferAllocator accounts) {
@@ -42,13 +41,12 @@ public final class DeviceAllocator {
 
   /** @param rmm the physical allocation; tests without a GPU pass a double */
   DeviceAllocator(BufferAllocator accounts, LongFunction<DeviceMemoryBuffer> rmm) {
-    this.accounts = accounts;
-    this.rmm = rmm;
+    this.buffers = new ChargedUntilLastClose<>(accounts, rmm, this::remember);
   }
 
   /** The allocator node charged; its limit bounds the device bytes. */
   public BufferAllocator accounts() {
-    return accounts;
+    return buffers.accounts();
   }
 
   /**
@@ -59,20 +57,15 @@ public final class DeviceAllocator {
    * @param what names the buffer in leak reports ("Arrow IPC body of FILE", ...)
    */
   public DeviceMemoryBuffer allocate(long bytes, String what) {
-    Charge charge = accounts.charge(bytes, what);
-    DeviceMemoryBuffer buffer;
-    try {
-      buffer = rmm.apply(bytes);
-    } catch (RuntimeException | Error e) {
-      charge.close();
-      throw e;
-    }
+    return buffers.allocate(bytes, what);
+  }
+
+  private Runnable remember(DeviceMemoryBuffer buffer, Charge charge) {
     long address = buffer.getAddress();
     live.put(address, charge);
     // RMM may hand the address out again once it is freed, before this buffer's handler runs:
     // only this buffer's own entry is removed.
-    buffer.setEventHandler(new ReleaseOnLastClose(charge, () -> live.remove(address, charge)));
-    return buffer;
+    return () -> live.remove(address, charge);
   }
 
   /**
@@ -86,7 +79,7 @@ public final class DeviceAllocator {
     for (int i = 0; i < table.getNumberOfColumns(); i++) {
       bytes += cudfBytes(table.getColumn(i));
     }
-    return accounts.charge(bytes, what);
+    return buffers.accounts().charge(bytes, what);
   }
 
   private long cudfBytes(ColumnView column) {

@@ -2,7 +2,6 @@ package io.gpudirect.gpu;
 
 import ai.rapids.cudf.HostMemoryBuffer;
 import io.gpudirect.memory.BufferAllocator;
-import io.gpudirect.memory.Charge;
 import java.util.function.LongFunction;
 
 /**
@@ -15,8 +14,7 @@ import java.util.function.LongFunction;
  * <p>Thread-safe.
  */
 public final class HostMemoryAllocator {
-  private final BufferAllocator accounts;
-  private final LongFunction<HostMemoryBuffer> cudf;
+  private final ChargedUntilLastClose<HostMemoryBuffer> buffers;
 
   /** Charges {@code accounts} (and its ancestors) for every buffer; cuDF allocates them. */
   public HostMemoryAllocator(BufferAllocator accounts) {
@@ -25,13 +23,13 @@ public final class HostMemoryAllocator {
 
   /** @param cudf the physical allocation; tests without a GPU pass one that needs no CUDA */
   HostMemoryAllocator(BufferAllocator accounts, LongFunction<HostMemoryBuffer> cudf) {
-    this.accounts = accounts;
-    this.cudf = cudf;
+    // cuDF's host buffers are found by nobody later: nothing to remember of them.
+    this.buffers = new ChargedUntilLastClose<>(accounts, cudf, (buffer, charge) -> () -> { });
   }
 
   /** The allocator node charged. */
   public BufferAllocator accounts() {
-    return accounts;
+    return buffers.accounts();
   }
 
   /**
@@ -41,15 +39,6 @@ public final class HostMemoryAllocator {
    * @param what names the buffer in leak reports ("footer of FILE", ...)
    */
   public HostMemoryBuffer allocate(long bytes, String what) {
-    Charge charge = accounts.charge(bytes, what);
-    HostMemoryBuffer buffer;
-    try {
-      buffer = cudf.apply(bytes);
-    } catch (RuntimeException | Error e) {
-      charge.close();
-      throw e;
-    }
-    buffer.setEventHandler(new ReleaseOnLastClose(charge, () -> { }));
-    return buffer;
+    return buffers.allocate(bytes, what);
   }
 }

@@ -4,17 +4,15 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.gpudirect.testing.ChildProcess;
 import io.gpudirect.testing.TestData;
-import java.io.BufferedReader;
-import java.io.IOException;
-import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -26,6 +24,9 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class BinScriptIT {
   private static final Pattern LISTENING = Pattern.compile("gpudirect server listening on (\\S+):(\\d+)");
+  private static final Pattern SERVING = Pattern.compile("^serving ");
+  /** Far beyond a child JVM's start on a loaded machine: a bound on a hang, not a verdict. */
+  private static final Duration STARTS_WITHIN = Duration.ofSeconds(120);
   private static final String TRANSPORT_LINE = "transport: TCP (";
   /** A file name no ASCII locale can decode. */
   private static final String NAME = "tarifs-été-東京.txt";
@@ -38,11 +39,12 @@ class BinScriptIT {
     Path data = Files.createDirectories(caller.resolve("data"));
     Files.writeString(data.resolve(NAME), "12345\n");
 
-    Process server = script("server", "--root", "data", "--port", "0").redirectErrorStream(true).start();
+    ChildProcess server = ChildProcess.start("bin/gpudirect server", script("server", "--root", "data", "--port", "0"));
     try {
-      String[] started = awaitPort(server);
-      String base = "gpudirect://127.0.0.1:" + started[0];
-      String startup = started[1];
+      String base = "gpudirect://127.0.0.1:" + awaitPort(server);
+      // The line after the address says what is served.
+      server.awaitLine(SERVING, STARTS_WITHIN);
+      String startup = server.output();
       assertTrue(startup.contains("serving " + data.toAbsolutePath().normalize()), "--root data is the caller's data: " + startup);
 
       Process ls = script("ls", base + "/").start();
@@ -59,8 +61,7 @@ class BinScriptIT {
       assertFalse(startup.contains("apt-get install"), startup);
       assertEquals("", err, "ls wrote on stderr");
     } finally {
-      server.destroy();
-      assertTrue(server.waitFor(30, TimeUnit.SECONDS), "the server stops on SIGTERM");
+      assertTrue(server.stop(Duration.ofSeconds(30)), "the server stops on SIGTERM");
     }
   }
 
@@ -68,17 +69,16 @@ class BinScriptIT {
   void aRelativeSecretFileIsTheCallers() throws Exception {
     Files.createDirectories(caller.resolve("data"));
     Files.writeString(caller.resolve("secret"), "a secret of thirty-two bytes, ok");
-    Process server = script("server", "--root", "data", "--port", "0", "--secret-file", "secret")
-        .redirectErrorStream(true).start();
+    ChildProcess server = ChildProcess.start("bin/gpudirect server",
+        script("server", "--root", "data", "--port", "0", "--secret-file", "secret"));
     try {
-      String base = "gpudirect://127.0.0.1:" + awaitPort(server)[0];
+      String base = "gpudirect://127.0.0.1:" + awaitPort(server);
       Process ls = script("ls", "--secret-file", "secret", base + "/").redirectErrorStream(true).start();
       String out = new String(ls.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
       assertTrue(ls.waitFor(120, TimeUnit.SECONDS));
       assertEquals(0, ls.exitValue(), out);
     } finally {
-      server.destroy();
-      assertTrue(server.waitFor(30, TimeUnit.SECONDS), "the server stops on SIGTERM");
+      assertTrue(server.stop(Duration.ofSeconds(30)), "the server stops on SIGTERM");
     }
   }
 
@@ -99,21 +99,8 @@ class BinScriptIT {
     return pb;
   }
 
-  /** The server's port and everything it printed up to and including its address. */
-  private static String[] awaitPort(Process server) throws IOException {
-    BufferedReader out = new BufferedReader(new InputStreamReader(server.getInputStream(), StandardCharsets.UTF_8));
-    StringBuilder seen = new StringBuilder();
-    String line;
-    while ((line = out.readLine()) != null) {
-      seen.append(line).append('\n');
-      Matcher m = LISTENING.matcher(line);
-      if (m.find()) {
-        // The line after the address says what is served.
-        String next = out.readLine();
-        return new String[] {m.group(2), seen.append(next).append('\n').toString()};
-      }
-    }
-    throw new AssertionError("the server ended without printing its address: " + seen);
+  private static int awaitPort(ChildProcess server) throws InterruptedException {
+    return Integer.parseInt(server.awaitLine(LISTENING, STARTS_WITHIN).group(2));
   }
 
   private static int count(String text, String part) {

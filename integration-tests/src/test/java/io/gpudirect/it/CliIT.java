@@ -7,15 +7,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.gpudirect.server.BlockServer;
 import io.gpudirect.server.LoginTries;
 import io.gpudirect.server.ManualLoginClock;
+import io.gpudirect.testing.ChildProcess;
 import io.gpudirect.testing.FileChanges;
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
+import io.gpudirect.testing.SparkJvmFlags;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
+import java.time.Duration;
 import java.util.Arrays;
-import java.util.List;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
@@ -27,6 +26,8 @@ import org.junit.jupiter.params.provider.EnumSource;
 
 /** {@code gpudirect server}, {@code ls} and {@code cat} as separate processes, as a user runs them. */
 class CliIT {
+  /** Far beyond a child JVM's start on a loaded machine: a bound on a hang, not a verdict. */
+  private static final Duration STARTS_WITHIN = Duration.ofSeconds(120);
   private static final Pattern LISTENING = Pattern.compile("gpudirect server listening on (\\S+):(\\d+)");
 
   @TempDir
@@ -41,18 +42,9 @@ class CliIT {
     Files.write(root.resolve("d/blob.bin"), data);
     Files.writeString(root.resolve("d/small.txt"), "hello\n");
 
-    Process server = cli("server", "--root", root.toString(), "--port", "0").redirectErrorStream(true).start();
+    ChildProcess server = ChildProcess.start("gpudirect server", cli("server", "--root", root.toString(), "--port", "0"));
     try {
-      BufferedReader out = new BufferedReader(new InputStreamReader(server.getInputStream(), StandardCharsets.UTF_8));
-      String line;
-      Matcher m = null;
-      while ((line = out.readLine()) != null) {
-        m = LISTENING.matcher(line);
-        if (m.find()) {
-          break;
-        }
-      }
-      assertTrue(line != null, "the server printed its address");
+      Matcher m = server.awaitLine(LISTENING, STARTS_WITHIN);
       String base = "gpudirect://127.0.0.1:" + m.group(2);
 
       Process ls = cli("ls", base + "/d").start();
@@ -76,8 +68,7 @@ class CliIT {
       assertTrue(error.startsWith("gpudirect: Cannot access 'd/nope.bin' on gpudirect server 127.0.0.1:"
           + m.group(2) + ": "), error);
     } finally {
-      server.destroy();
-      assertTrue(server.waitFor(30, TimeUnit.SECONDS), "the server stops on SIGTERM");
+      assertTrue(server.stop(Duration.ofSeconds(30)), "the server stops on SIGTERM");
     }
   }
 
@@ -149,8 +140,8 @@ class CliIT {
     Path serverSecret = Files.writeString(tmp.resolve("server.secret"), "the-right-secret-of-the-server");
     Path clientSecret = Files.writeString(tmp.resolve("client.secret"), "a-wrong-secret-of-the-client");
     // Bound to every interface: the server knows itself as 0.0.0.0, the client dialled 127.0.0.1.
-    Process server = cli("server", "--root", root.toString(), "--port", "0", "--bind", "0.0.0.0",
-        "--secret-file", serverSecret.toString()).redirectErrorStream(true).start();
+    ChildProcess server = ChildProcess.start("gpudirect server", cli("server", "--root", root.toString(), "--port",
+        "0", "--bind", "0.0.0.0", "--secret-file", serverSecret.toString()));
     try {
       String port = awaitPort(server);
       assertEquals("gpudirect: Secret rejected by gpudirect server 127.0.0.1:" + port + ": the secret in"
@@ -158,8 +149,7 @@ class CliIT {
           + " (its --secret-file)",
           failure("ls", "--secret-file", clientSecret.toString(), "gpudirect://127.0.0.1:" + port + "/"));
     } finally {
-      server.destroy();
-      assertTrue(server.waitFor(30, TimeUnit.SECONDS), "the server stops on SIGTERM");
+      assertTrue(server.stop(Duration.ofSeconds(30)), "the server stops on SIGTERM");
     }
   }
 
@@ -226,20 +216,14 @@ class CliIT {
     ProcessBuilder pb = cli("server", "--root", root.toString(), "--port", "0", "--secret-file", readable.toString());
     // As bin/gpudirect runs it: warnings shown.
     pb.command().add(1, "-Dlog4j2.configurationFile=" + Path.of("..", "bin", "log4j2-cli.properties").toAbsolutePath());
-    Process server = pb.redirectErrorStream(true).start();
+    ChildProcess server = ChildProcess.start("gpudirect server", pb);
     try {
-      BufferedReader lines = new BufferedReader(new InputStreamReader(server.getInputStream(), StandardCharsets.UTF_8));
-      StringBuilder seen = new StringBuilder();
-      String line;
-      while ((line = lines.readLine()) != null && !LISTENING.matcher(line).find()) {
-        seen.append(line).append('\n');
-      }
-      assertTrue(line != null, "the server starts: " + seen);
-      assertTrue(seen.toString().contains("Secret file " + readable + " can be read by every user of this host")
-          && seen.toString().contains("chmod 600 " + readable), seen.toString());
+      server.awaitLine(LISTENING, STARTS_WITHIN);
+      String seen = server.output();
+      assertTrue(seen.contains("Secret file " + readable + " can be read by every user of this host")
+          && seen.contains("chmod 600 " + readable), seen);
     } finally {
-      server.destroy();
-      assertTrue(server.waitFor(30, TimeUnit.SECONDS), "the server stops on SIGTERM");
+      assertTrue(server.stop(Duration.ofSeconds(30)), "the server stops on SIGTERM");
     }
   }
 
@@ -248,9 +232,8 @@ class CliIT {
     Path root = Files.createDirectories(tmp.resolve("root"));
     Files.writeString(root.resolve("a.txt"), "over tls\n");
     io.gpudirect.testing.TestCertificates cert = io.gpudirect.testing.TestCertificates.create(tmp.resolve("keys"), "cli");
-    Process server = cli("server", "--root", root.toString(), "--port", "0",
-        "--tls-cert", cert.certificate().toString(), "--tls-key", cert.privateKey().toString())
-        .redirectErrorStream(true).start();
+    ChildProcess server = ChildProcess.start("gpudirect server", cli("server", "--root", root.toString(), "--port", "0",
+        "--tls-cert", cert.certificate().toString(), "--tls-key", cert.privateKey().toString()));
     try {
       String base = "gpudirect://127.0.0.1:" + awaitPort(server);
       Process ls = cli("ls", "--tls", "--tls-trust-store", cert.certificate().toString(), base + "/").start();
@@ -265,34 +248,16 @@ class CliIT {
       assertEquals(1, plain.exitValue(), error);
       assertTrue(error.contains("requires TLS") && error.contains("--tls"), error);
     } finally {
-      server.destroy();
-      assertTrue(server.waitFor(30, TimeUnit.SECONDS), "the server stops on SIGTERM");
+      assertTrue(server.stop(Duration.ofSeconds(30)), "the server stops on SIGTERM");
     }
   }
 
-  private static String awaitPort(Process server) throws Exception {
-    BufferedReader out = new BufferedReader(new InputStreamReader(server.getInputStream(), StandardCharsets.UTF_8));
-    String line;
-    StringBuilder seen = new StringBuilder();
-    while ((line = out.readLine()) != null) {
-      seen.append(line).append('\n');
-      Matcher m = LISTENING.matcher(line);
-      if (m.find()) {
-        return m.group(2);
-      }
-    }
-    throw new AssertionError("the server ended without printing its address: " + seen);
+  private static String awaitPort(ChildProcess server) throws InterruptedException {
+    return server.awaitLine(LISTENING, STARTS_WITHIN).group(2);
   }
 
   /** The CLI in a child JVM with this test's classpath. */
   private static ProcessBuilder cli(String... args) {
-    List<String> command = new ArrayList<>();
-    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    command.addAll(Arrays.asList(JvmFlags.FLAGS));
-    command.add("-cp");
-    command.add(System.getProperty("java.class.path"));
-    command.add("io.gpudirect.cli.GpuDirectCli");
-    command.addAll(Arrays.asList(args));
-    return new ProcessBuilder(command);
+    return ChildProcess.java(CliIT.class, SparkJvmFlags.FLAGS, "io.gpudirect.cli.GpuDirectCli", args);
   }
 }

@@ -11,16 +11,17 @@ import io.gpudirect.cli.GpuDirectCli;
 import io.gpudirect.protocol.Auth;
 import io.gpudirect.protocol.AuthOk;
 import io.gpudirect.protocol.AuthResponse;
+import io.gpudirect.protocol.ErrorResponse;
 import io.gpudirect.protocol.Frames;
 import io.gpudirect.protocol.Hello;
 import io.gpudirect.protocol.HelloAck;
+import io.gpudirect.protocol.ListRequest;
 import io.gpudirect.protocol.Message;
 import io.gpudirect.protocol.Protocol;
 import io.gpudirect.protocol.ReadData;
 import io.gpudirect.protocol.ReadRequest;
-import io.gpudirect.protocol.ErrorResponse;
-import io.gpudirect.protocol.ListRequest;
 import io.gpudirect.protocol.StatRequest;
+import io.gpudirect.testing.SparkJvmFlags;
 import java.io.BufferedReader;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -187,7 +188,7 @@ class ServerProcessIT {
   private int start(Path root, Path secretFile, Map<String, String> env) throws Exception {
     List<String> command = new ArrayList<>();
     command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    command.addAll(Arrays.asList(JvmFlags.FLAGS));
+    command.addAll(SparkJvmFlags.FLAGS);
     command.addAll(List.of("-Xmx256m", "-cp", System.getProperty("java.class.path"), GpuDirectCli.class.getName(),
         "server", "--root", root.toString(), "--port", "0", "--secret-file", secretFile.toString(),
         "--shutdown-grace-seconds", "30"));

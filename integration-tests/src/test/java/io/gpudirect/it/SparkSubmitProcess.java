@@ -3,6 +3,7 @@ package io.gpudirect.it;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.gpudirect.testing.SparkJvmFlags;
 import java.io.File;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
@@ -43,7 +44,7 @@ final class SparkSubmitProcess {
       throws Exception {
     List<String> command = new ArrayList<>();
     command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    command.addAll(Arrays.asList(JvmFlags.FLAGS));
+    command.addAll(SparkJvmFlags.FLAGS);
     command.add("-Xmx1g");
     command.add("-cp");
     command.add(sparkOnlyClasspath());

@@ -160,12 +160,7 @@ final class ChunkedReads {
 
     return CompletableFuture.allOf(parts.toArray(new CompletableFuture<?>[0]))
         .handle((v, err) -> {
-          reads.incrementAndGet();
-          fetchNanos.addAndGet(System.nanoTime() - start);
-          if (err != null) {
-            throw new CompletionException(readFailure(parts, err));
-          }
-          bytesFetched.addAndGet(total);
+          settled(start, parts, err, total);
           return null;
         });
   }
@@ -232,12 +227,7 @@ final class ChunkedReads {
     }
     return CompletableFuture.allOf(parts.toArray(new CompletableFuture<?>[0]))
         .handle((v, err) -> {
-          reads.incrementAndGet();
-          fetchNanos.addAndGet(System.nanoTime() - start);
-          if (err != null) {
-            throw new CompletionException(readFailure(parts, err));
-          }
-          bytesFetched.addAndGet(length);
+          settled(start, parts, err, length);
           return null;
         });
   }
@@ -269,12 +259,7 @@ final class ChunkedReads {
       }
       return CompletableFuture.allOf(parts.toArray(new CompletableFuture<?>[0]));
     }, threads::runWorker).handle((v, err) -> {
-      reads.incrementAndGet();
-      fetchNanos.addAndGet(System.nanoTime() - start);
-      if (err != null) {
-        throw new CompletionException(readFailure(parts, err));
-      }
-      bytesFetched.addAndGet(first.get().blockLength());
+      settled(start, parts, err, err == null ? first.get().blockLength() : 0);
       return first.get().blockLength();
     });
   }
@@ -567,6 +552,19 @@ final class ChunkedReads {
     NotRead(String message) {
       super(message);
     }
+  }
+
+  /**
+   * Counts a read whose parts are all settled: its time whatever the outcome, its {@code bytes}
+   * when it succeeded; when it failed, throws why ({@link #readFailure}).
+   */
+  private void settled(long start, List<CompletableFuture<Void>> parts, Throwable err, long bytes) {
+    reads.incrementAndGet();
+    fetchNanos.addAndGet(System.nanoTime() - start);
+    if (err != null) {
+      throw new CompletionException(readFailure(parts, err));
+    }
+    bytesFetched.addAndGet(bytes);
   }
 
   /**

@@ -3,16 +3,11 @@ package io.gpudirect.testing;
 import io.gpudirect.server.BlockServer;
 import io.gpudirect.server.RdmaMode;
 import io.gpudirect.verbs.provider.RdmaProvider;
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.util.ArrayList;
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 
 /**
  * A block server over TCP in a process of its own, for tests whose server must run in a JVM
@@ -25,10 +20,10 @@ public final class ServerProcess {
   private ServerProcess() {}
 
   /** A server process started by a test, and its port; closing it kills the process. */
-  public record Running(Process process, int port) implements AutoCloseable {
+  public record Running(ChildProcess process, int port) implements AutoCloseable {
     /** Kills it at once (SIGKILL): a server that dies, not one that shuts down. */
     public void kill() throws InterruptedException {
-      process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+      process.close();
     }
 
     @Override
@@ -39,32 +34,12 @@ public final class ServerProcess {
 
   /** Starts one with the test's class path and {@code args}; returns once it listens. */
   public static Running start(Class<?> test, String... args) throws Exception {
-    List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        "-cp", TestClassPath.of(test), ServerProcess.class.getName()));
-    command.addAll(List.of(args));
-    Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
-    BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
-    CompletableFuture<Integer> port = new CompletableFuture<>();
-    StringBuilder log = new StringBuilder();
-    Thread pump = new Thread(() -> {
-      try (out) {
-        for (String line; (line = out.readLine()) != null; ) {
-          log.append(line).append('\n');
-          if (line.startsWith("port ")) {
-            port.complete(Integer.parseInt(line.substring(5).trim()));
-          }
-        }
-      } catch (IOException | RuntimeException e) {
-        port.completeExceptionally(e);
-      }
-      port.completeExceptionally(new AssertionError("the server process ended:\n" + log));
-    }, "server-process-output");
-    pump.setDaemon(true);
-    pump.start();
+    ChildProcess p = ChildProcess.start("the server process",
+        ChildProcess.java(test, List.of(), ServerProcess.class.getName(), args));
     try {
-      return new Running(p, port.get(60, TimeUnit.SECONDS));
-    } catch (Exception e) {
-      p.destroyForcibly();
+      return new Running(p, Integer.parseInt(p.awaitLine("port ", Duration.ofSeconds(60)).substring(5).trim()));
+    } catch (Exception | AssertionError e) {
+      p.close();
       throw e;
     }
   }

@@ -1,13 +1,11 @@
 package io.gpudirect.cli;
 
-import java.io.BufferedReader;
+import io.gpudirect.testing.ChildProcess;
 import java.io.IOException;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -18,6 +16,8 @@ import java.util.regex.Pattern;
  */
 final class ChildCli {
   private static final Path LAUNCHER = Path.of("src", "main", "package", "bin", "gpudirect");
+  /** Far beyond a child JVM's start on a loaded machine (tens of seconds): a bound on a hang, not a verdict. */
+  private static final Duration STARTS_WITHIN = Duration.ofSeconds(120);
   private static final Pattern LISTENING = Pattern.compile("gpudirect server listening on (\\S+):(\\d+)");
 
   private ChildCli() {}
@@ -39,43 +39,13 @@ final class ChildCli {
   }
 
   private static ProcessBuilder of(List<String> jvmFlags, String... args) {
-    List<String> command = new ArrayList<>();
-    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    command.addAll(jvmFlags);
-    command.add("-Xmx256m");
-    command.add("-cp");
-    command.add(System.getProperty("java.class.path"));
-    command.add("io.gpudirect.cli.GpuDirectCli");
-    command.addAll(Arrays.asList(args));
-    return new ProcessBuilder(command);
+    List<String> flags = new ArrayList<>(jvmFlags);
+    flags.add("-Xmx256m");
+    return ChildProcess.java(ChildCli.class, flags, "io.gpudirect.cli.GpuDirectCli", args);
   }
 
-  /**
-   * Reads a server's output until it says where it listens; returns the port. The rest of its
-   * output is read on, and dropped, so that the server never blocks on a full pipe.
-   */
-  static int awaitPort(Process server) throws Exception {
-    BufferedReader out = new BufferedReader(new InputStreamReader(server.getInputStream(), StandardCharsets.UTF_8));
-    StringBuilder seen = new StringBuilder();
-    String line;
-    while ((line = out.readLine()) != null) {
-      seen.append(line).append('\n');
-      Matcher m = LISTENING.matcher(line);
-      if (m.find()) {
-        Thread drain = new Thread(() -> {
-          try {
-            while (out.readLine() != null) {
-              // dropped
-            }
-          } catch (java.io.IOException ignored) {
-            // the server has gone
-          }
-        }, "server-output");
-        drain.setDaemon(true);
-        drain.start();
-        return Integer.parseInt(m.group(2));
-      }
-    }
-    throw new AssertionError("the server ended without printing its address: " + seen);
+  /** Waits until a server says where it listens; returns the port. */
+  static int awaitPort(ChildProcess server) throws InterruptedException {
+    return Integer.parseInt(server.awaitLine(LISTENING, STARTS_WITHIN).group(2));
   }
 }

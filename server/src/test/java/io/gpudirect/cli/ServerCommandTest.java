@@ -5,10 +5,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.gpudirect.client.BlockClient;
 import io.gpudirect.client.ClientConfig;
+import io.gpudirect.testing.ChildProcess;
 import io.gpudirect.transport.TransportException;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -26,8 +28,8 @@ class ServerCommandTest {
   @Test
   void maxConnectionsIsAnOptionAndTheRefusalNamesIt() throws Exception {
     Files.writeString(root.resolve("a.txt"), "x");
-    Process server = ChildCli.of("server", "--root", root.toString(), "--port", "0", "--rdma", "off",
-        "--max-connections", "1").redirectErrorStream(true).start();
+    ChildProcess server = ChildProcess.start("gpudirect server", ChildCli.of("server", "--root", root.toString(),
+        "--port", "0", "--rdma", "off", "--max-connections", "1"));
     try {
       InetSocketAddress address = new InetSocketAddress("127.0.0.1", ChildCli.awaitPort(server));
       ClientConfig one = ClientConfig.builder().streams(1).maxRetries(0).build();
@@ -39,8 +41,7 @@ class ServerCommandTest {
             && refused.getMessage().contains("--max-connections"), refused.getMessage());
       }
     } finally {
-      server.destroy();
-      assertTrue(server.waitFor(30, TimeUnit.SECONDS), "the server stops on SIGTERM");
+      assertTrue(server.stop(Duration.ofSeconds(30)), "the server stops on SIGTERM");
     }
   }
 }

@@ -6,12 +6,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.gpudirect.client.BlockClient;
 import io.gpudirect.client.ClientConfig;
+import io.gpudirect.protocol.FileVersion;
 import io.gpudirect.protocol.Frames;
 import io.gpudirect.protocol.RdmaBind;
-import io.gpudirect.protocol.FileVersion;
-import io.gpudirect.protocol.ReadRequest;
 import io.gpudirect.protocol.ShuffleBlockId;
 import io.gpudirect.protocol.ShuffleRead;
+import io.gpudirect.testing.ChildProcess;
 import io.gpudirect.testing.QueuePairOffer;
 import io.gpudirect.testing.SparkShuffleLayout;
 import io.gpudirect.testing.TestFiles;
@@ -47,7 +47,7 @@ class HostileClientFuzzTest {
   private static final ConnectionThreads THREADS = new ConnectionThreads();
 
   @TempDir static Path root;
-  static ChildJvm server;
+  static ChildProcess server;
   static int port;
   static int rdmaPort;
   static byte[] data;
@@ -68,16 +68,16 @@ class HostileClientFuzzTest {
     for (int map = 0; map < 2; map++) {
       shuffle.write(1, map, new byte[100], new byte[0], block, new byte[5], new byte[9000], new byte[1]);
     }
-    server = new ChildJvm(UcxServerProcess.class, files.toString(), secret.toString(),
+    server = ChildJvm.start(UcxServerProcess.class, files.toString(), secret.toString(),
         shuffle.localDirs().get(0).toString());
-    port = Integer.parseInt(server.awaitLine("port ", 60).substring(5).trim());
+    port = Integer.parseInt(server.awaitLine("port ", Duration.ofSeconds(60)).substring(5).trim());
     try (QueuePairOffer o = QueuePairOffer.take(port, SECRET)) {
       rdmaPort = o.rdmaPort();
     }
   }
 
   @AfterAll
-  static void stop() {
+  static void stop() throws InterruptedException {
     THREADS.close();
     if (server != null) {
       server.close();
@@ -138,14 +138,10 @@ class HostileClientFuzzTest {
   /** The server is up and serves an authenticated reader the right bytes, over RDMA and TCP. */
   private static void assertServes() throws Exception {
     assertTrue(server.isAlive(), server.describe());
+    ConnectionOptions options = new ConnectionOptions(SECRET, Duration.ofSeconds(10), "hostile-client-fuzz-test");
+    SecretHoldersRead.assertReadsOverRdma(port, options, THREADS, "d.bin", data, Duration.ofSeconds(30));
     try (RdmaConnection c = new RdmaTransport(UcxVerbs.open(), THREADS).connect(
-        new InetSocketAddress("127.0.0.1", port),
-        new ConnectionOptions(SECRET, Duration.ofSeconds(10), "hostile-client-fuzz-test"))) {
-      ByteBuffer dst = ByteBuffer.allocateDirect(data.length);
-      c.read(new ReadRequest(1, "d.bin", 0, data.length), dst).get(30, TimeUnit.SECONDS);
-      byte[] got = new byte[data.length];
-      dst.flip().get(got);
-      assertArrayEquals(data, got, "RDMA read after the attack");
+        new InetSocketAddress("127.0.0.1", port), options)) {
       ByteBuffer window = ByteBuffer.allocate(block.length);
       c.readBlock(new ShuffleRead(2, ShuffleBlockId.of(1, 1, 2), 0, 1 << 20, FileVersion.ANY), a -> window)
           .get(30, TimeUnit.SECONDS);

@@ -3,12 +3,14 @@ package io.gpudirect.verbs.ucx;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.gpudirect.testing.ChildProcess;
 import io.gpudirect.protocol.Frames;
 import io.gpudirect.protocol.RdmaBound;
 import io.gpudirect.server.BlockServer;
 import io.gpudirect.transport.rdma.RdmaClientUnderFuzz;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -50,10 +52,10 @@ class HostileServerFuzzTest {
   void anExplodingKeyFromTheServerFailsTheReadNotTheClient() throws Exception {
     try (FuzzingUcxServer hostile = new FuzzingUcxServer(i -> java.util.Collections.nCopies(1000,
             UcxFrames.rkey(1, 0x1000, 4096, 0, UcxFrames.explodingKey())));
-        ChildJvm client = new ChildJvm(RdmaClientUnderFuzz.class, String.valueOf(control.port()),
+        ChildProcess client = ChildJvm.start(RdmaClientUnderFuzz.class, String.valueOf(control.port()),
             String.valueOf(hostile.port()), "5")) {
-      assertEquals(0, client.awaitExit(120), client.describe());
-      client.awaitLine("survived 5", 1);
+      assertEquals(0, client.awaitExit(Duration.ofSeconds(120)), client.describe());
+      client.awaitLine("survived 5", Duration.ofSeconds(1));
     }
   }
 
@@ -71,10 +73,10 @@ class HostileServerFuzzTest {
           frames.add(fuzz.breaker());
           return frames;
         });
-        ChildJvm client = new ChildJvm(RdmaClientUnderFuzz.class, String.valueOf(control.port()),
+        ChildProcess client = ChildJvm.start(RdmaClientUnderFuzz.class, String.valueOf(control.port()),
             String.valueOf(hostile.port()), String.valueOf(connections))) {
-      assertEquals(0, client.awaitExit(240), client.describe());
-      client.awaitLine("survived " + connections, 1);
+      assertEquals(0, client.awaitExit(Duration.ofSeconds(240)), client.describe());
+      client.awaitLine("survived " + connections, Duration.ofSeconds(1));
       assertTrue(hostile.framesSent() >= 100_000, "frames sent: " + hostile.framesSent());
     }
   }

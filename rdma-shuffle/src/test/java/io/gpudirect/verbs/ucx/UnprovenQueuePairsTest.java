@@ -1,6 +1,5 @@
 package io.gpudirect.verbs.ucx;
 
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -13,7 +12,6 @@ import io.gpudirect.protocol.Message;
 import io.gpudirect.protocol.RdmaBind;
 import io.gpudirect.protocol.RdmaSetup;
 import io.gpudirect.protocol.RdmaSetupAck;
-import io.gpudirect.protocol.ReadRequest;
 import io.gpudirect.server.BlockServer;
 import io.gpudirect.server.RdmaMode;
 import io.gpudirect.server.rdma.RdmaService;
@@ -22,8 +20,6 @@ import io.gpudirect.testing.RawPeer;
 import io.gpudirect.testing.TestFiles;
 import io.gpudirect.transport.ConnectionOptions;
 import io.gpudirect.transport.ConnectionThreads;
-import io.gpudirect.transport.rdma.RdmaConnection;
-import io.gpudirect.transport.rdma.RdmaTransport;
 import io.gpudirect.verbs.provider.RdmaProvider;
 import java.io.IOException;
 import java.lang.management.BufferPoolMXBean;
@@ -228,15 +224,9 @@ class UnprovenQueuePairsTest {
 
   /** What the attacks must never take: an authenticated reader's RDMA read, right to the byte. */
   static void assertReadsOverRdma() throws Exception {
-    try (RdmaConnection c = new RdmaTransport(UcxVerbs.open(), THREADS).connect(
-        new InetSocketAddress("127.0.0.1", server.port()),
-        new ConnectionOptions(SECRET, Duration.ofSeconds(10), "unproven-queue-pairs-test"))) {
-      ByteBuffer dst = ByteBuffer.allocateDirect(data.length);
-      c.read(new ReadRequest(1, "d.bin", 0, data.length), dst).get(20, TimeUnit.SECONDS);
-      byte[] got = new byte[data.length];
-      dst.flip().get(got);
-      assertArrayEquals(data, got);
-    }
+    SecretHoldersRead.assertReadsOverRdma(server.port(),
+        new ConnectionOptions(SECRET, Duration.ofSeconds(10), "unproven-queue-pairs-test"), THREADS, "d.bin", data,
+        Duration.ofSeconds(20));
   }
 
   private static long directMemoryUsed() {
