@@ -43,10 +43,10 @@ class ShuffleClusterQueriesTest {
     for (boolean aqe : new boolean[] {false, true}) {
       spark.conf().set("spark.sql.adaptive.enabled", aqe);
       spark.conf().set("spark.sql.adaptive.skewJoin.enabled", aqe);
-      spark.conf().set("spark.sql.adaptive.advisoryPartitionSizeInBytes", "16k");
-      spark.conf().set("spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes", "16k");
+      spark.conf().set("spark.sql.adaptive.advisoryPartitionSizeInBytes", "8k");
+      spark.conf().set("spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes", "8k");
       spark.conf().set("spark.sql.adaptive.skewJoin.skewedPartitionFactor", "2");
-      Dataset<Row> facts = spark.range(0, 60_000, 1, 6).selectExpr("id", "id % 500 as k",
+      Dataset<Row> facts = spark.range(0, 20_000, 1, 4).selectExpr("id", "id % 500 as k",
           "CASE WHEN id % 10 < 7 THEN 7 ELSE id % 97 END as skew", "cast(id * 31 % 1009 as string) as s");
       Dataset<Row> dims = spark.range(0, 500, 1, 3).selectExpr("id as k", "concat('name-', id) as name");
       Dataset<Row> skewDims = spark.range(0, 97, 1, 2).selectExpr("id as skew", "id * 3 as weight");
@@ -60,6 +60,10 @@ class ShuffleClusterQueriesTest {
           .agg(count("*"), sum("id")));
       queries.put("sort", v -> facts.filter("id % 7 = 0").orderBy(col("s").desc(), col("id")).select("s", "id"));
       queries.forEach((name, q) -> {
+        // With AQE off, the plain reads once; AQE's coalesced, batched and skew-split reads for all.
+        if (!aqe && !List.of("groupBy", "join", "sort").contains(name)) {
+          return;
+        }
         List<String> rows = new ArrayList<>(q.apply(null).collectAsList().stream().map(Row::toString).toList());
         if (!name.equals("sort")) {
           rows.sort(null);
@@ -68,7 +72,7 @@ class ShuffleClusterQueriesTest {
       });
     }
     JavaSparkContext jsc = JavaSparkContext.fromSparkContext(spark.sparkContext());
-    JavaPairRDD<Integer, Long> pairs = jsc.parallelize(java.util.stream.IntStream.range(0, 40_000).boxed().toList(), 5)
+    JavaPairRDD<Integer, Long> pairs = jsc.parallelize(java.util.stream.IntStream.range(0, 20_000).boxed().toList(), 5)
         .mapToPair(i -> new Tuple2<>(i % 777, (long) i));
     out.put("reduceByKey", pairs.reduceByKey(Long::sum, 6).collect().stream().map(Tuple2::toString).sorted().toList());
     out.put("sortByKey", pairs.reduceByKey(Math::max, 4).sortByKey(false, 3).collect().stream()
