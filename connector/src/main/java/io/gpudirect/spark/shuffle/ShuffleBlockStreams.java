@@ -10,6 +10,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.net.InetSocketAddress;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -60,7 +61,7 @@ final class ShuffleBlockStreams implements AutoCloseable {
         unreachable.add(b);
       } else {
         remote.put(b.id(), b);
-        byServer.computeIfAbsent(server, s -> new java.util.ArrayList<>()).add(new BlockToFetch(b.id(), b.size()));
+        byServer.computeIfAbsent(server, s -> new ArrayList<>()).add(new BlockToFetch(b.id(), b.size()));
       }
     }
     fetcher = remote.isEmpty() ? null

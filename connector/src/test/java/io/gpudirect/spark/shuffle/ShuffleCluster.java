@@ -1,10 +1,10 @@
 package io.gpudirect.spark.shuffle;
 
-import java.io.File;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Collectors;
 import org.apache.spark.scheduler.SparkListener;
@@ -42,8 +42,11 @@ final class ShuffleCluster implements AutoCloseable {
     });
   }
 
-  /** Starts the cluster with gpudirect's shuffle manager; waits until both executors are up. */
-  static ShuffleCluster start(String name, Path dir) throws Exception {
+  /**
+   * Starts the cluster with gpudirect's shuffle manager and the settings {@code conf} adds;
+   * waits until both executors are up.
+   */
+  static ShuffleCluster start(String name, Path dir, Map<String, String> conf) throws Exception {
     // Spark's launcher builds an executor's class path from a Spark distribution unless it is
     // testing; in testing mode the Workers keep their folders under spark.test.home.
     System.setProperty("spark.testing", "true");
@@ -51,7 +54,7 @@ final class ShuffleCluster implements AutoCloseable {
     String opens = ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
         .filter(a -> a.startsWith("--add-opens") || a.startsWith("-Djdk.reflect"))
         .collect(Collectors.joining(" "));
-    SparkSession spark = SparkSession.builder()
+    SparkSession.Builder builder = SparkSession.builder()
         .appName(name)
         .master("local-cluster[2,1,1024]")
         .config("spark.ui.enabled", "false")
@@ -65,8 +68,9 @@ final class ShuffleCluster implements AutoCloseable {
         .config("spark.executorEnv.SPARK_TESTING", "1")
         .config("spark.shuffle.manager", GpuDirectShuffleManager.class.getName())
         .config("spark.sql.shuffle.partitions", "8")
-        .config("spark.sql.autoBroadcastJoinThreshold", "-1")
-        .getOrCreate();
+        .config("spark.sql.autoBroadcastJoinThreshold", "-1");
+    conf.forEach(builder::config);
+    SparkSession spark = builder.getOrCreate();
     ShuffleCluster cluster = new ShuffleCluster(spark);
     long deadline = System.nanoTime() + 90_000_000_000L;
     // The driver counts itself among the executors it knows.
@@ -82,7 +86,7 @@ final class ShuffleCluster implements AutoCloseable {
   }
 
   /** The shuffle data files the executors wrote for {@code shuffleId}, by the executor's folder. */
-  static java.util.Map<Path, List<Path>> dataFiles(Path dir, int shuffleId) throws java.io.IOException {
+  static Map<Path, List<Path>> dataFiles(Path dir, int shuffleId) throws java.io.IOException {
     String prefix = "shuffle_" + shuffleId + "_";
     try (var files = Files.walk(dir.resolve("local"))) {
       return files.filter(f -> f.getFileName().toString().startsWith(prefix) && f.toString().endsWith(".data"))
@@ -112,9 +116,5 @@ final class ShuffleCluster implements AutoCloseable {
       System.clearProperty("spark.testing");
       System.clearProperty("spark.test.home");
     }
-  }
-
-  static String classPathSummary() {
-    return System.getProperty("java.class.path").split(File.pathSeparator).length + " entries";
   }
 }

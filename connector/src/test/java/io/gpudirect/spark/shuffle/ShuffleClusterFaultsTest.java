@@ -29,7 +29,8 @@ import scala.Tuple2;
  * Map outputs damaged on an executor's disk between the map stage and a later read of its
  * shuffle, on a two-executor cluster with gpudirect's shuffle manager: the reducers' fetches
  * (remote, over the other executor's server, and local) fail as Spark's fetch failures, Spark
- * runs the lost map tasks again, and the job gives every row, once.
+ * runs the lost map tasks again, and the job gives every row, once. Spark's authentication is on,
+ * so the servers ask the secret each executor derives from Spark's.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
 class ShuffleClusterFaultsTest {
@@ -40,7 +41,9 @@ class ShuffleClusterFaultsTest {
 
   @BeforeAll
   static void startCluster() throws Exception {
-    cluster = ShuffleCluster.start("gpudirect-shuffle-faults", tmp);
+    // With Spark's authentication on, each executor derives the shuffle secret from Spark's.
+    cluster = ShuffleCluster.start("gpudirect-shuffle-faults", tmp, Map.of("spark.authenticate", "true",
+        "spark.authenticate.secret", "this-cluster's-spark-secret-" + System.nanoTime()));
     jsc = JavaSparkContext.fromSparkContext(cluster.spark.sparkContext());
     pairs = IntStream.range(0, 20_000).mapToObj(i -> new Tuple2<>(i % 1000, i)).toList();
   }
