@@ -7,6 +7,7 @@ import io.gpudirect.shuffle.FetchLimits;
 import io.gpudirect.shuffle.ShuffleClients;
 import io.gpudirect.shuffle.server.ExecutorShuffleServer;
 import java.io.File;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.stream.Stream;
 import org.apache.spark.SparkConf;
@@ -41,7 +42,7 @@ final class ExecutorShuffle implements AutoCloseable {
     if (server == null) {
       SparkEnv env = SparkEnv.get();
       BlockManager blocks = env.blockManager();
-      List<java.nio.file.Path> dirs = Stream.of(blocks.diskBlockManager().localDirs()).map(File::toPath).toList();
+      List<Path> dirs = Stream.of(blocks.diskBlockManager().localDirs()).map(File::toPath).toList();
       String host = blocks.blockManagerId().host();
       server = ExecutorShuffleServer.start(dirs, conf.getInt("spark.diskStore.subDirectories", 64), host,
           ShuffleSecret.of(conf, env.securityManager()));

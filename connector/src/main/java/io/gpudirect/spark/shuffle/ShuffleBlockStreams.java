@@ -107,8 +107,11 @@ final class ShuffleBlockStreams implements AutoCloseable {
     } catch (ShuffleFetchException e) {
       MapOutputBlock b = remote.get(e.block());
       if (e.reason() == ShuffleFetchException.Reason.REFUSED) {
-        throw new GpuDirectException(e.getMessage() + " (the secret of " + ShuffleSecret.SETTING
-            + " or of spark.authenticate must be the application's own)", e);
+        // This reducer itself was refused (another application's secret, a protocol version the
+        // server does not speak): running the map task again would be refused again.
+        throw new GpuDirectException(e.getMessage() + "; the shuffle servers and reducers of one application"
+            + " share its secret (" + ShuffleSecret.SETTING + ", or derived from Spark's with spark.authenticate)"
+            + " and its gpudirect version", e);
       }
       throw sneaky(b.fetchFailed(e.getMessage(), e));
     } finally {

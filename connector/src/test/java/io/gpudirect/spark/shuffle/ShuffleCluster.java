@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Collectors;
 import org.apache.spark.scheduler.SparkListener;
+import org.apache.spark.scheduler.SparkListenerExecutorRemoved;
 import org.apache.spark.scheduler.SparkListenerTaskEnd;
 import org.apache.spark.sql.SparkSession;
 
@@ -25,6 +26,7 @@ final class ShuffleCluster implements AutoCloseable {
   final AtomicLong remoteBlocksFetched = new AtomicLong();
   final AtomicLong localBlocksFetched = new AtomicLong();
   final AtomicLong fetchFailures = new AtomicLong();
+  final AtomicLong executorsRemoved = new AtomicLong();
 
   private ShuffleCluster(SparkSession spark) {
     this.spark = spark;
@@ -38,6 +40,11 @@ final class ShuffleCluster implements AutoCloseable {
         if (end.reason() instanceof org.apache.spark.FetchFailed) {
           fetchFailures.incrementAndGet();
         }
+      }
+
+      @Override
+      public void onExecutorRemoved(SparkListenerExecutorRemoved removed) {
+        executorsRemoved.incrementAndGet();
       }
     });
   }

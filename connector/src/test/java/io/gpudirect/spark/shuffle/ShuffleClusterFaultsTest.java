@@ -20,19 +20,23 @@ import org.apache.spark.api.java.JavaPairRDD;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import scala.Tuple2;
 
 /**
  * Map outputs damaged on an executor's disk between the map stage and a later read of its
- * shuffle, on a two-executor cluster with gpudirect's shuffle manager: the reducers' fetches
+ * shuffle, or lost with their executor, on a two-executor cluster with gpudirect's shuffle manager: the reducers' fetches
  * (remote, over the other executor's server, and local) fail as Spark's fetch failures, Spark
  * runs the lost map tasks again, and the job gives every row, once. Spark's authentication is on,
  * so the servers ask the secret each executor derives from Spark's.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class ShuffleClusterFaultsTest {
   @TempDir static Path tmp;
   static ShuffleCluster cluster;
@@ -83,6 +87,7 @@ class ShuffleClusterFaultsTest {
   }
 
   @Test
+  @Order(1)
   void deletedMapOutputsAreWrittenAgain() throws Exception {
     JavaPairRDD<Integer, Integer> rdd = shuffled();
     for (Path data : oneExecutorsDataFiles(rdd)) {
@@ -92,6 +97,7 @@ class ShuffleClusterFaultsTest {
   }
 
   @Test
+  @Order(2)
   void corruptMapOutputsAreWrittenAgain() throws Exception {
     JavaPairRDD<Integer, Integer> rdd = shuffled();
     for (Path data : oneExecutorsDataFiles(rdd)) {
@@ -108,5 +114,38 @@ class ShuffleClusterFaultsTest {
       }
     }
     assertReadAgainAfterFetchFailures(rdd);
+  }
+
+  /**
+   * Last, as it leaves the cluster an executor short until its Worker starts another: one
+   * executor SIGKILLed, its server with it, after the map stage. Whether a reducer's fetch from
+   * the dead server (its connections refused, retries spent) or the driver's notice of the lost
+   * executor comes first, its map outputs are written again and every row comes back once.
+   */
+  @Test
+  @Order(3)
+  void anExecutorKilledWithItsServerLosesOnlyTime() throws Exception {
+    JavaPairRDD<Integer, Integer> rdd = shuffled();
+    // The Workers run in this JVM, so their executors are its children.
+    ProcessHandle executor = ProcessHandle.current().children()
+        .filter(p -> commandLine(p).contains("CoarseGrainedExecutorBackend"))
+        .findFirst().orElseThrow(() -> new AssertionError("no executor JVM among this JVM's children"));
+    long removedBefore = cluster.executorsRemoved.get();
+    assertTrue(executor.destroyForcibly());
+    executor.onExit().get(30, TimeUnit.SECONDS);
+    List<Tuple2<Integer, Integer>> rows = new ArrayList<>(rdd.collect());
+    rows.sort((a, b) -> Integer.compare(a._2(), b._2()));
+    assertEquals(pairs, rows);
+    assertTrue(cluster.executorsRemoved.get() > removedBefore, "the driver saw the executor go");
+  }
+
+  /** A process's command line, from /proc: {@code ProcessHandle.Info} leaves out a long one. */
+  private static String commandLine(ProcessHandle p) {
+    try {
+      return new String(Files.readAllBytes(Path.of("/proc", String.valueOf(p.pid()), "cmdline")),
+          java.nio.charset.StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      return "";
+    }
   }
 }
