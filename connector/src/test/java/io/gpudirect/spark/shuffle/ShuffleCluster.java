@@ -57,6 +57,9 @@ final class ShuffleCluster implements AutoCloseable {
     // Spark's launcher builds an executor's class path from a Spark distribution unless it is
     // testing; in testing mode the Workers keep their folders under spark.test.home.
     System.setProperty("spark.testing", "true");
+    // The Workers give their executors the JVM's local root directories, which Spark computes once
+    // per JVM: forget an earlier test's, so that these executors write under dir.
+    org.apache.spark.util.Utils$.MODULE$.clearLocalRootDirs();
     System.setProperty("spark.test.home", Files.createDirectories(dir.resolve("spark-home")).toString());
     String opens = ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
         .filter(a -> a.startsWith("--add-opens") || a.startsWith("-Djdk.reflect"))
@@ -92,6 +95,12 @@ final class ShuffleCluster implements AutoCloseable {
     return cluster;
   }
 
+  /** Once every event so far has reached the counters above (Spark's listeners run behind its jobs). */
+  ShuffleCluster settled() throws java.util.concurrent.TimeoutException {
+    spark.sparkContext().listenerBus().waitUntilEmpty(30_000);
+    return this;
+  }
+
   /** The shuffle data files the executors wrote for {@code shuffleId}, by the executor's folder. */
   static Map<Path, List<Path>> dataFiles(Path dir, int shuffleId) throws java.io.IOException {
     String prefix = "shuffle_" + shuffleId + "_";
@@ -120,6 +129,7 @@ final class ShuffleCluster implements AutoCloseable {
     try {
       spark.stop();
     } finally {
+      org.apache.spark.util.Utils$.MODULE$.clearLocalRootDirs();
       System.clearProperty("spark.testing");
       System.clearProperty("spark.test.home");
     }

@@ -102,6 +102,7 @@ class ShuffleClusterQueriesTest {
     }
     try (ShuffleCluster cluster = ShuffleCluster.start("gpudirect-shuffle-queries", tmp, Map.of())) {
       Map<String, List<String>> actual = run(cluster.spark);
+      cluster.settled();
       assertEquals(expected.keySet(), actual.keySet());
       expected.forEach((name, rows) -> {
         assertTrue(!rows.isEmpty(), name + " has rows");
