@@ -13,18 +13,19 @@ import java.util.jar.JarFile;
 import org.junit.jupiter.api.Test;
 
 /**
- * The shaded connector jar holds only what executors run: the block server, the command line
- * and the host check are in the server package (server/), the demo and bench in the
- * benchmarks module. SparkSubmitIT proves the jar is enough for a read.
+ * The shaded connector jar holds only what executors run: the command line and the host check
+ * are in the server package (server/), the demo and bench in the benchmarks module. The block
+ * server's core is in it, since each executor serves its own map outputs to the shuffle
+ * manager's reducers (docs/shuffle.md). SparkSubmitIT proves the jar is enough for a read.
  */
 class ShadedJarContentsIT {
   /** Class-file folders no executor loads. */
   private static final List<String> NOT_FOR_EXECUTORS = List.of(
-      "io/gpudirect/server/", "io/gpudirect/cli/", "io/gpudirect/doctor/", "io/gpudirect/demo/",
+      "io/gpudirect/cli/", "io/gpudirect/doctor/", "io/gpudirect/demo/",
       "io/gpudirect/bench/", "picocli/", "io/gpudirect/shaded/picocli/");
 
   @Test
-  void holdsNoServerCommandLineOrDoctorClasses() throws IOException {
+  void holdsNoCommandLineOrDoctorClasses() throws IOException {
     try (JarFile jar = new JarFile(SparkSubmitProcess.shadedJar().toFile())) {
       List<String> misplaced = jar.stream().map(JarEntry::getName)
           .filter(name -> NOT_FOR_EXECUTORS.stream().anyMatch(name::startsWith))
@@ -50,6 +51,11 @@ class ShadedJarContentsIT {
             assertNotNull(jar.getJarEntry(className.replace('.', '/') + ".class"), className + " in " + jar.getName()));
       }
       assertNotNull(jar.getJarEntry("io/gpudirect/client/BlockClient.class"), "the block client in " + jar.getName());
+      // Executors serve their map outputs: the shuffle manager and its server's launcher.
+      for (String shuffle : List.of("io/gpudirect/spark/shuffle/GpuDirectShuffleManager.class",
+          "io/gpudirect/shuffle/server/ExecutorShuffleServer.class", "io/gpudirect/server/BlockServer.class")) {
+        assertNotNull(jar.getJarEntry(shuffle), shuffle + " in " + jar.getName());
+      }
       assertTrue(jar.stream().anyMatch(e -> e.getName().startsWith("io/gpudirect/protocol/")),
           "the protocol in " + jar.getName());
     }

@@ -1,0 +1,97 @@
+package io.gpudirect.spark.shuffle;
+
+import io.gpudirect.client.ClientConfig;
+import io.gpudirect.client.ClientContext;
+import io.gpudirect.memory.BufferAllocator;
+import io.gpudirect.shuffle.FetchLimits;
+import io.gpudirect.shuffle.ShuffleClients;
+import io.gpudirect.shuffle.server.ExecutorShuffleServer;
+import java.io.File;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.stream.Stream;
+import org.apache.spark.SparkConf;
+import org.apache.spark.SparkEnv;
+import org.apache.spark.storage.BlockManager;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * What one executor (or the driver, in local mode) runs for the shuffle, each made on first use
+ * and closed when Spark stops the shuffle manager: its server, started at its first map task
+ * (Spark 3.5 builds the shuffle manager before the block manager whose directories it serves,
+ * and only executors that wrote map outputs need one), and its reducers' connections to the
+ * other executors' servers, with the memory their blocks are fetched into.
+ */
+final class ExecutorShuffle implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(ExecutorShuffle.class);
+
+  private final SparkConf conf;
+  private ExecutorShuffleServer server;
+  private ShuffleClients clients;
+  private BufferAllocator memory;
+  private boolean closed;
+
+  ExecutorShuffle(SparkConf conf) {
+    this.conf = conf;
+  }
+
+  /** The port of this executor's server, started now if it is not yet. */
+  synchronized int serverPort() {
+    checkOpen();
+    if (server == null) {
+      SparkEnv env = SparkEnv.get();
+      BlockManager blocks = env.blockManager();
+      List<Path> dirs = Stream.of(blocks.diskBlockManager().localDirs()).map(File::toPath).toList();
+      String host = blocks.blockManagerId().host();
+      server = ExecutorShuffleServer.start(dirs, conf.getInt("spark.diskStore.subDirectories", 64), host,
+          ShuffleSecret.of(conf, env.securityManager()));
+      LOG.info("Executor {} serves its shuffle files over gpudirect on {}", blocks.blockManagerId().executorId(),
+          server.address());
+    }
+    return server.port();
+  }
+
+  /** The connections to the other executors' servers, shared by every reduce task here. */
+  synchronized ShuffleClients clients() {
+    checkOpen();
+    if (clients == null) {
+      SparkEnv env = SparkEnv.get();
+      ClientConfig config = ClientConfig.builder().secret(ShuffleSecret.of(conf, env.securityManager()))
+          .secretSetting(ShuffleSecret.SETTING).build();
+      clients = new ShuffleClients(config, ClientContext.shared());
+    }
+    return clients;
+  }
+
+  /** Where fetched blocks are charged until their task has read them. */
+  synchronized BufferAllocator memory() {
+    checkOpen();
+    if (memory == null) {
+      memory = BufferAllocator.root().newChildAllocator("shuffle fetches", Long.MAX_VALUE);
+    }
+    return memory;
+  }
+
+  /** Spark's own limits on what a reduce task has in flight. */
+  FetchLimits limits() {
+    return new FetchLimits(conf.getSizeAsBytes("spark.reducer.maxSizeInFlight", "48m"),
+        conf.getInt("spark.reducer.maxReqsInFlight", Integer.MAX_VALUE),
+        conf.getInt("spark.reducer.maxBlocksInFlightPerAddress", Integer.MAX_VALUE));
+  }
+
+  private void checkOpen() {
+    if (closed) {
+      throw new IllegalStateException("The gpudirect shuffle of this executor is stopped");
+    }
+  }
+
+  @Override
+  public synchronized void close() {
+    closed = true;
+    // Closed in reverse order: the memory last, once no fetch can still be charged to it.
+    try (BufferAllocator m = memory; ShuffleClients c = clients; ExecutorShuffleServer s = server) {
+      LOG.debug("Stopping the gpudirect shuffle of this executor");
+    }
+  }
+}

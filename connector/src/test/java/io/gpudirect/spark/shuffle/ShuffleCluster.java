@@ -1,0 +1,137 @@
+package io.gpudirect.spark.shuffle;
+
+import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Collectors;
+import org.apache.spark.scheduler.SparkListener;
+import org.apache.spark.scheduler.SparkListenerExecutorRemoved;
+import org.apache.spark.scheduler.SparkListenerTaskEnd;
+import org.apache.spark.sql.SparkSession;
+
+/**
+ * A real multi-JVM Spark for shuffle tests: {@code local-cluster[2,1,1024]}, a Master and two
+ * Workers in this JVM and each Worker's executor in a JVM of its own, so that reducers fetch
+ * most blocks from the other executor, as on a cluster. The executors run from this JVM's class
+ * path (Maven's jars and class folders: no Spark distribution is needed), found by Spark's
+ * launcher in its testing mode; the Workers' folders and the executors' local directories are
+ * under {@code dir}.
+ */
+final class ShuffleCluster implements AutoCloseable {
+  final SparkSession spark;
+  /** Totals over the application's finished tasks. */
+  final AtomicLong remoteBlocksFetched = new AtomicLong();
+  final AtomicLong localBlocksFetched = new AtomicLong();
+  final AtomicLong fetchFailures = new AtomicLong();
+  final AtomicLong executorsRemoved = new AtomicLong();
+
+  private ShuffleCluster(SparkSession spark) {
+    this.spark = spark;
+    spark.sparkContext().addSparkListener(new SparkListener() {
+      @Override
+      public void onTaskEnd(SparkListenerTaskEnd end) {
+        if (end.taskMetrics() != null) {
+          remoteBlocksFetched.addAndGet(end.taskMetrics().shuffleReadMetrics().remoteBlocksFetched());
+          localBlocksFetched.addAndGet(end.taskMetrics().shuffleReadMetrics().localBlocksFetched());
+        }
+        if (end.reason() instanceof org.apache.spark.FetchFailed) {
+          fetchFailures.incrementAndGet();
+        }
+      }
+
+      @Override
+      public void onExecutorRemoved(SparkListenerExecutorRemoved removed) {
+        executorsRemoved.incrementAndGet();
+      }
+    });
+  }
+
+  /**
+   * Starts the cluster with gpudirect's shuffle manager and the settings {@code conf} adds;
+   * waits until both executors are up.
+   */
+  static ShuffleCluster start(String name, Path dir, Map<String, String> conf) throws Exception {
+    // Spark's launcher builds an executor's class path from a Spark distribution unless it is
+    // testing; in testing mode the Workers keep their folders under spark.test.home.
+    System.setProperty("spark.testing", "true");
+    // The Workers give their executors the JVM's local root directories, which Spark computes once
+    // per JVM: forget an earlier test's, so that these executors write under dir.
+    org.apache.spark.util.Utils$.MODULE$.clearLocalRootDirs();
+    System.setProperty("spark.test.home", Files.createDirectories(dir.resolve("spark-home")).toString());
+    String opens = ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
+        .filter(a -> a.startsWith("--add-opens") || a.startsWith("-Djdk.reflect"))
+        .collect(Collectors.joining(" "));
+    SparkSession.Builder builder = SparkSession.builder()
+        .appName(name)
+        .master("local-cluster[2,1,1024]")
+        .config("spark.ui.enabled", "false")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.local.dir", Files.createDirectories(dir.resolve("local")).toString())
+        .config("spark.executor.memory", "768m")
+        .config("spark.executor.extraClassPath", System.getProperty("java.class.path"))
+        .config("spark.executor.extraJavaOptions", opens + " -XX:MaxDirectMemorySize=512m")
+        .config("spark.executorEnv.SPARK_SCALA_VERSION", scalaBinaryVersion())
+        // The launcher's own test switch ("1", where Spark passes spark.testing on as "true").
+        .config("spark.executorEnv.SPARK_TESTING", "1")
+        .config("spark.shuffle.manager", GpuDirectShuffleManager.class.getName())
+        .config("spark.sql.shuffle.partitions", "8")
+        .config("spark.sql.autoBroadcastJoinThreshold", "-1");
+    conf.forEach(builder::config);
+    SparkSession spark = builder.getOrCreate();
+    ShuffleCluster cluster = new ShuffleCluster(spark);
+    long deadline = System.nanoTime() + 90_000_000_000L;
+    // The driver counts itself among the executors it knows.
+    while (spark.sparkContext().getExecutorMemoryStatus().size() < 3) {
+      if (System.nanoTime() > deadline) {
+        cluster.close();
+        throw new AssertionError("The cluster's two executors did not register within 90 s; see "
+            + dir.resolve("spark-home/work"));
+      }
+      Thread.sleep(100);
+    }
+    return cluster;
+  }
+
+  /** Once every event so far has reached the counters above (Spark's listeners run behind its jobs). */
+  ShuffleCluster settled() throws java.util.concurrent.TimeoutException {
+    spark.sparkContext().listenerBus().waitUntilEmpty(30_000);
+    return this;
+  }
+
+  /** The shuffle data files the executors wrote for {@code shuffleId}, by the executor's folder. */
+  static Map<Path, List<Path>> dataFiles(Path dir, int shuffleId) throws java.io.IOException {
+    String prefix = "shuffle_" + shuffleId + "_";
+    try (var files = Files.walk(dir.resolve("local"))) {
+      return files.filter(f -> f.getFileName().toString().startsWith(prefix) && f.toString().endsWith(".data"))
+          .collect(Collectors.groupingBy(ShuffleCluster::executorFolder));
+    }
+  }
+
+  /** The blockmgr-UUID folder a shuffle file is in (two levels of sub-directories up). */
+  private static Path executorFolder(Path file) {
+    Path p = file.getParent();
+    while (p != null && !p.getFileName().toString().startsWith("blockmgr-")) {
+      p = p.getParent();
+    }
+    return p;
+  }
+
+  private static String scalaBinaryVersion() {
+    String v = scala.util.Properties.versionNumberString();
+    return v.substring(0, v.lastIndexOf('.'));
+  }
+
+  @Override
+  public void close() {
+    try {
+      spark.stop();
+    } finally {
+      org.apache.spark.util.Utils$.MODULE$.clearLocalRootDirs();
+      System.clearProperty("spark.testing");
+      System.clearProperty("spark.test.home");
+    }
+  }
+}
