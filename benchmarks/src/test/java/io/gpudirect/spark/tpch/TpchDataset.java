@@ -1,5 +1,6 @@
 package io.gpudirect.spark.tpch;
 
+import io.gpudirect.bench.Cpu;
 import io.trino.tpch.TpchEntity;
 import io.trino.tpch.TpchTable;
 import java.io.IOException;
@@ -55,15 +56,18 @@ final class TpchDataset {
     try {
       Path markerFile = dir.resolve(MARKER);
       if (Files.isRegularFile(markerFile) && Files.readString(markerFile, StandardCharsets.UTF_8).equals(marker)) {
-        System.out.println("TPC-H SF " + scaleFactor + ": reusing " + dir);
+        System.out.println("TPC-H SF " + scaleName(scaleFactor) + ": reusing " + dir);
         return dir;
       }
       Files.createDirectories(dir);
       Files.deleteIfExists(markerFile);
       long start = System.nanoTime();
+      long cpu = Cpu.processNanos();
       generate(spark, scaleFactor, dir);
       Files.writeString(markerFile, marker, StandardCharsets.UTF_8);
-      System.out.printf("TPC-H SF %s: generated in %s in %.1f s%n", scaleFactor, dir, (System.nanoTime() - start) / 1e9);
+      // the CPU seconds, which a machine with more cores divides among them
+      System.out.printf("TPC-H SF %s: generated in %s in %.1f s (%.0f CPU s)%n", scaleName(scaleFactor), dir,
+          (System.nanoTime() - start) / 1e9, (Cpu.processNanos() - cpu) / 1e9);
       return dir;
     } catch (IOException e) {
       throw new UncheckedIOException("Cannot make the TPC-H tables in " + dir + ": " + e.getMessage()

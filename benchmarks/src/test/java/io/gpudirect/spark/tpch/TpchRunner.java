@@ -27,10 +27,11 @@ import org.apache.spark.sql.SparkSession;
 final class TpchRunner {
   private TpchRunner() {}
 
-  /** One way of reading the tables, and what its runs measured. */
+  /** One way of reading the tables: its name, and the session whose temporary views read them so. */
   private record Side(String name, SparkSession session) {}
 
-  static TpchResults run(TpchOptions o) throws Exception {
+  /** The local Spark of a run: {@code o}'s master, the plugin if asked for, and {@code o.sparkConf()}. */
+  static SparkSession session(TpchOptions o) {
     SparkSession.Builder builder = SparkSession.builder().appName("gpudirect-tpch").master(o.master())
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
@@ -43,17 +44,19 @@ final class TpchRunner {
     o.sparkConf().forEach(builder::config);
     SparkSession spark = builder.getOrCreate();
     spark.sparkContext().setLogLevel("WARN");
-    try {
-      Path data = TpchDataset.at(spark, o.scaleFactor(), o.dataDir());
-      try (ServerProcess.Running server = ServerProcess.start(TpchRunner.class, data.toString())) {
-        String remote = "gpudirect://127.0.0.1:" + server.port() + "/";
-        Side local = side("spark.read.parquet", spark, (s, table) -> s.read().parquet(data.resolve(table).toString()));
-        Side gpudirect = side("format(\"gpudirect\")", spark, (s, table) -> s.read().format("gpudirect").load(remote + table));
-        return rounds(o, local, gpudirect, server.process());
-      }
+    return spark;
+  }
+
+  /** Makes or reuses the tables, starts the server, and runs {@code o}'s rounds in {@code spark}. */
+  static TpchResults run(SparkSession spark, TpchOptions o) throws Exception {
+    Path data = TpchDataset.at(spark, o.scaleFactor(), o.dataDir());
+    try (ServerProcess.Running server = ServerProcess.start(TpchRunner.class, data.toString())) {
+      String remote = "gpudirect://127.0.0.1:" + server.port() + "/";
+      Side local = side("spark.read.parquet", spark, (s, table) -> s.read().parquet(data.resolve(table).toString()));
+      Side gpudirect = side("format(\"gpudirect\")", spark, (s, table) -> s.read().format("gpudirect").load(remote + table));
+      return rounds(o, local, gpudirect, server.process());
     } finally {
       RemoteStores.closeAll();
-      spark.stop();
     }
   }
 

@@ -8,6 +8,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.apache.spark.sql.Dataset;
@@ -21,14 +22,23 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The generated tables: the specification's types and row counts, and the cache on disk. */
-class TpchDatasetTest {
+/**
+ * The TPC-H runner of docs/benchmarks.md on the CPU, in one local Spark: the generated tables
+ * (the specification's types, the cache on disk), and the 22 queries at SF 0.01 (10 MB), whose
+ * answers through {@code format("gpudirect")} from a real server on loopback must be those of
+ * {@code spark.read.parquet} on the same files.
+ */
+class TpchRunnerTest {
+  @TempDir
+  static Path root;
+  private static TpchOptions options;
   private static SparkSession spark;
 
   @BeforeAll
   static void start() {
-    spark = SparkSession.builder().appName("tpch-dataset-test").master("local[2]")
-        .config("spark.ui.enabled", "false").config("spark.driver.host", "127.0.0.1").getOrCreate();
+    options = new TpchOptions(0.01, 1, 0, TpchQueries.select("all"), root, false, "local[2]",
+        root.resolve("tpch.json"), Map.of("spark.sql.shuffle.partitions", "4"));
+    spark = TpchRunner.session(options);
   }
 
   @AfterAll
@@ -37,8 +47,24 @@ class TpchDatasetTest {
   }
 
   @Test
+  @Timeout(value = 240, unit = TimeUnit.SECONDS)
+  void everyQueryAnswersAlikeOnBothSides() throws Exception {
+    TpchResults results = TpchRunner.run(spark, options);
+    TpchReport.print(results, System.out);
+    TpchReport.write(results, options.resultFile());
+
+    assertEquals(TpchQueries.COUNT, results.queries.size());
+    assertEquals(List.of(), results.differences(), "answers that differ");
+    for (TpchResults.Query q : results.queries) {
+      // an empty answer would be equal whatever the reads returned
+      assertTrue(q.rows > 0, q.query.name() + " has no rows at SF 0.01");
+    }
+    assertTrue(Files.readString(options.resultFile()).contains("\"query\" : \"q22\""));
+  }
+
+  @Test
   @Timeout(value = 120, unit = TimeUnit.SECONDS)
-  void tablesHaveTheSpecificationsTypesAndAreMadeOnce(@TempDir Path root) throws Exception {
+  void tablesHaveTheSpecificationsTypesAndAreMadeOnce() throws Exception {
     Path dir = TpchDataset.at(spark, 0.001, root);
     assertEquals(root.resolve("sf0.001"), dir);
     assertEquals("scale factor 0.001\ngenerator io.trino.tpch:tpch:1.2\n", Files.readString(dir.resolve(TpchDataset.MARKER)));
@@ -51,8 +77,9 @@ class TpchDatasetTest {
     assertEquals(DataTypes.createDecimalType(15, 2), schema.apply("l_extendedprice").dataType());
     assertEquals(DataTypes.DateType, schema.apply("l_shipdate").dataType());
     assertEquals(DataTypes.StringType, schema.apply("l_comment").dataType());
-    // dbgen's first line item, as its lineitem.tbl has it at every scale factor
-    assertEquals("[1,1552,93,1,17.00,24710.35,0.04,0.02,N,O,1996-03-13]", lineitem
+    // The first line item at SF 0.001: 17 of part 156, whose retail price by the specification's
+    // formula (clause 4.2.3) is (90000 + (156 / 10) % 20001 + 100 * (156 % 1000)) / 100 = 1056.15.
+    assertEquals("[1,156,4,1,17.00,17954.55,0.04,0.02,N,O,1996-03-13]", lineitem
         .selectExpr("l_orderkey", "l_partkey", "l_suppkey", "l_linenumber", "l_quantity", "l_extendedprice",
             "l_discount", "l_tax", "l_returnflag", "l_linestatus", "l_shipdate")
         .where("l_orderkey = 1 AND l_linenumber = 1").collectAsList().get(0).toString());
@@ -63,7 +90,7 @@ class TpchDatasetTest {
     assertEquals(dir, TpchDataset.at(spark, 0.001, root));
     assertEquals(files, dataFiles(dir), "a complete copy is reused, not made again");
 
-    Files.delete(dir.resolve(TpchDataset.MARKER)); // as a run that was stopped half-way leaves it
+    Files.delete(dir.resolve(TpchDataset.MARKER)); // as a run stopped half-way leaves it
     TpchDataset.at(spark, 0.001, root);
     assertTrue(Files.exists(dir.resolve(TpchDataset.MARKER)));
     assertNotEquals(files, dataFiles(dir), "an incomplete copy is made again");
