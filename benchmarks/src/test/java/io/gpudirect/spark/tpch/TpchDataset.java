@@ -30,14 +30,15 @@ import org.apache.spark.sql.SparkSession;
  * Trino's port of dbgen ({@code io.trino.tpch:tpch}) and cached: {@code ROOT/sf<SF>/} is reused
  * when its marker file names the same scale factor and generator, and made again otherwise.
  *
- * <p>The rows are the same on every machine for a scale factor (dbgen's streams are seeded per
- * row, so a part is a range of rows whatever else runs), and so are the files: the number of
- * parts of a table follows from its size alone, one file per part. All parts of all tables are
- * Spark tasks of one local session, submitted together, so every core generates.
+ * <p>The rows are the same on every machine for a scale factor (the generator, like dbgen, starts
+ * a part by advancing its random streams to the part's first row, so a part is a range of the
+ * same rows however many there are), and so is their split into files: one file per part, and
+ * the number of parts of a table follows from its size alone. All parts of all tables are Spark
+ * tasks of one local session, submitted together, so every core generates.
  */
 final class TpchDataset {
   static final String MARKER = "_gpudirect_tpch";
-  /** About 80 MB of Parquet for lineitem: SF 10 makes 30 of its files, SF 1 three. */
+  /** About 65 MB of Parquet for lineitem: SF 10 makes 30 of its files, SF 1 three. */
   static final long ROWS_PER_PART = 2_000_000;
   private static final String GENERATOR = "io.trino.tpch:tpch:1.2";
   /** Rows at SF 1, clause 4.2.5 of the specification; nation and region are fixed. */
@@ -49,7 +50,7 @@ final class TpchDataset {
   /** The tables at {@code scaleFactor} under {@code root}: made now unless a complete copy is there. */
   static Path at(SparkSession spark, double scaleFactor, Path root) {
     if (!(scaleFactor > 0)) {
-      throw new IllegalArgumentException("TPC-H scale factor " + scaleFactor + ": must be above 0 (0.01 is 10 MB, 1 is 1 GB)");
+      throw new IllegalArgumentException("TPC-H scale factor " + scaleFactor + ": must be above 0 (1 is 1 GB of text, 310 MB of Parquet)");
     }
     Path dir = root.resolve("sf" + scaleName(scaleFactor));
     String marker = "scale factor " + scaleFactor + "\ngenerator " + GENERATOR + "\n";
