@@ -9,7 +9,8 @@ import org.apache.spark.sql.Row;
 
 /**
  * Whether two answers to one query are the same: the same rows, in the same order where the query
- * has an ORDER BY (TPC-H's orders are total: they end in group keys), in any order otherwise;
+ * has an ORDER BY (a tie could reorder rows only in q3, q5, q10, q11 and q18, whose orders begin with a sum
+ * of money and do not end in a unique key), in any order otherwise;
  * decimals exactly, scale included (Spark's decimal sums and averages do not depend on the order
  * of addition); doubles to a relative {@value #DOUBLE_TOLERANCE}, since a double sum does depend on
  * it, and the two sides split the files, so the partial sums, differently.
