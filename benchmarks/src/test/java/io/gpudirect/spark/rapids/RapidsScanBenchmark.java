@@ -1,16 +1,15 @@
 package io.gpudirect.spark.rapids;
 
+import io.gpudirect.bench.Cpu;
 import io.gpudirect.remote.RemoteStores;
 import io.gpudirect.server.BlockServer;
 import io.gpudirect.testing.Medians;
 import io.gpudirect.testing.TestClassPath;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
-import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Stream;
@@ -56,21 +55,15 @@ public final class RapidsScanBenchmark {
     long rows = (args.length > 0 ? Long.parseLong(args[0]) : 200) * 1_000_000L;
     int rounds = args.length > 1 ? Integer.parseInt(args[1]) : 3;
     Path dir = Files.createTempDirectory("gpudirect-rapids-bench");
-    boolean plugin = RapidsPlugin.version().isPresent();
+    boolean plugin = RapidsSessions.pluginVersion().isPresent();
     if (!plugin) {
       System.out.println("the RAPIDS Accelerator is not on the class path: a dry run on the CPU, not a measurement");
     }
-    SparkSession spark = SparkSession.builder().appName("gpudirect-rapids-scan-benchmark").master("local[16]")
+    SparkSession spark = RapidsSessions.configure(SparkSession.builder(), plugin)
+        .appName("gpudirect-rapids-scan-benchmark").master("local[16]")
         .config("spark.ui.enabled", "false")
         .config("spark.driver.host", "127.0.0.1")
         .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.plugins", plugin ? "com.nvidia.spark.SQLPlugin" : "")
-        .config("spark.sql.extensions", GpuDirectRapidsExtensions.class.getName())
-        .config("spark.hadoop.fs.gpudirect.impl", "io.gpudirect.hadoop.GpuDirectFileSystem")
-        .config("spark.rapids.cloudSchemes", "gpudirect")
-        .config("spark.rapids.sql.enabled", "true")
-        .config("spark.rapids.memory.gpu.allocFraction", "0.5")
-        .config("spark.rapids.memory.pinnedPool.size", "4g")
         .getOrCreate();
     spark.sparkContext().setLogLevel("WARN");
     Process server = null;
@@ -174,13 +167,13 @@ public final class RapidsScanBenchmark {
     List<String> run(SparkSession spark, Process server) {
       source.get().createOrReplaceTempView("t");
       Dataset<Row> q = spark.sql(String.format(QUERY, "t"));
-      long cpu = processCpuNanos();
-      long serverCpu = cpuNanos(server);
+      long cpu = Cpu.processNanos();
+      long serverCpu = Cpu.processNanos(server);
       long start = System.nanoTime();
       List<Row> rows = q.collectAsList();
       walls.add((System.nanoTime() - start) / 1e9);
-      cpus.add((processCpuNanos() - cpu) / 1e9);
-      serverCpus.add((cpuNanos(server) - serverCpu) / 1e9);
+      cpus.add((Cpu.processNanos() - cpu) / 1e9);
+      serverCpus.add((Cpu.processNanos(server) - serverCpu) / 1e9);
       plan = name + ":\n" + q.queryExecution().executedPlan().treeString();
       List<String> s = new ArrayList<>();
       for (Row r : rows) {
@@ -189,14 +182,6 @@ public final class RapidsScanBenchmark {
       }
       return s;
     }
-  }
-
-  private static long processCpuNanos() {
-    return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean()).getProcessCpuTime();
-  }
-
-  private static long cpuNanos(Process p) {
-    return p.toHandle().info().totalCpuDuration().map(Duration::toNanos).orElse(0L);
   }
 
 }

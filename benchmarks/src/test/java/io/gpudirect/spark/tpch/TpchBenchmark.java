@@ -1,0 +1,45 @@
+package io.gpudirect.spark.tpch;
+
+import io.gpudirect.spark.rapids.RapidsSessions;
+import org.apache.spark.sql.SparkSession;
+
+/**
+ * Issue 30's TPC-H run: the 22 queries on local Parquet through {@code spark.read.parquet} and
+ * through {@code format("gpudirect")} from a server on loopback in its own JVM, medians of
+ * interleaved rounds, every answer compared. Not a test (Maven's runs never pick it: its name
+ * does not end in Test; {@link TpchRunnerTest} is the one CI runs): on the GPU lab, through
+ * the JUnit launcher, whose class loader the RAPIDS plugin's shims need, after
+ * dev/gpu-lab-rapids: {@code JAVA_OPTS="-Dgpudirect.tpch.sf=10 ..." run.sh junit
+ * --select-method io.gpudirect.spark.tpch.TpchBenchmark#run}; by hand elsewhere with {@code java
+ * -cp ... io.gpudirect.spark.tpch.TpchBenchmark}. {@link TpchOptions} lists the properties;
+ * docs/benchmarks.md gives the commands and keeps the figures.
+ */
+public final class TpchBenchmark {
+  @org.junit.jupiter.api.Test
+  void run() throws Exception {
+    org.junit.jupiter.api.Assumptions.assumeTrue(System.getProperty("gpudirect.tpch.sf") != null,
+        "a benchmark: run with -Dgpudirect.tpch.sf=SCALE_FACTOR");
+    main(new String[0]);
+  }
+
+  public static void main(String[] args) throws Exception {
+    TpchOptions o = TpchOptions.fromSystemProperties();
+    if (!o.rapids()) {
+      System.out.println(RapidsSessions.pluginVersion().isPresent() ? "the RAPIDS Accelerator is switched off"
+          : "the RAPIDS Accelerator is not on the class path: Spark on the CPU");
+    }
+    SparkSession spark = TpchRunner.session(o);
+    TpchResults results;
+    try {
+      results = TpchRunner.run(spark, o);
+    } finally {
+      spark.stop();
+    }
+    TpchReport.print(results, System.out);
+    TpchReport.write(results, o.resultFile());
+    System.out.println("results in " + o.resultFile().toAbsolutePath());
+    if (!results.differences().isEmpty()) {
+      throw new AssertionError("TPC-H answers differ:\n" + String.join("\n", results.differences()));
+    }
+  }
+}

@@ -1,0 +1,56 @@
+package io.gpudirect.spark.tpch;
+
+import io.gpudirect.spark.rapids.RapidsSessions;
+import io.gpudirect.spark.tpch.TpchQueries.Query;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * What one TPC-H run does. From system properties ({@link #fromSystemProperties}), each with its
+ * default: {@code gpudirect.tpch.sf} (1), {@code .rounds} (3, timed), {@code .warmups} (1, untimed,
+ * checked), {@code .queries} ("all", or such as "1,3,18-22"), {@code .data} (the cache of generated
+ * tables, {@code java.io.tmpdir}/gpudirect-tpch), {@code .rapids} ("auto": the RAPIDS Accelerator
+ * when its jar is on the class path; "off"), {@code .master} ("local[*]"), {@code .out} (the
+ * result file, tpch-sf&lt;SF&gt;.json). Spark settings come as {@code -Dspark.*}, which Spark reads
+ * itself.
+ *
+ * @param sparkConf settings over the session's defaults (tests use this; runs by hand use -Dspark.*)
+ */
+record TpchOptions(double scaleFactor, int rounds, int warmups, List<Query> queries, Path dataDir, boolean rapids,
+    String master, Path resultFile, Map<String, String> sparkConf) {
+
+  TpchOptions {
+    if (rounds < 1 || warmups < 0) {
+      throw new IllegalArgumentException("TPC-H rounds " + rounds + " and warm-ups " + warmups
+          + ": at least one timed round (gpudirect.tpch.rounds), and no negative warm-ups (gpudirect.tpch.warmups)");
+    }
+  }
+
+  static TpchOptions fromSystemProperties() {
+    double sf = number("gpudirect.tpch.sf", "1");
+    String rapids = System.getProperty("gpudirect.tpch.rapids", "auto");
+    if (!rapids.equals("auto") && !rapids.equals("off")) {
+      throw new IllegalArgumentException("gpudirect.tpch.rapids=" + rapids + ": auto (the plugin when its jar is on the"
+          + " class path) or off");
+    }
+    return new TpchOptions(sf,
+        (int) number("gpudirect.tpch.rounds", "3"),
+        (int) number("gpudirect.tpch.warmups", "1"),
+        TpchQueries.select(System.getProperty("gpudirect.tpch.queries", "all")),
+        Path.of(System.getProperty("gpudirect.tpch.data", Path.of(System.getProperty("java.io.tmpdir"), "gpudirect-tpch").toString())),
+        rapids.equals("auto") && RapidsSessions.pluginVersion().isPresent(),
+        System.getProperty("gpudirect.tpch.master", "local[*]"),
+        Path.of(System.getProperty("gpudirect.tpch.out", "tpch-sf" + TpchDataset.scaleName(sf) + ".json")),
+        Map.of());
+  }
+
+  private static double number(String property, String otherwise) {
+    String value = System.getProperty(property, otherwise);
+    try {
+      return Double.parseDouble(value);
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException(property + "=" + value + ": not a number", e);
+    }
+  }
+}

@@ -1,0 +1,118 @@
+package io.gpudirect.spark.tpch;
+
+import io.gpudirect.bench.Cpu;
+import io.gpudirect.remote.RemoteStores;
+import io.gpudirect.spark.rapids.RapidsSessions;
+import io.gpudirect.spark.tpch.TpchQueries.Query;
+import io.gpudirect.testing.ServerProcess;
+import io.trino.tpch.TpchTable;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.function.BiFunction;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+
+/**
+ * Runs TPC-H queries two ways in one local Spark, alternated: {@code spark.read.parquet} of the
+ * local files (the reference) and {@code format("gpudirect")} of the same files from a block
+ * server on loopback, which runs in a JVM of its own as a storage host would. Each way has its own
+ * session of the one SparkContext, whose temporary views give the queries' table names to its
+ * reads. Within a round, each query runs on both sides back to back, the side that goes first
+ * changing from query to query and from round to round. Every answer of the gpudirect side is
+ * compared with the reference's of the same round.
+ */
+final class TpchRunner {
+  private TpchRunner() {}
+
+  /** One way of reading the tables: its name, and the session whose temporary views read them so. */
+  private record Side(String name, SparkSession session) {}
+
+  /** The local Spark of a run: {@code o}'s master, the plugin if asked for, and {@code o.sparkConf()}. */
+  static SparkSession session(TpchOptions o) {
+    SparkSession.Builder builder = SparkSession.builder().appName("gpudirect-tpch").master(o.master())
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.sql.warehouse.dir", o.dataDir().resolve("spark-warehouse").toString());
+    if (o.rapids()) {
+      RapidsSessions.configure(builder, true);
+    }
+    o.sparkConf().forEach(builder::config);
+    SparkSession spark = builder.getOrCreate();
+    spark.sparkContext().setLogLevel("WARN");
+    return spark;
+  }
+
+  /** Makes or reuses the tables, starts the server, and runs {@code o}'s rounds in {@code spark}. */
+  static TpchResults run(SparkSession spark, TpchOptions o) throws Exception {
+    Path data = TpchDataset.at(spark, o.scaleFactor(), o.dataDir());
+    try (ServerProcess.Running server = ServerProcess.start(TpchRunner.class, data.toString())) {
+      String remote = "gpudirect://127.0.0.1:" + server.port() + "/";
+      Side local = side("spark.read.parquet", spark, (s, table) -> s.read().parquet(data.resolve(table).toString()));
+      Side gpudirect = side("format(\"gpudirect\")", spark, (s, table) -> s.read().format("gpudirect").load(remote + table));
+      return rounds(o, local, gpudirect, server.process());
+    } finally {
+      RemoteStores.closeAll();
+    }
+  }
+
+  private static Side side(String name, SparkSession spark, BiFunction<SparkSession, String, Dataset<Row>> read) {
+    SparkSession session = spark.newSession();
+    for (TpchTable<?> t : TpchTable.getTables()) {
+      read.apply(session, t.getTableName()).createOrReplaceTempView(t.getTableName());
+    }
+    return new Side(name, session);
+  }
+
+  private static TpchResults rounds(TpchOptions o, Side local, Side gpudirect, Process server) {
+    List<TpchResults.Query> results = new ArrayList<>();
+    for (Query q : o.queries()) {
+      results.add(new TpchResults.Query(q));
+    }
+    for (int round = 0; round < o.warmups() + o.rounds(); round++) {
+      boolean timed = round >= o.warmups();
+      for (int i = 0; i < results.size(); i++) {
+        TpchResults.Query result = results.get(i);
+        boolean localFirst = (round + i) % 2 == 0;
+        Run a = run(localFirst ? local : gpudirect, result.query, server);
+        Run b = run(localFirst ? gpudirect : local, result.query, server);
+        Run ofLocal = localFirst ? a : b;
+        Run ofGpudirect = localFirst ? b : a;
+        if (timed) {
+          result.local.add(ofLocal);
+          result.gpudirect.add(ofGpudirect);
+        }
+        result.rows = ofLocal.rows.size();
+        Optional<String> difference = Answers.difference(ofLocal.rows, ofGpudirect.rows, result.query.ordered());
+        if (difference.isPresent() && result.difference == null) {
+          result.difference = "round " + round + ": " + difference.get();
+        }
+        System.out.printf("%s round %d%s: %s %.2f s, %s %.2f s, %d rows%s%n", result.query.name(), round,
+            timed ? "" : " (warm-up)", local.name, ofLocal.wall, gpudirect.name, ofGpudirect.wall, result.rows,
+            difference.map(d -> ", DIFFERENT: " + d).orElse(""));
+      }
+    }
+    return new TpchResults(o, local.name, gpudirect.name, results);
+  }
+
+  /** One query on one side: wall time, this JVM's CPU (driver and executors) and the server's. */
+  record Run(double wall, double cpu, double serverCpu, List<Row> rows) {}
+
+  private static Run run(Side side, Query q, Process server) {
+    long cpu = Cpu.processNanos();
+    long serverCpu = Cpu.processNanos(server);
+    long start = System.nanoTime();
+    List<Row> rows;
+    try {
+      rows = side.session.sql(q.sql()).collectAsList();
+    } catch (RuntimeException e) {
+      throw new IllegalStateException("TPC-H " + q.name() + " failed on " + side.name + ": " + e.getMessage(), e);
+    }
+    return new Run((System.nanoTime() - start) / 1e9, (Cpu.processNanos() - cpu) / 1e9,
+        (Cpu.processNanos(server) - serverCpu) / 1e9, rows);
+  }
+}
