@@ -20,7 +20,7 @@ public final class Cpu {
   }
 
   /** Nanoseconds of CPU used by {@code child} so far; 0 where the OS does not say. */
-  public static long processNanos(Process child) {
-    return child.toHandle().info().totalCpuDuration().map(Duration::toNanos).orElse(0L);
+  public static long processNanos(ProcessHandle child) {
+    return child.info().totalCpuDuration().map(Duration::toNanos).orElse(0L);
   }
 }

@@ -114,6 +114,11 @@ public final class ChildProcess implements AutoCloseable {
     }
   }
 
+  /** The process, for what the OS says of it (its CPU time, say). */
+  public ProcessHandle handle() {
+    return process.toHandle();
+  }
+
   public boolean isAlive() {
     return process.isAlive();
   }

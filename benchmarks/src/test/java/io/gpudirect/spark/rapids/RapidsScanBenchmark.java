@@ -168,12 +168,12 @@ public final class RapidsScanBenchmark {
       source.get().createOrReplaceTempView("t");
       Dataset<Row> q = spark.sql(String.format(QUERY, "t"));
       long cpu = Cpu.processNanos();
-      long serverCpu = Cpu.processNanos(server);
+      long serverCpu = Cpu.processNanos(server.toHandle());
       long start = System.nanoTime();
       List<Row> rows = q.collectAsList();
       walls.add((System.nanoTime() - start) / 1e9);
       cpus.add((Cpu.processNanos() - cpu) / 1e9);
-      serverCpus.add((Cpu.processNanos(server) - serverCpu) / 1e9);
+      serverCpus.add((Cpu.processNanos(server.toHandle()) - serverCpu) / 1e9);
       plan = name + ":\n" + q.queryExecution().executedPlan().treeString();
       List<String> s = new ArrayList<>();
       for (Row r : rows) {

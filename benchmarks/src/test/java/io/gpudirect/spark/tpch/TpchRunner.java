@@ -54,7 +54,7 @@ final class TpchRunner {
       String remote = "gpudirect://127.0.0.1:" + server.port() + "/";
       Side local = side("spark.read.parquet", spark, (s, table) -> s.read().parquet(data.resolve(table).toString()));
       Side gpudirect = side("format(\"gpudirect\")", spark, (s, table) -> s.read().format("gpudirect").load(remote + table));
-      return rounds(o, local, gpudirect, server.process());
+      return rounds(o, local, gpudirect, server.process().handle());
     } finally {
       RemoteStores.closeAll();
     }
@@ -68,7 +68,7 @@ final class TpchRunner {
     return new Side(name, session);
   }
 
-  private static TpchResults rounds(TpchOptions o, Side local, Side gpudirect, Process server) {
+  private static TpchResults rounds(TpchOptions o, Side local, Side gpudirect, ProcessHandle server) {
     List<TpchResults.Query> results = new ArrayList<>();
     for (Query q : o.queries()) {
       results.add(new TpchResults.Query(q));
@@ -102,7 +102,7 @@ final class TpchRunner {
   /** One query on one side: wall time, this JVM's CPU (driver and executors) and the server's. */
   record Run(double wall, double cpu, double serverCpu, List<Row> rows) {}
 
-  private static Run run(Side side, Query q, Process server) {
+  private static Run run(Side side, Query q, ProcessHandle server) {
     long cpu = Cpu.processNanos();
     long serverCpu = Cpu.processNanos(server);
     long start = System.nanoTime();
