@@ -35,14 +35,21 @@ record TpchOptions(double scaleFactor, int rounds, int warmups, List<Query> quer
           + " class path) or off");
     }
     return new TpchOptions(sf,
-        (int) number("gpudirect.tpch.rounds", "3"),
-        (int) number("gpudirect.tpch.warmups", "1"),
+        whole(number("gpudirect.tpch.rounds", "3"), "gpudirect.tpch.rounds"),
+        whole(number("gpudirect.tpch.warmups", "1"), "gpudirect.tpch.warmups"),
         TpchQueries.select(System.getProperty("gpudirect.tpch.queries", "all")),
         Path.of(System.getProperty("gpudirect.tpch.data", Path.of(System.getProperty("java.io.tmpdir"), "gpudirect-tpch").toString())),
         rapids.equals("auto") && RapidsSessions.pluginVersion().isPresent(),
         System.getProperty("gpudirect.tpch.master", "local[*]"),
         Path.of(System.getProperty("gpudirect.tpch.out", "tpch-sf" + TpchDataset.scaleName(sf) + ".json")),
         Map.of());
+  }
+
+  private static int whole(double value, String property) {
+    if (value != Math.rint(value)) {
+      throw new IllegalArgumentException(property + "=" + value + ": a whole number of rounds");
+    }
+    return (int) value;
   }
 
   private static double number(String property, String otherwise) {

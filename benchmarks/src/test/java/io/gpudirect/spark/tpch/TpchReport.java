@@ -20,7 +20,7 @@ final class TpchReport {
     out.printf("%nTPC-H SF %s, %s, %s; medians of %d rounds (after %d warm-up); wall s, and CPU s of this JVM"
         + " + the server's%n", TpchDataset.scaleName(o.scaleFactor()), o.master(), plugin(o), o.rounds(), o.warmups());
     out.printf("%-5s %8s %22s %22s %7s  %s%n", "query", "rows", r.localName, r.gpudirectName, "ratio", "answers");
-    for (TpchResults.Query q : r.queries) {
+    for (TpchResults.QueryResult q : r.queries) {
       out.printf("%-5s %8d %8.2f (%5.1f+%4.1f) %8.2f (%5.1f+%4.1f) %7.2f  %s%n", q.query.name(), q.rows,
           TpchResults.median(q.local, TpchRunner.Run::wall), TpchResults.median(q.local, TpchRunner.Run::cpu),
           TpchResults.median(q.local, TpchRunner.Run::serverCpu),
@@ -47,7 +47,7 @@ final class TpchReport {
         .put("reference", r.localName)
         .put("measured", r.gpudirectName);
     var queries = root.putArray("queries");
-    for (TpchResults.Query q : r.queries) {
+    for (TpchResults.QueryResult q : r.queries) {
       ObjectNode n = queries.addObject().put("query", q.query.name()).put("rows", q.rows)
           .put("equal", q.difference == null).put("difference", q.difference).put("ratio", q.ratio());
       side(n.putObject("reference"), q.local);

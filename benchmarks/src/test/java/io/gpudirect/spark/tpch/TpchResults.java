@@ -10,16 +10,17 @@ final class TpchResults {
   final TpchOptions options;
   final String localName;
   final String gpudirectName;
-  final List<Query> queries;
+  final List<QueryResult> queries;
 
-  TpchResults(TpchOptions options, String localName, String gpudirectName, List<Query> queries) {
+  TpchResults(TpchOptions options, String localName, String gpudirectName, List<QueryResult> queries) {
     this.options = options;
     this.localName = localName;
     this.gpudirectName = gpudirectName;
     this.queries = queries;
   }
 
-  static final class Query {
+  /** One query's timed runs on each side, its answer's size, and the first difference. */
+  static final class QueryResult {
     final TpchQueries.Query query;
     final List<TpchRunner.Run> local = new ArrayList<>();
     final List<TpchRunner.Run> gpudirect = new ArrayList<>();
@@ -27,7 +28,7 @@ final class TpchResults {
     /** The first difference of the gpudirect side's answer from the reference's; null when none. */
     String difference;
 
-    Query(TpchQueries.Query query) {
+    QueryResult(TpchQueries.Query query) {
       this.query = query;
     }
 

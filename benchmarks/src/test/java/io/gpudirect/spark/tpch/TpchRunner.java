@@ -69,14 +69,14 @@ final class TpchRunner {
   }
 
   private static TpchResults rounds(TpchOptions o, Side local, Side gpudirect, ProcessHandle server) {
-    List<TpchResults.Query> results = new ArrayList<>();
+    List<TpchResults.QueryResult> results = new ArrayList<>();
     for (Query q : o.queries()) {
-      results.add(new TpchResults.Query(q));
+      results.add(new TpchResults.QueryResult(q));
     }
     for (int round = 0; round < o.warmups() + o.rounds(); round++) {
       boolean timed = round >= o.warmups();
       for (int i = 0; i < results.size(); i++) {
-        TpchResults.Query result = results.get(i);
+        TpchResults.QueryResult result = results.get(i);
         boolean localFirst = (round + i) % 2 == 0;
         Run a = run(localFirst ? local : gpudirect, result.query, server);
         Run b = run(localFirst ? gpudirect : local, result.query, server);

@@ -55,7 +55,7 @@ class TpchRunnerTest {
 
     assertEquals(TpchQueries.COUNT, results.queries.size());
     assertEquals(List.of(), results.differences(), "answers that differ");
-    for (TpchResults.Query q : results.queries) {
+    for (TpchResults.QueryResult q : results.queries) {
       // an empty answer would be equal whatever the reads returned
       assertTrue(q.rows > 0, q.query.name() + " has no rows at SF 0.01");
     }
