@@ -1,6 +1,5 @@
 package io.gpudirect.spark.shuffle;
 
-import io.gpudirect.client.ClientConfig;
 import io.gpudirect.client.ClientContext;
 import io.gpudirect.memory.BufferAllocator;
 import io.gpudirect.shuffle.FetchLimits;
@@ -27,13 +26,15 @@ final class ExecutorShuffle implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(ExecutorShuffle.class);
 
   private final SparkConf conf;
+  private final ShuffleTransport transport;
   private ExecutorShuffleServer server;
   private ShuffleClients clients;
   private BufferAllocator memory;
   private boolean closed;
 
-  ExecutorShuffle(SparkConf conf) {
+  ExecutorShuffle(SparkConf conf, ShuffleTransport transport) {
     this.conf = conf;
+    this.transport = transport;
   }
 
   /** The port of this executor's server, started now if it is not yet. */
@@ -45,7 +46,7 @@ final class ExecutorShuffle implements AutoCloseable {
       List<Path> dirs = Stream.of(blocks.diskBlockManager().localDirs()).map(File::toPath).toList();
       String host = blocks.blockManagerId().host();
       server = ExecutorShuffleServer.start(dirs, conf.getInt("spark.diskStore.subDirectories", 64), host,
-          ShuffleSecret.of(conf, env.securityManager()));
+          ShuffleSecret.of(conf, env.securityManager()), transport.serving());
       LOG.info("Executor {} serves its shuffle files over gpudirect on {}", blocks.blockManagerId().executorId(),
           server.address());
     }
@@ -57,11 +58,15 @@ final class ExecutorShuffle implements AutoCloseable {
     checkOpen();
     if (clients == null) {
       SparkEnv env = SparkEnv.get();
-      ClientConfig config = ClientConfig.builder().secret(ShuffleSecret.of(conf, env.securityManager()))
-          .secretSetting(ShuffleSecret.SETTING).build();
-      clients = new ShuffleClients(config, ClientContext.shared());
+      clients = new ShuffleClients(transport.client(ShuffleSecret.of(conf, env.securityManager()),
+          ShuffleSecret.SETTING), ClientContext.shared());
     }
     return clients;
+  }
+
+  /** Bytes this executor's reducers fetched so far, by the transport they came over (tests, logs). */
+  synchronized java.util.Map<String, Long> bytesFetchedByTransport() {
+    return clients == null ? java.util.Map.of() : clients.bytesFetchedByTransport();
   }
 
   /** Where fetched blocks are charged until their task has read them. */

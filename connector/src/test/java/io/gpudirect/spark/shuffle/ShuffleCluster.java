@@ -7,10 +7,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Collectors;
+import org.apache.spark.SparkEnv;
+import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.scheduler.SparkListener;
 import org.apache.spark.scheduler.SparkListenerExecutorRemoved;
 import org.apache.spark.scheduler.SparkListenerTaskEnd;
 import org.apache.spark.sql.SparkSession;
+import scala.Tuple2;
 
 /**
  * A real multi-JVM Spark for shuffle tests: {@code local-cluster[2,1,1024]}, a Master and two
@@ -99,6 +102,30 @@ final class ShuffleCluster implements AutoCloseable {
   ShuffleCluster settled() throws java.util.concurrent.TimeoutException {
     spark.sparkContext().listenerBus().waitUntilEmpty(30_000);
     return this;
+  }
+
+  /**
+   * Bytes the executors' reducers fetched from other executors' servers so far, by the transport
+   * they came over, summed over the executors: read by a job whose tasks ask their executor's
+   * shuffle manager, enough of them that each executor runs some.
+   */
+  Map<String, Long> bytesFetchedByTransport() {
+    JavaSparkContext jsc = JavaSparkContext.fromSparkContext(spark.sparkContext());
+    Map<String, Map<String, Long>> byExecutor = new java.util.TreeMap<>();
+    jsc.parallelize(java.util.stream.IntStream.range(0, 32).boxed().toList(), 32)
+        .map(i -> {
+          Thread.sleep(50);  // so that neither executor takes every task
+          return new Tuple2<>(SparkEnv.get().executorId(),
+              new java.util.HashMap<>(((GpuDirectShuffleManager) SparkEnv.get().shuffleManager())
+                  .bytesFetchedByTransport()));
+        })
+        .collect().forEach(t -> byExecutor.put(t._1(), t._2()));
+    if (byExecutor.size() < 2) {
+      throw new AssertionError("tasks ran on one executor only: " + byExecutor.keySet());
+    }
+    Map<String, Long> total = new java.util.TreeMap<>();
+    byExecutor.values().forEach(m -> m.forEach((transport, bytes) -> total.merge(transport, bytes, Long::sum)));
+    return total;
   }
 
   /** The shuffle data files the executors wrote for {@code shuffleId}, by the executor's folder. */

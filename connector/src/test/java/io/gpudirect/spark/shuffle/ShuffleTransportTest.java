@@ -1,0 +1,66 @@
+package io.gpudirect.spark.shuffle;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.gpudirect.GpuDirectException;
+import io.gpudirect.client.ClientConfig;
+import io.gpudirect.server.RdmaMode;
+import java.time.Duration;
+import org.apache.spark.SparkConf;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/** The shuffle's transport settings: the read path's options under spark.gpudirect.shuffle., Spark's timeouts. */
+class ShuffleTransportTest {
+  @ParameterizedTest
+  @CsvSource({"tcp, OFF", "auto, AUTO", "rdma, ON"})
+  void theServersServeRdmaWhereReducersMayAskForIt(String transport, RdmaMode served) {
+    ShuffleTransport t = ShuffleTransport.of(new SparkConf(false)
+        .set("spark.gpudirect.shuffle.transport", transport).set("spark.gpudirect.shuffle.rdma.provider", "ucx"));
+    assertEquals(served, t.serving().rdma());
+    assertEquals("ucx", t.serving().rdmaProvider());
+    assertNull(t.serving().tls());
+    ClientConfig client = t.client(new byte[] {1}, ShuffleSecret.SETTING);
+    assertEquals(transport, client.transport());
+  }
+
+  @Test
+  void aBadValueIsRefusedAtStartNamingItsKey() {
+    SparkConf conf = new SparkConf(false).set("spark.gpudirect.shuffle.rdma.provider", "ucxx");
+    GpuDirectException e = assertThrows(GpuDirectException.class, () -> new GpuDirectShuffleManager(conf, true));
+    assertTrue(e.getMessage().contains("spark.gpudirect.shuffle.rdma.provider"), e.getMessage());
+    SparkConf transport = new SparkConf(false).set("spark.gpudirect.shuffle.transport", "infiniband");
+    e = assertThrows(GpuDirectException.class, () -> new GpuDirectShuffleManager(transport, true));
+    assertTrue(e.getMessage().contains("infiniband"), e.getMessage());
+  }
+
+  @Test
+  void timeoutsAreSparksUnlessSet() {
+    ClientConfig unset = ShuffleTransport.of(new SparkConf(false)).client(null, ShuffleSecret.SETTING);
+    assertEquals(Duration.ofSeconds(120), unset.requestTimeout());
+    assertEquals(Duration.ofSeconds(120), unset.connectTimeout());
+    ClientConfig spark = ShuffleTransport.of(new SparkConf(false).set("spark.network.timeout", "7")
+        .set("spark.shuffle.io.connectionTimeout", "3s")).client(null, ShuffleSecret.SETTING);
+    assertEquals(Duration.ofSeconds(7), spark.requestTimeout(), "Spark reads a bare number as seconds");
+    assertEquals(Duration.ofSeconds(3), spark.connectTimeout());
+    ClientConfig own = ShuffleTransport.of(new SparkConf(false).set("spark.network.timeout", "7")
+        .set("spark.gpudirect.shuffle.requestTimeout", "2s")).client(null, ShuffleSecret.SETTING);
+    assertEquals(Duration.ofSeconds(2), own.requestTimeout());
+    assertEquals(Duration.ofSeconds(7), own.connectTimeout());
+  }
+
+  @Test
+  void tlsNeedsTheServersMaterialAndRpcEncryptionNeedsTls() {
+    SparkConf noMaterial = new SparkConf(false).set("spark.gpudirect.shuffle.tls", "true");
+    GpuDirectException e = assertThrows(GpuDirectException.class, () -> new GpuDirectShuffleManager(noMaterial, true));
+    assertTrue(e.getMessage().contains(ShuffleTransport.TLS_CERTIFICATE) && e.getMessage().contains(ShuffleTransport.TLS_KEY),
+        e.getMessage());
+    SparkConf encrypted = new SparkConf(false).set("spark.network.crypto.enabled", "true");
+    e = assertThrows(GpuDirectException.class, () -> new GpuDirectShuffleManager(encrypted, true));
+    assertTrue(e.getMessage().contains("spark.gpudirect.shuffle.tls=true"), e.getMessage());
+  }
+}
