@@ -64,6 +64,11 @@ final class ExecutorShuffle implements AutoCloseable {
     return clients;
   }
 
+  /** This executor's server, as logged when it started; null before its first map task. */
+  synchronized String serverDescription() {
+    return server == null ? null : server.address();
+  }
+
   /** Bytes this executor's reducers fetched so far, by the transport they came over (tests, logs). */
   synchronized java.util.Map<String, Long> bytesFetchedByTransport() {
     return clients == null ? java.util.Map.of() : clients.bytesFetchedByTransport();

@@ -64,6 +64,11 @@ public final class GpuDirectShuffleManager implements ShuffleManager {
         startPartition, endPartition, context, metrics, executor, sort.shuffleBlockResolver());
   }
 
+  /** Tests: this JVM's server, as its log line describes it; null before its first map task. */
+  String serverDescription() {
+    return executor.serverDescription();
+  }
+
   /** Tests: bytes this JVM's reducers fetched so far, by transport. */
   java.util.Map<String, Long> bytesFetchedByTransport() {
     return executor.bytesFetchedByTransport();

@@ -104,27 +104,35 @@ final class ShuffleCluster implements AutoCloseable {
     return this;
   }
 
+  /** What a probe asks of an executor's shuffle manager: serializable, as it travels in a task. */
+  interface Probe<T> extends java.io.Serializable {
+    T ask(GpuDirectShuffleManager manager);
+  }
+
   /**
-   * Bytes the executors' reducers fetched from other executors' servers so far, by the transport
-   * they came over, summed over the executors: read by a job whose tasks ask their executor's
-   * shuffle manager, enough of them that each executor runs some.
+   * {@code probe}'s answer from each executor's shuffle manager, by executor id: a job of enough
+   * tasks that each executor runs some.
    */
-  Map<String, Long> bytesFetchedByTransport() {
+  <T> Map<String, T> onEachExecutor(Probe<T> probe) {
     JavaSparkContext jsc = JavaSparkContext.fromSparkContext(spark.sparkContext());
-    Map<String, Map<String, Long>> byExecutor = new java.util.TreeMap<>();
+    Map<String, T> byExecutor = new java.util.TreeMap<>();
     jsc.parallelize(java.util.stream.IntStream.range(0, 32).boxed().toList(), 32)
         .map(i -> {
           Thread.sleep(50);  // so that neither executor takes every task
-          return new Tuple2<>(SparkEnv.get().executorId(),
-              new java.util.HashMap<>(((GpuDirectShuffleManager) SparkEnv.get().shuffleManager())
-                  .bytesFetchedByTransport()));
+          return new Tuple2<>(SparkEnv.get().executorId(), probe.ask((GpuDirectShuffleManager) SparkEnv.get().shuffleManager()));
         })
         .collect().forEach(t -> byExecutor.put(t._1(), t._2()));
     if (byExecutor.size() < 2) {
-      throw new AssertionError("tasks ran on one executor only: " + byExecutor.keySet());
+      throw new AssertionError("the probe's tasks ran on one executor only: " + byExecutor.keySet());
     }
+    return byExecutor;
+  }
+
+  /** Bytes the executors' reducers fetched from other executors' servers so far, by transport, summed. */
+  Map<String, Long> bytesFetchedByTransport() {
     Map<String, Long> total = new java.util.TreeMap<>();
-    byExecutor.values().forEach(m -> m.forEach((transport, bytes) -> total.merge(transport, bytes, Long::sum)));
+    onEachExecutor(m -> new java.util.HashMap<>(m.bytesFetchedByTransport())).values()
+        .forEach(byTransport -> byTransport.forEach((transport, bytes) -> total.merge(transport, bytes, Long::sum)));
     return total;
   }
 
