@@ -98,6 +98,38 @@ final class ShuffleCluster implements AutoCloseable {
     return cluster;
   }
 
+  /**
+   * Waits until two executors run again, after a test killed one: the Worker starts another, and
+   * the driver knows it and no longer the dead one.
+   */
+  ShuffleCluster awaitTwoExecutors() throws InterruptedException {
+    long deadline = System.nanoTime() + 90_000_000_000L;
+    while (executorProcesses().size() != 2 || spark.sparkContext().statusTracker().getExecutorInfos().length != 3) {
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("the cluster has not two executors again within 90 s: "
+            + executorProcesses().size() + " executor JVMs");
+      }
+      Thread.sleep(100);
+    }
+    return this;
+  }
+
+  /** The executors' JVMs: the Workers run in this JVM, so their executors are its children. */
+  static List<ProcessHandle> executorProcesses() {
+    return ProcessHandle.current().children().filter(ProcessHandle::isAlive)
+        .filter(p -> commandLine(p).contains("CoarseGrainedExecutorBackend")).toList();
+  }
+
+  /** A process's command line, from /proc: {@code ProcessHandle.Info} leaves out a long one. */
+  private static String commandLine(ProcessHandle p) {
+    try {
+      return new String(Files.readAllBytes(Path.of("/proc", String.valueOf(p.pid()), "cmdline")),
+          java.nio.charset.StandardCharsets.UTF_8);
+    } catch (java.io.IOException e) {
+      return "";
+    }
+  }
+
   /** Once every event so far has reached the counters above (Spark's listeners run behind its jobs). */
   ShuffleCluster settled() throws java.util.concurrent.TimeoutException {
     spark.sparkContext().listenerBus().waitUntilEmpty(30_000);
