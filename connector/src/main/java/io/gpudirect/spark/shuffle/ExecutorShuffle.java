@@ -8,6 +8,7 @@ import io.gpudirect.shuffle.server.ExecutorShuffleServer;
 import java.io.File;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 import java.util.stream.Stream;
 import org.apache.spark.SparkConf;
 import org.apache.spark.SparkEnv;
@@ -69,9 +70,9 @@ final class ExecutorShuffle implements AutoCloseable {
     return server == null ? null : server.address();
   }
 
-  /** Bytes this executor's reducers fetched so far, by the transport they came over (tests, logs). */
-  synchronized java.util.Map<String, Long> bytesFetchedByTransport() {
-    return clients == null ? java.util.Map.of() : clients.bytesFetchedByTransport();
+  /** Bytes this executor's reducers fetched so far, by the transport they came over. */
+  synchronized Map<String, Long> bytesFetchedByTransport() {
+    return clients == null ? Map.of() : clients.bytesFetchedByTransport();
   }
 
   /** Where fetched blocks are charged until their task has read them. */

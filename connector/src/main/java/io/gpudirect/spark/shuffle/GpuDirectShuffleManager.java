@@ -1,5 +1,6 @@
 package io.gpudirect.spark.shuffle;
 
+import java.util.Map;
 import org.apache.spark.ShuffleDependency;
 import org.apache.spark.SparkConf;
 import org.apache.spark.TaskContext;
@@ -70,7 +71,7 @@ public final class GpuDirectShuffleManager implements ShuffleManager {
   }
 
   /** Tests: bytes this JVM's reducers fetched so far, by transport. */
-  java.util.Map<String, Long> bytesFetchedByTransport() {
+  Map<String, Long> bytesFetchedByTransport() {
     return executor.bytesFetchedByTransport();
   }
 

@@ -5,10 +5,10 @@ import io.gpudirect.client.ClientConfig;
 import io.gpudirect.options.ClientSettings;
 import io.gpudirect.options.ResolvedOptions;
 import io.gpudirect.options.Secret;
-import io.gpudirect.server.RdmaMode;
 import io.gpudirect.shuffle.server.ExecutorShuffleServer;
 import io.gpudirect.tls.TlsContexts;
 import java.nio.file.Path;
+import javax.net.ssl.SSLContext;
 import org.apache.spark.SparkConf;
 
 /**
@@ -84,12 +84,16 @@ final class ShuffleTransport {
    * and TLS with the configured material.
    */
   ExecutorShuffleServer.Transport serving() {
-    RdmaMode rdma = switch (client.transport()) {
-      case "tcp" -> RdmaMode.OFF;
-      case "rdma" -> RdmaMode.ON;
-      default -> RdmaMode.AUTO;
-    };
-    return new ExecutorShuffleServer.Transport(rdma, client.rdmaProvider(),
-        client.tls() ? TlsContexts.server(Path.of(certificate), Path.of(privateKey)) : null);
+    return new ExecutorShuffleServer.Transport(client.transport(), client.rdmaProvider(),
+        client.tls() ? serverTls() : null);
+  }
+
+  private SSLContext serverTls() {
+    try {
+      return TlsContexts.server(Path.of(certificate), Path.of(privateKey));
+    } catch (GpuDirectException e) {
+      throw new GpuDirectException("Cannot use the shuffle's TLS material (" + TLS_CERTIFICATE + "=" + certificate
+          + ", " + TLS_KEY + "=" + privateKey + ") on this host: " + e.getMessage(), e);
+    }
   }
 }

@@ -24,13 +24,22 @@ public final class ExecutorShuffleServer implements AutoCloseable {
   /**
    * How the server is reached besides TCP.
    *
-   * @param rdma whether it also serves RDMA: {@code AUTO} where the provider finds RDMA, {@code ON}
-   *     over whatever the provider has (UCX over TCP included), {@code OFF}
+   * @param transport the reducers' transport, auto, tcp or rdma: the server serves RDMA too where
+   *     they may ask for it, with {@code auto} only where the provider finds RDMA (UCX with a verbs
+   *     transport, DiSNI with a device), with {@code rdma} over whatever it has (UCX over TCP included)
    * @param rdmaProvider auto, ucx or disni
    * @param tls its TLS context, or null for plaintext
    */
-  public record Transport(RdmaMode rdma, String rdmaProvider, SSLContext tls) {
-    public static final Transport TCP = new Transport(RdmaMode.OFF, "auto", null);
+  public record Transport(String transport, String rdmaProvider, SSLContext tls) {
+    public static final Transport TCP = new Transport("tcp", "auto", null);
+
+    RdmaMode rdma() {
+      return switch (transport) {
+        case "tcp" -> RdmaMode.OFF;
+        case "rdma" -> RdmaMode.ON;
+        default -> RdmaMode.AUTO;
+      };
+    }
   }
 
   /**
