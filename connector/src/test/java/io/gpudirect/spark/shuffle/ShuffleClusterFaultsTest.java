@@ -30,11 +30,13 @@ import org.junit.jupiter.api.io.TempDir;
 import scala.Tuple2;
 
 /**
- * Map outputs damaged on an executor's disk between the map stage and a later read of its
- * shuffle, or lost with their executor, on a two-executor cluster with gpudirect's shuffle manager: the reducers' fetches
- * (remote, over the other executor's server, and local) fail as Spark's fetch failures, Spark
- * runs the lost map tasks again, and the job gives every row, once. Spark's authentication is on,
- * so the servers ask the secret each executor derives from Spark's.
+ * Map outputs damaged on an executor's disk (deleted, truncated, a byte flipped) between the map
+ * stage and a later read of its shuffle, out of reach behind a stalled executor, or lost with
+ * their executor before or during the reduce stage, on a two-executor cluster with gpudirect's
+ * shuffle manager: the reducers' fetches (remote, over the other executor's server, and local)
+ * fail as Spark's fetch failures, never hang, Spark runs the lost map tasks again, and the job
+ * gives every row, once. Spark's authentication is on, so the servers ask the secret each
+ * executor derives from Spark's.
  */
 @Timeout(value = 240, unit = TimeUnit.SECONDS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
