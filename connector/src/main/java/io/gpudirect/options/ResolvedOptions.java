@@ -32,6 +32,8 @@ public final class ResolvedOptions {
   private static final Set<String> WARNED = ConcurrentHashMap.newKeySet();
 
   private final EnumMap<GpuDirectOption, String> values;
+  /** Where the conf keeps these options: {@code spark.gpudirect.}, or the shuffle's own prefix. */
+  private final String confPrefix;
   private final List<String> servers;
   private final long readAhead;
   private final long maxPartitionBytes;
@@ -39,8 +41,9 @@ public final class ResolvedOptions {
   private final ClientSettings client;
   private final Secret secret;
 
-  private ResolvedOptions(EnumMap<GpuDirectOption, String> values) {
+  private ResolvedOptions(EnumMap<GpuDirectOption, String> values, String confPrefix) {
     this.values = values;
+    this.confPrefix = confPrefix;
     this.servers = list(GpuDirectOption.SERVERS);
     this.readAhead = bytes(GpuDirectOption.READ_AHEAD);
     this.maxPartitionBytes = atLeast(GpuDirectOption.MAX_PARTITION_BYTES,
@@ -55,7 +58,7 @@ public final class ResolvedOptions {
           + get(GpuDirectOption.CHUNK_SIZE) + ")", null);
     }
     this.client = new ClientSettings(
-        get(GpuDirectOption.TRANSPORT),
+        transport(),
         rdmaProvider(),
         // More streams than a server serves connections (256 by default) would only be refused.
         integer(GpuDirectOption.STREAMS, 1, 256),
@@ -78,17 +81,33 @@ public final class ResolvedOptions {
    * @param sessionConf looks up a session conf key ({@code spark.gpudirect.*}), or returns null
    */
   public static ResolvedOptions resolve(Map<String, String> readOptions, Function<String, String> sessionConf) {
+    return resolve(readOptions, GpuDirectOption.SESSION_PREFIX, sessionConf);
+  }
+
+  /**
+   * The options as a conf holds them under {@code confPrefix} ({@code spark.gpudirect.shuffle.transport}
+   * for {@code transport}), with no read options: for settings that are not a read's, such as the
+   * shuffle's transport, parsed and checked as a read's are and named by their key in errors.
+   *
+   * @param conf looks up a conf key, or returns null
+   */
+  public static ResolvedOptions fromConf(String confPrefix, Function<String, String> conf) {
+    return resolve(Map.of(), confPrefix, conf);
+  }
+
+  private static ResolvedOptions resolve(Map<String, String> readOptions, String confPrefix,
+      Function<String, String> conf) {
     Map<String, String> lower = new HashMap<>();
     readOptions.forEach((k, v) -> lower.put(k.toLowerCase(Locale.ROOT), v));
     EnumMap<GpuDirectOption, String> values = new EnumMap<>(GpuDirectOption.class);
     for (GpuDirectOption o : GpuDirectOption.values()) {
       String v = lower.get(o.key().toLowerCase(Locale.ROOT));
       if (v == null) {
-        v = sessionConf.apply(o.sessionKey());
+        v = conf.apply(confPrefix + o.key());
       }
       values.put(o, v == null ? o.defaultValue() : v.trim());
     }
-    return new ResolvedOptions(values);
+    return new ResolvedOptions(values, confPrefix);
   }
 
   /**
@@ -236,6 +255,15 @@ public final class ResolvedOptions {
     return Boolean.parseBoolean(v);
   }
 
+  /** Option {@code transport}, checked here so that a misspelt one fails where the options are resolved. */
+  private String transport() {
+    String v = get(GpuDirectOption.TRANSPORT).toLowerCase(Locale.ROOT);
+    if (!Set.of("auto", "tcp", "rdma").contains(v)) {
+      throw invalid(GpuDirectOption.TRANSPORT, "auto, tcp or rdma", null);
+    }
+    return v;
+  }
+
   /**
    * Option {@code rdma.provider}, checked here but kept by name: the block client chooses and
    * opens the provider. Blank is auto, as the client takes it; ResolvedOptionsTest keeps these
@@ -256,13 +284,14 @@ public final class ResolvedOptions {
     String trust = get(GpuDirectOption.TLS_TRUST_STORE);
     if (!trust.isEmpty() && !bool(GpuDirectOption.TLS)) {
       throw new GpuDirectException("tls.trustStore is set (" + trust + ") but tls is not: set"
-          + " tls=true to encrypt, or drop tls.trustStore");
+          + " tls=true to encrypt, or drop tls.trustStore (session keys " + confPrefix + "tls and "
+          + confPrefix + "tls.trustStore)");
     }
     return trust;
   }
 
   private GpuDirectException invalid(GpuDirectOption o, String expected, Throwable cause) {
     return new GpuDirectException("Invalid value '" + get(o) + "' for option " + o.key()
-        + " (session key " + o.sessionKey() + "): expected " + expected, cause);
+        + " (session key " + confPrefix + o.key() + "): expected " + expected, cause);
   }
 }

@@ -73,7 +73,8 @@ public final class UnknownOptions {
         continue;
       }
       String k = key.substring(SESSION_PREFIX.length()).toLowerCase(Locale.ROOT);
-      if (GpuDirectOption.forKey(k) != null || ExecutorSettings.named(k) != null) {
+      // The shuffle manager's settings (spark.gpudirect.shuffle.*) are its own to check, not a read's.
+      if (GpuDirectOption.forKey(k) != null || ExecutorSettings.named(k) != null || k.startsWith("shuffle.")) {
         continue;
       }
       GpuDirectOption closest = closest(k);

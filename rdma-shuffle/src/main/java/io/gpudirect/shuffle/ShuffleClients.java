@@ -7,6 +7,7 @@ import io.gpudirect.client.ClientContext;
 import io.gpudirect.client.RemoteStore;
 import java.net.InetSocketAddress;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
@@ -55,6 +56,21 @@ public final class ShuffleClients implements AutoCloseable {
       }
     });
     return f;
+  }
+
+  /**
+   * Bytes fetched so far over each transport, by its name ({@link RemoteStore#transport()}: tcp,
+   * or the RDMA provider's carrier), summed over the servers connected now.
+   */
+  public Map<String, Long> bytesFetchedByTransport() {
+    Map<String, Long> bytes = new TreeMap<>();
+    for (CompletableFuture<RemoteStore> f : clients.values()) {
+      if (f.isDone() && !f.isCompletedExceptionally()) {
+        RemoteStore c = f.join();
+        bytes.merge(c.transport(), c.stats().bytesFetched(), Long::sum);
+      }
+    }
+    return bytes;
   }
 
   /** Closes every client: fetches still outstanding fail. */

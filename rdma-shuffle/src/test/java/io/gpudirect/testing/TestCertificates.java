@@ -10,6 +10,7 @@ import java.security.Key;
 import java.security.KeyStore;
 import java.security.cert.Certificate;
 import java.util.Base64;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -22,13 +23,25 @@ public record TestCertificates(Path certificate, Path privateKey) {
 
   /** A fresh key pair and certificate below {@code dir}, named {@code name}. */
   public static TestCertificates create(Path dir, String name) throws IOException {
+    return create(dir, name, List.of());
+  }
+
+  /**
+   * As above, the certificate also naming {@code hosts} (names or IP addresses): for servers
+   * reached by this machine's own name, as a Spark cluster's executors are.
+   */
+  public static TestCertificates create(Path dir, String name, List<String> hosts) throws IOException {
+    StringBuilder san = new StringBuilder("SAN=dns:localhost,ip:127.0.0.1");
+    for (String host : hosts) {
+      san.append(host.matches("[0-9.]+|.*:.*") ? ",ip:" : ",dns:").append(host);
+    }
     Files.createDirectories(dir);
     Path store = dir.resolve(name + ".p12");
     Files.deleteIfExists(store);
     Path keytool = Path.of(System.getProperty("java.home"), "bin", "keytool");
     Process p = new ProcessBuilder(keytool.toString(), "-genkeypair", "-alias", name,
         "-keyalg", "EC", "-groupname", "secp256r1", "-dname", "CN=localhost",
-        "-ext", "SAN=dns:localhost,ip:127.0.0.1", "-validity", "2",
+        "-ext", san.toString(), "-validity", "2",
         "-storetype", "PKCS12", "-keystore", store.toString(),
         "-storepass", PASSWORD, "-keypass", PASSWORD)
         .redirectErrorStream(true).start();

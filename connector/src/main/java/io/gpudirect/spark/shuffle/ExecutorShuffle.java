@@ -1,6 +1,5 @@
 package io.gpudirect.spark.shuffle;
 
-import io.gpudirect.client.ClientConfig;
 import io.gpudirect.client.ClientContext;
 import io.gpudirect.memory.BufferAllocator;
 import io.gpudirect.shuffle.FetchLimits;
@@ -9,6 +8,7 @@ import io.gpudirect.shuffle.server.ExecutorShuffleServer;
 import java.io.File;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 import java.util.stream.Stream;
 import org.apache.spark.SparkConf;
 import org.apache.spark.SparkEnv;
@@ -27,13 +27,15 @@ final class ExecutorShuffle implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(ExecutorShuffle.class);
 
   private final SparkConf conf;
+  private final ShuffleTransport transport;
   private ExecutorShuffleServer server;
   private ShuffleClients clients;
   private BufferAllocator memory;
   private boolean closed;
 
-  ExecutorShuffle(SparkConf conf) {
+  ExecutorShuffle(SparkConf conf, ShuffleTransport transport) {
     this.conf = conf;
+    this.transport = transport;
   }
 
   /** The port of this executor's server, started now if it is not yet. */
@@ -45,7 +47,7 @@ final class ExecutorShuffle implements AutoCloseable {
       List<Path> dirs = Stream.of(blocks.diskBlockManager().localDirs()).map(File::toPath).toList();
       String host = blocks.blockManagerId().host();
       server = ExecutorShuffleServer.start(dirs, conf.getInt("spark.diskStore.subDirectories", 64), host,
-          ShuffleSecret.of(conf, env.securityManager()));
+          ShuffleSecret.of(conf, env.securityManager()), transport.serving());
       LOG.info("Executor {} serves its shuffle files over gpudirect on {}", blocks.blockManagerId().executorId(),
           server.address());
     }
@@ -57,11 +59,20 @@ final class ExecutorShuffle implements AutoCloseable {
     checkOpen();
     if (clients == null) {
       SparkEnv env = SparkEnv.get();
-      ClientConfig config = ClientConfig.builder().secret(ShuffleSecret.of(conf, env.securityManager()))
-          .secretSetting(ShuffleSecret.SETTING).build();
-      clients = new ShuffleClients(config, ClientContext.shared());
+      clients = new ShuffleClients(transport.client(ShuffleSecret.of(conf, env.securityManager()),
+          ShuffleSecret.SETTING), ClientContext.shared());
     }
     return clients;
+  }
+
+  /** This executor's server, as logged when it started; null before its first map task. */
+  synchronized String serverDescription() {
+    return server == null ? null : server.address();
+  }
+
+  /** Bytes this executor's reducers fetched so far, by the transport they came over. */
+  synchronized Map<String, Long> bytesFetchedByTransport() {
+    return clients == null ? Map.of() : clients.bytesFetchedByTransport();
   }
 
   /** Where fetched blocks are charged until their task has read them. */

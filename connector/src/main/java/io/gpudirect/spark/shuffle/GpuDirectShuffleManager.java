@@ -1,5 +1,6 @@
 package io.gpudirect.spark.shuffle;
 
+import java.util.Map;
 import org.apache.spark.ShuffleDependency;
 import org.apache.spark.SparkConf;
 import org.apache.spark.TaskContext;
@@ -23,7 +24,8 @@ import org.slf4j.LoggerFactory;
  * executor serves its own map outputs through a gpudirect server, started at its first map task
  * and named in its map statuses; reducers fetch the other executors' blocks from those servers
  * ({@link GpuDirectShuffleReader}) and read their own from disk. Settings it cannot honour
- * (the external shuffle service, push-based shuffle, RPC encryption) are refused at start.
+ * (the external shuffle service, push-based shuffle, RPC encryption without the shuffle's TLS) are
+ * refused at start.
  */
 public final class GpuDirectShuffleManager implements ShuffleManager {
   private static final Logger LOG = LoggerFactory.getLogger(GpuDirectShuffleManager.class);
@@ -33,12 +35,13 @@ public final class GpuDirectShuffleManager implements ShuffleManager {
 
   /** Made by Spark, on the driver and on each executor, from {@code spark.shuffle.manager}. */
   public GpuDirectShuffleManager(SparkConf conf, boolean isDriver) {
-    UnsupportedSettings.refuse(conf);
+    ShuffleTransport transport = ShuffleTransport.of(conf);
+    UnsupportedSettings.refuse(conf, transport);
     if (isDriver) {
       ShuffleSecret.makeIfNeeded(conf);
     }
     this.sort = new SortShuffleManager(conf);
-    this.executor = new ExecutorShuffle(conf);
+    this.executor = new ExecutorShuffle(conf, transport);
     LOG.info("Shuffle: Spark's sort-based writers, fetches over gpudirect ({})", isDriver ? "driver" : "executor");
   }
 
@@ -60,6 +63,16 @@ public final class GpuDirectShuffleManager implements ShuffleManager {
       int startPartition, int endPartition, TaskContext context, ShuffleReadMetricsReporter metrics) {
     return new GpuDirectShuffleReader<>((BaseShuffleHandle<K, ?, C>) handle, startMapIndex, endMapIndex,
         startPartition, endPartition, context, metrics, executor, sort.shuffleBlockResolver());
+  }
+
+  /** Tests: this JVM's server, as its log line describes it; null before its first map task. */
+  String serverDescription() {
+    return executor.serverDescription();
+  }
+
+  /** Tests: bytes this JVM's reducers fetched so far, by transport. */
+  Map<String, Long> bytesFetchedByTransport() {
+    return executor.bytesFetchedByTransport();
   }
 
   @Override

@@ -7,7 +7,7 @@ import org.apache.spark.SparkConf;
 final class UnsupportedSettings {
   private UnsupportedSettings() {}
 
-  static void refuse(SparkConf conf) {
+  static void refuse(SparkConf conf, ShuffleTransport transport) {
     String manager = GpuDirectShuffleManager.class.getSimpleName();
     if (conf.getBoolean("spark.shuffle.service.enabled", false)) {
       // The external service would serve (and outlive executors with) the very files each
@@ -21,11 +21,13 @@ final class UnsupportedSettings {
       throw new GpuDirectException(manager + " does not support push-based shuffle, which merges map outputs"
           + " in the external shuffle service: set spark.shuffle.push.enabled=false");
     }
-    if (conf.getBoolean("spark.network.crypto.enabled", false)
-        || conf.getBoolean("spark.authenticate.enableSaslEncryption", false)) {
-      throw new GpuDirectException(manager + " has no TLS for shuffle fetches yet, so with Spark's RPC encryption"
-          + " on (spark.network.crypto.enabled or spark.authenticate.enableSaslEncryption) map outputs would"
-          + " cross the network unencrypted: turn Spark's RPC encryption off, or use Spark's own shuffle manager");
+    if ((conf.getBoolean("spark.network.crypto.enabled", false)
+        || conf.getBoolean("spark.authenticate.enableSaslEncryption", false)) && !transport.tls()) {
+      throw new GpuDirectException(manager + " would send map outputs unencrypted while Spark's RPC encryption"
+          + " (spark.network.crypto.enabled or spark.authenticate.enableSaslEncryption) is on: encrypt the"
+          + " shuffle with TLS (" + ShuffleTransport.TLS + "=true, " + ShuffleTransport.TLS_CERTIFICATE + ", "
+          + ShuffleTransport.TLS_KEY + " and " + ShuffleTransport.TLS_TRUST_STORE + "; docs/shuffle.md), turn"
+          + " Spark's RPC encryption off, or use Spark's own shuffle manager");
     }
   }
 }

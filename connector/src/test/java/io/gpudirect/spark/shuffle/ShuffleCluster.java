@@ -7,10 +7,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Collectors;
+import org.apache.spark.SparkEnv;
+import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.scheduler.SparkListener;
 import org.apache.spark.scheduler.SparkListenerExecutorRemoved;
 import org.apache.spark.scheduler.SparkListenerTaskEnd;
 import org.apache.spark.sql.SparkSession;
+import scala.Tuple2;
 
 /**
  * A real multi-JVM Spark for shuffle tests: {@code local-cluster[2,1,1024]}, a Master and two
@@ -95,10 +98,74 @@ final class ShuffleCluster implements AutoCloseable {
     return cluster;
   }
 
+  /**
+   * Waits until two executors run again, after a test killed one: the Worker starts another, and
+   * the driver knows it and no longer the dead one.
+   */
+  ShuffleCluster awaitTwoExecutors() throws InterruptedException {
+    long deadline = System.nanoTime() + 90_000_000_000L;
+    while (executorProcesses().size() != 2 || spark.sparkContext().statusTracker().getExecutorInfos().length != 3) {
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("the cluster has not two executors again within 90 s: "
+            + executorProcesses().size() + " executor JVMs");
+      }
+      Thread.sleep(100);
+    }
+    return this;
+  }
+
+  /** The executors' JVMs: the Workers run in this JVM, so their executors are its children. */
+  static List<ProcessHandle> executorProcesses() {
+    return ProcessHandle.current().children().filter(ProcessHandle::isAlive)
+        .filter(p -> commandLine(p).contains("CoarseGrainedExecutorBackend")).toList();
+  }
+
+  /** A process's command line, from /proc: {@code ProcessHandle.Info} leaves out a long one. */
+  private static String commandLine(ProcessHandle p) {
+    try {
+      return new String(Files.readAllBytes(Path.of("/proc", String.valueOf(p.pid()), "cmdline")),
+          java.nio.charset.StandardCharsets.UTF_8);
+    } catch (java.io.IOException e) {
+      return "";
+    }
+  }
+
   /** Once every event so far has reached the counters above (Spark's listeners run behind its jobs). */
   ShuffleCluster settled() throws java.util.concurrent.TimeoutException {
     spark.sparkContext().listenerBus().waitUntilEmpty(30_000);
     return this;
+  }
+
+  /** What a probe asks of an executor's shuffle manager: serializable, as it travels in a task. */
+  interface Probe<T> extends java.io.Serializable {
+    T ask(GpuDirectShuffleManager manager);
+  }
+
+  /**
+   * {@code probe}'s answer from each executor's shuffle manager, by executor id: a job of enough
+   * tasks that each executor runs some.
+   */
+  <T> Map<String, T> onEachExecutor(Probe<T> probe) {
+    JavaSparkContext jsc = JavaSparkContext.fromSparkContext(spark.sparkContext());
+    Map<String, T> byExecutor = new java.util.TreeMap<>();
+    jsc.parallelize(java.util.stream.IntStream.range(0, 32).boxed().toList(), 32)
+        .map(i -> {
+          Thread.sleep(50);  // so that neither executor takes every task
+          return new Tuple2<>(SparkEnv.get().executorId(), probe.ask((GpuDirectShuffleManager) SparkEnv.get().shuffleManager()));
+        })
+        .collect().forEach(t -> byExecutor.put(t._1(), t._2()));
+    if (byExecutor.size() < 2) {
+      throw new AssertionError("the probe's tasks ran on one executor only: " + byExecutor.keySet());
+    }
+    return byExecutor;
+  }
+
+  /** Bytes the executors' reducers fetched from other executors' servers so far, by transport, summed. */
+  Map<String, Long> bytesFetchedByTransport() {
+    Map<String, Long> total = new java.util.TreeMap<>();
+    onEachExecutor(m -> new java.util.HashMap<>(m.bytesFetchedByTransport())).values()
+        .forEach(byTransport -> byTransport.forEach((transport, bytes) -> total.merge(transport, bytes, Long::sum)));
+    return total;
   }
 
   /** The shuffle data files the executors wrote for {@code shuffleId}, by the executor's folder. */

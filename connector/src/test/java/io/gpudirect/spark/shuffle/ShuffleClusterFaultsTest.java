@@ -12,6 +12,7 @@ import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
 import org.apache.spark.HashPartitioner;
@@ -29,25 +30,34 @@ import org.junit.jupiter.api.io.TempDir;
 import scala.Tuple2;
 
 /**
- * Map outputs damaged on an executor's disk between the map stage and a later read of its
- * shuffle, or lost with their executor, on a two-executor cluster with gpudirect's shuffle manager: the reducers' fetches
- * (remote, over the other executor's server, and local) fail as Spark's fetch failures, Spark
- * runs the lost map tasks again, and the job gives every row, once. Spark's authentication is on,
- * so the servers ask the secret each executor derives from Spark's.
+ * Map outputs damaged on an executor's disk (deleted, truncated, a byte flipped) between the map
+ * stage and a later read of its shuffle, out of reach behind a stalled executor, or lost with
+ * their executor before or during the reduce stage, on a two-executor cluster with gpudirect's
+ * shuffle manager: the reducers' fetches (remote, over the other executor's server, and local)
+ * fail as Spark's fetch failures, never hang, Spark runs the lost map tasks again, and the job
+ * gives every row, once. Spark's authentication is on, so the servers ask the secret each
+ * executor derives from Spark's.
  */
-@Timeout(value = 180, unit = TimeUnit.SECONDS)
+@Timeout(value = 240, unit = TimeUnit.SECONDS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class ShuffleClusterFaultsTest {
   @TempDir static Path tmp;
   static ShuffleCluster cluster;
   static JavaSparkContext jsc;
   static List<Tuple2<Integer, Integer>> pairs;
+  static final int STALL_TIMEOUT_S = 8;
 
   @BeforeAll
   static void startCluster() throws Exception {
     // With Spark's authentication on, each executor derives the shuffle secret from Spark's.
     cluster = ShuffleCluster.start("gpudirect-shuffle-faults", tmp, Map.of("spark.authenticate", "true",
-        "spark.authenticate.secret", "this-cluster's-spark-secret-" + System.nanoTime()));
+        "spark.authenticate.secret", "this-cluster's-spark-secret-" + System.nanoTime(),
+        // A stalled server fails its reducers' fetches after Spark's network timeout; the driver's
+        // own expiry of a silent executor (after its heartbeat timeout) is kept out of the way.
+        "spark.network.timeout", STALL_TIMEOUT_S + "s", "spark.executor.heartbeatInterval", "1s",
+        "spark.storage.blockManagerHeartbeatTimeoutMs", "600s",
+        // One block in flight per server: a reducer held after its first record still has blocks to fetch.
+        "spark.reducer.maxBlocksInFlightPerAddress", "1"));
     jsc = JavaSparkContext.fromSparkContext(cluster.spark.sparkContext());
     pairs = IntStream.range(0, 20_000).mapToObj(i -> new Tuple2<>(i % 1000, i)).toList();
   }
@@ -61,7 +71,7 @@ class ShuffleClusterFaultsTest {
 
   /** A shuffle whose map stage has run, so that a second read of it reads the map outputs on disk. */
   private static JavaPairRDD<Integer, Integer> shuffled() {
-    JavaPairRDD<Integer, Integer> rdd = jsc.parallelizePairs(pairs, 4).partitionBy(new HashPartitioner(6));
+    JavaPairRDD<Integer, Integer> rdd = jsc.parallelizePairs(pairs, 8).partitionBy(new HashPartitioner(6));
     assertEquals(pairs.size(), rdd.count());
     return rdd;
   }
@@ -79,7 +89,11 @@ class ShuffleClusterFaultsTest {
 
   /** The rows of {@code rdd} read again, as Spark's retries give them: every pair once. */
   private static void assertEveryRowOnce(JavaPairRDD<Integer, Integer> rdd) {
-    List<Tuple2<Integer, Integer>> rows = new ArrayList<>(rdd.collect());
+    assertEveryRowOnce(rdd.collect());
+  }
+
+  private static void assertEveryRowOnce(List<Tuple2<Integer, Integer>> collected) {
+    List<Tuple2<Integer, Integer>> rows = new ArrayList<>(collected);
     rows.sort((a, b) -> Integer.compare(a._2(), b._2()));
     assertEquals(pairs, rows);
   }
@@ -121,6 +135,115 @@ class ShuffleClusterFaultsTest {
     assertReadAgainAfterFetchFailures(rdd);
   }
 
+  @Test
+  @Order(3)
+  void truncatedMapOutputsAreWrittenAgain() throws Exception {
+    JavaPairRDD<Integer, Integer> rdd = shuffled();
+    for (Path data : oneExecutorsDataFiles(rdd)) {
+      try (FileChannel ch = FileChannel.open(data, StandardOpenOption.WRITE)) {
+        ch.truncate(ch.size() / 2);
+      }
+    }
+    assertReadAgainAfterFetchFailures(rdd);
+  }
+
+  /**
+   * One executor stopped with SIGSTOP after the map stage: its server holds its connections
+   * open and answers nothing. The other executor's reducers give up after Spark's network
+   * timeout ({@code spark.network.timeout}), as fetch failures; once one is seen the executor is
+   * let go on (SIGCONT), and every row comes back once.
+   */
+  @Test
+  @Order(4)
+  void aStalledServerFailsItsFetchesAfterSparksNetworkTimeout() throws Exception {
+    JavaPairRDD<Integer, Integer> rdd = shuffled();
+    ProcessHandle stalled = ShuffleCluster.executorProcesses().get(0);
+    long failuresBefore = cluster.settled().fetchFailures.get();
+    signal("STOP", stalled);
+    try {
+      long start = System.nanoTime();
+      Future<List<Tuple2<Integer, Integer>>> rows = rdd.collectAsync();
+      while (cluster.fetchFailures.get() == failuresBefore) {
+        // The timeout, and as long again for the job to start and the failure to reach the driver.
+        assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(2L * STALL_TIMEOUT_S),
+            "no fetch from the stalled server failed within twice spark.network.timeout (" + STALL_TIMEOUT_S + " s)");
+        assertFalse(rows.isDone(), "the job ended without a fetch failure");
+        Thread.sleep(100);
+      }
+      signal("CONT", stalled);
+      assertEveryRowOnce(rows.get(120, TimeUnit.SECONDS));
+    } finally {
+      signal("CONT", stalled);
+    }
+  }
+
+  /**
+   * One executor SIGKILLed (its server with it) while the reduce stage runs: each executor's
+   * first reduce task holds after its first record until the kill is done, so the survivor's
+   * task then fetches its remaining blocks (one in flight per server) from the dead server. Those
+   * are fetch failures, the map outputs are written again, and every row comes back once.
+   */
+  @Test
+  @Order(5)
+  void anExecutorKilledInTheReduceStageLosesOnlyTime() throws Exception {
+    cluster.awaitTwoExecutors();
+    JavaPairRDD<Integer, Integer> rdd = shuffled();
+    Path latch = Files.createDirectories(tmp.resolve("reduce-latch"));
+    long failuresBefore = cluster.settled().fetchFailures.get();
+    String dir = latch.toString();
+    Future<List<Tuple2<Integer, Integer>>> rows = rdd.mapPartitions(it -> heldAfterFirstRecord(it, dir)).collectAsync();
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    List<Long> heldIn;
+    while ((heldIn = heldProcesses(latch)).size() < 2) {
+      assertTrue(System.nanoTime() < deadline, "both executors' reduce tasks hold: " + heldIn);
+      Thread.sleep(50);
+    }
+    ProcessHandle victim = ShuffleCluster.executorProcesses().get(0);
+    assertTrue(victim.destroyForcibly());
+    victim.onExit().get(30, TimeUnit.SECONDS);
+    Files.createFile(latch.resolve("go"));
+    List<Tuple2<Integer, Integer>> all = new ArrayList<>(rows.get(120, TimeUnit.SECONDS));
+    assertEveryRowOnce(all);
+    assertTrue(cluster.settled().fetchFailures.get() > failuresBefore,
+        "the survivor's fetches from the dead server were fetch failures");
+  }
+
+  /**
+   * A reduce task's records, its first attempt held after the first record until {@code dir}
+   * holds a file {@code go}; it says it holds with a file naming its process.
+   */
+  private static java.util.Iterator<Tuple2<Integer, Integer>> heldAfterFirstRecord(
+      java.util.Iterator<Tuple2<Integer, Integer>> records, String dir) throws Exception {
+    List<Tuple2<Integer, Integer>> out = new ArrayList<>();
+    if (records.hasNext()) {
+      out.add(records.next());
+    }
+    Path go = Path.of(dir, "go");
+    if (!Files.exists(go)) {
+      Files.writeString(Path.of(dir, "held-" + org.apache.spark.TaskContext.get().taskAttemptId()),
+          String.valueOf(ProcessHandle.current().pid()));
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
+      while (!Files.exists(go) && System.nanoTime() < deadline) {
+        Thread.sleep(20);
+      }
+    }
+    records.forEachRemaining(out::add);
+    return out.iterator();
+  }
+
+  /** The processes whose reduce tasks hold, as their files say. */
+  private static List<Long> heldProcesses(Path latch) throws IOException {
+    try (var files = Files.list(latch)) {
+      return files.filter(f -> f.getFileName().toString().startsWith("held-")).map(f -> {
+        try {
+          return Long.parseLong(Files.readString(f).trim());
+        } catch (IOException | NumberFormatException e) {
+          return -1L;  // being written
+        }
+      }).filter(pid -> pid > 0).distinct().toList();
+    }
+  }
+
   /**
    * Last, as it leaves the cluster an executor short until its Worker starts another: one
    * executor SIGKILLed, its server with it, after the map stage. Whether a reducer's fetch from
@@ -128,13 +251,11 @@ class ShuffleClusterFaultsTest {
    * executor comes first, its map outputs are written again and every row comes back once.
    */
   @Test
-  @Order(3)
+  @Order(6)
   void anExecutorKilledWithItsServerLosesOnlyTime() throws Exception {
+    cluster.awaitTwoExecutors();
     JavaPairRDD<Integer, Integer> rdd = shuffled();
-    // The Workers run in this JVM, so their executors are its children.
-    ProcessHandle executor = ProcessHandle.current().children()
-        .filter(p -> commandLine(p).contains("CoarseGrainedExecutorBackend"))
-        .findFirst().orElseThrow(() -> new AssertionError("no executor JVM among this JVM's children"));
+    ProcessHandle executor = ShuffleCluster.executorProcesses().get(0);
     long removedBefore = cluster.settled().executorsRemoved.get();
     assertTrue(executor.destroyForcibly());
     executor.onExit().get(30, TimeUnit.SECONDS);
@@ -142,13 +263,8 @@ class ShuffleClusterFaultsTest {
     assertTrue(cluster.settled().executorsRemoved.get() > removedBefore, "the driver saw the executor go");
   }
 
-  /** A process's command line, from /proc: {@code ProcessHandle.Info} leaves out a long one. */
-  private static String commandLine(ProcessHandle p) {
-    try {
-      return new String(Files.readAllBytes(Path.of("/proc", String.valueOf(p.pid()), "cmdline")),
-          java.nio.charset.StandardCharsets.UTF_8);
-    } catch (IOException e) {
-      return "";
-    }
+  private static void signal(String signal, ProcessHandle p) throws Exception {
+    Process kill = new ProcessBuilder("kill", "-" + signal, String.valueOf(p.pid())).inheritIO().start();
+    assertTrue(kill.waitFor(10, TimeUnit.SECONDS) && kill.exitValue() == 0, "kill -" + signal + " " + p.pid());
   }
 }

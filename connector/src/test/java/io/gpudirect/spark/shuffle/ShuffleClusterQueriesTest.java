@@ -14,6 +14,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import org.apache.spark.api.java.JavaPairRDD;
@@ -39,7 +40,7 @@ class ShuffleClusterQueriesTest {
   @TempDir Path tmp;
 
   /** Each query, by name, as rows in a comparable order. */
-  private static Map<String, List<String>> run(SparkSession spark) {
+  static Map<String, List<String>> run(SparkSession spark) {
     Map<String, List<String>> out = new LinkedHashMap<>();
     for (boolean aqe : new boolean[] {false, true}) {
       spark.conf().set("spark.sql.adaptive.enabled", aqe);
@@ -88,29 +89,39 @@ class ShuffleClusterQueriesTest {
     return out;
   }
 
-  @Test
-  void queriesGiveTheRowsOfSparksOwnShuffle() throws Exception {
-    Map<String, List<String>> expected;
+  /** The rows of every query with Spark's own shuffle, on a local Spark. */
+  static Map<String, List<String>> rowsOfSparksOwnShuffle() {
     SparkSession local = LocalSessions.builder("spark-shuffle-reference", 2)
         .config("spark.sql.shuffle.partitions", "8")
         .config("spark.sql.autoBroadcastJoinThreshold", "-1")
         .getOrCreate();
     try {
-      expected = run(local);
+      return run(local);
     } finally {
       local.stop();
     }
+  }
+
+  /** Every query on {@code cluster} gives {@code expected}'s rows, with no fetch failed and blocks fetched remotely. */
+  static void assertSameRows(Map<String, List<String>> expected, ShuffleCluster cluster) throws Exception {
+    Map<String, List<String>> actual = run(cluster.spark);
+    cluster.settled();
+    assertEquals(expected.keySet(), actual.keySet());
+    expected.forEach((name, rows) -> {
+      assertTrue(!rows.isEmpty(), name + " has rows");
+      assertEquals(rows, actual.get(name), name);
+    });
+    assertEquals(0, cluster.fetchFailures.get(), "fetch failures");
+    assertTrue(cluster.remoteBlocksFetched.get() > 0, "blocks fetched from the other executor: "
+        + cluster.remoteBlocksFetched.get() + " (local: " + cluster.localBlocksFetched.get() + ")");
+  }
+
+  @Test
+  void queriesGiveTheRowsOfSparksOwnShuffle() throws Exception {
+    Map<String, List<String>> expected = rowsOfSparksOwnShuffle();
     try (ShuffleCluster cluster = ShuffleCluster.start("gpudirect-shuffle-queries", tmp, Map.of())) {
-      Map<String, List<String>> actual = run(cluster.spark);
-      cluster.settled();
-      assertEquals(expected.keySet(), actual.keySet());
-      expected.forEach((name, rows) -> {
-        assertTrue(!rows.isEmpty(), name + " has rows");
-        assertEquals(rows, actual.get(name), name);
-      });
-      assertEquals(0, cluster.fetchFailures.get(), "fetch failures");
-      assertTrue(cluster.remoteBlocksFetched.get() > 0, "blocks fetched from the other executor: "
-          + cluster.remoteBlocksFetched.get() + " (local: " + cluster.localBlocksFetched.get() + ")");
+      assertSameRows(expected, cluster);
+      assertEquals(Set.of("tcp"), cluster.bytesFetchedByTransport().keySet(), "transport=auto, no RDMA here");
     }
   }
 }

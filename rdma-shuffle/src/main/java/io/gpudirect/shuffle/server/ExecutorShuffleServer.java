@@ -2,8 +2,10 @@ package io.gpudirect.shuffle.server;
 
 import io.gpudirect.GpuDirectException;
 import io.gpudirect.server.BlockServer;
+import io.gpudirect.server.RdmaMode;
 import java.nio.file.Path;
 import java.util.List;
+import javax.net.ssl.SSLContext;
 
 /**
  * The shuffle server of one executor: a {@link BlockServer} over its block manager's local
@@ -20,15 +22,37 @@ public final class ExecutorShuffleServer implements AutoCloseable {
   }
 
   /**
+   * How the server is reached besides TCP.
+   *
+   * @param transport the reducers' transport, auto, tcp or rdma: the server serves RDMA too where
+   *     they may ask for it, with {@code auto} only where the provider finds RDMA (UCX with a verbs
+   *     transport, DiSNI with a device), with {@code rdma} over whatever it has (UCX over TCP included)
+   * @param rdmaProvider auto, ucx or disni
+   * @param tls its TLS context, or null for plaintext
+   */
+  public record Transport(String transport, String rdmaProvider, SSLContext tls) {
+    public static final Transport TCP = new Transport("tcp", "auto", null);
+
+    RdmaMode rdma() {
+      return switch (transport) {
+        case "tcp" -> RdmaMode.OFF;
+        case "rdma" -> RdmaMode.ON;
+        default -> RdmaMode.AUTO;
+      };
+    }
+  }
+
+  /**
    * Starts serving {@code localDirectories} (the block manager's, in its order) with
    * {@code subDirectories} each ({@code spark.diskStore.subDirectories}), on {@code host}, to
-   * clients that prove they hold {@code secret}.
+   * clients that prove they hold {@code secret}, over {@code transport}.
    */
   public static ExecutorShuffleServer start(List<Path> localDirectories, int subDirectories, String host,
-      byte[] secret) {
+      byte[] secret, Transport transport) {
     try {
       return new ExecutorShuffleServer(BlockServer.builder()
           .shuffleDirectories(localDirectories, subDirectories)
+          .rdma(transport.rdma()).rdmaProvider(transport.rdmaProvider()).tls(transport.tls())
           .bindAddress(host).port(0).secret(secret).build().start());
     } catch (RuntimeException e) {
       throw new GpuDirectException("Cannot start this executor's gpudirect shuffle server on " + host
@@ -41,9 +65,10 @@ public final class ExecutorShuffleServer implements AutoCloseable {
     return server.port();
   }
 
-  /** host:port, for logs. */
+  /** host:port and what it serves over, for logs. */
   public String address() {
-    return server.address();
+    return server.address() + " (" + server.transports() + (server.tlsEnabled() ? ", TLS" : "") + "; "
+        + server.rdmaStatus() + ")";
   }
 
   /** Stops serving; reducers still fetching from it fail as their server lost. */

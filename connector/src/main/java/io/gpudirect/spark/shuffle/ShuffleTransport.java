@@ -1,0 +1,99 @@
+package io.gpudirect.spark.shuffle;
+
+import io.gpudirect.GpuDirectException;
+import io.gpudirect.client.ClientConfig;
+import io.gpudirect.options.ClientSettings;
+import io.gpudirect.options.ResolvedOptions;
+import io.gpudirect.options.Secret;
+import io.gpudirect.shuffle.server.ExecutorShuffleServer;
+import io.gpudirect.tls.TlsContexts;
+import java.nio.file.Path;
+import javax.net.ssl.SSLContext;
+import org.apache.spark.SparkConf;
+
+/**
+ * How an application's shuffle crosses the network, from its Spark conf: the read path's client
+ * options under the shuffle's own prefix ({@code spark.gpudirect.shuffle.transport},
+ * {@code .rdma.provider}, {@code .streams}, {@code .tls}, {@code .tls.trustStore}, the timeouts
+ * and retries), parsed and checked by the same {@link ResolvedOptions} as a read's, and the
+ * servers' TLS material ({@value #TLS_CERTIFICATE}, {@value #TLS_KEY}). The timeouts default to
+ * Spark's own for its shuffle ({@code spark.shuffle.io.connectionTimeout}, {@code spark.network.timeout}),
+ * so that a stalled executor fails its reducers' fetches when Spark's own fetcher would.
+ */
+final class ShuffleTransport {
+  static final String PREFIX = "spark.gpudirect.shuffle.";
+  static final String TLS = PREFIX + "tls";
+  static final String TLS_CERTIFICATE = PREFIX + "tls.certificate";
+  static final String TLS_KEY = PREFIX + "tls.key";
+  static final String TLS_TRUST_STORE = PREFIX + "tls.trustStore";
+
+  private final ClientSettings client;
+  private final String certificate;
+  private final String privateKey;
+
+  private ShuffleTransport(ClientSettings client, String certificate, String privateKey) {
+    this.client = client;
+    this.certificate = certificate;
+    this.privateKey = privateKey;
+  }
+
+  /** Parsed and checked: a bad value fails here, naming its key, when the manager is built. */
+  static ShuffleTransport of(SparkConf conf) {
+    ClientSettings client = ResolvedOptions.fromConf(PREFIX, key -> conf.get(key, sparkDefault(conf, key)))
+        .client();
+    String certificate = conf.get(TLS_CERTIFICATE, "");
+    String privateKey = conf.get(TLS_KEY, "");
+    if (client.tls() && (certificate.isEmpty() || privateKey.isEmpty())) {
+      throw new GpuDirectException(TLS + "=true needs each executor's server certificate and key: set "
+          + TLS_CERTIFICATE + " (a PEM certificate chain) and " + TLS_KEY + " (its PKCS#8 PEM key), at the"
+          + " same path on every host, and " + TLS_TRUST_STORE + " (a PEM file of the certificates or CA"
+          + " reducers trust)");
+    }
+    if (!client.tls() && !(certificate + privateKey).isEmpty()) {
+      throw new GpuDirectException(TLS_CERTIFICATE + " or " + TLS_KEY + " is set but " + TLS
+          + " is not: set " + TLS + "=true to encrypt the shuffle, or drop them");
+    }
+    return new ShuffleTransport(client, certificate, privateKey);
+  }
+
+  /**
+   * Spark's setting for what it has one of: its shuffle's connection timeout for a connect, its
+   * network timeout for a request. Spark reads both in seconds where no unit is given.
+   */
+  private static String sparkDefault(SparkConf conf, String key) {
+    long network = conf.getTimeAsSeconds("spark.network.timeout", "120s");
+    return switch (key.substring(PREFIX.length())) {
+      case "connectTimeout" -> conf.getTimeAsSeconds("spark.shuffle.io.connectionTimeout", network + "s") + "s";
+      case "requestTimeout" -> network + "s";
+      default -> null;
+    };
+  }
+
+  boolean tls() {
+    return client.tls();
+  }
+
+  /** The reducers' client configuration, proving {@code secret}, named by {@code secretSetting} in errors. */
+  ClientConfig client(byte[] secret, String secretSetting) {
+    return client.config(Secret.none(), secretSetting).toBuilder().secret(secret).build();
+  }
+
+  /**
+   * What each executor's server serves besides TCP: RDMA where the reducers may ask for it
+   * ({@code transport=auto} only where the provider finds RDMA, {@code rdma} over whatever it has),
+   * and TLS with the configured material.
+   */
+  ExecutorShuffleServer.Transport serving() {
+    return new ExecutorShuffleServer.Transport(client.transport(), client.rdmaProvider(),
+        client.tls() ? serverTls() : null);
+  }
+
+  private SSLContext serverTls() {
+    try {
+      return TlsContexts.server(Path.of(certificate), Path.of(privateKey));
+    } catch (GpuDirectException e) {
+      throw new GpuDirectException("Cannot use the shuffle's TLS material (" + TLS_CERTIFICATE + "=" + certificate
+          + ", " + TLS_KEY + "=" + privateKey + ") on this host: " + e.getMessage(), e);
+    }
+  }
+}
