@@ -138,7 +138,9 @@ public final class BenchCommand implements Callable<Integer>, BenchmarksCommand 
     BenchReport report = new BenchReport();
     report.context("date", Instant.now().truncatedTo(ChronoUnit.SECONDS).toString());
     report.context("machine", Machine.describe());
-    report.context("method", String.format("loopback, client and server in this JVM; %d round(s) of %.1f s per run,"
+    report.context("method", run.equals(EnumSet.of(Section.shuffle))
+        ? "Spark's shuffle and ours on a two-executor local cluster; the shuffle rows' notes say how"
+        : String.format("loopback, client and server in this JVM; %d round(s) of %.1f s per run,"
         + " interleaved with the reference; wire reference: %s", rounds, duration,
         iperf ? "iperf3 (-P for streams)" : "raw socket with sendfile (iperf3 not installed, or --raw)"));
     Path work = dir != null ? Files.createDirectories(dir) : Files.createTempDirectory("gpudirect-bench");
@@ -534,17 +536,28 @@ public final class BenchCommand implements Callable<Integer>, BenchmarksCommand 
     boolean met = wait <= 0.5 && time <= 0.9 && cpu <= 1.0;
     report.add(Row.of("shuffle", "gpudirect shuffle, join", medians(ours))
         .against("Spark's Netty shuffle", time, cpu, "fetch wait <= 0.5x, time <= 0.9x, CPU/GB <= 1x", met)
-        .withNote(String.format(Locale.ROOT, "%s shuffled (%s); median of %d rounds, alternated: job %.2f s vs %.2f s,"
+        .withNote(String.format(Locale.ROOT, "%s shuffled; %s; median of %d rounds, alternated: job %.2f s vs %.2f s,"
             + " fetch wait %.2f s vs %.2f s (ratio %.2f), executors' CPU %.2f vs %.2f s/GB; ratios = medians of the"
-            + " rounds' ratios; CPU = the executor JVMs' process CPU; Gbit/s = shuffled bytes / job time",
+            + " rounds' ratios; CPU = the executor JVMs' process CPU; Gbit/s = shuffled bytes / job time;"
+            + " each round's job time and CPU/GB, ours then Spark's: %s",
             Sizes.show(ours[0].shuffleBytes()), SparkShuffle.describe(bytes), n,
             median(each(ours, SparkShuffle.Run::seconds)), median(each(spark, SparkShuffle.Run::seconds)),
             median(each(ours, SparkShuffle.Run::fetchWaitSeconds)), median(each(spark, SparkShuffle.Run::fetchWaitSeconds)),
             wait, median(each(ours, SparkShuffle.Run::cpuSecondsPerGb)),
-            median(each(spark, SparkShuffle.Run::cpuSecondsPerGb)))));
+            median(each(spark, SparkShuffle.Run::cpuSecondsPerGb)), rounds(ours, spark))));
     report.add(Row.of("shuffle", "Spark's Netty shuffle, join", medians(spark))
         .withNote("spark.shuffle.readHostLocalDisk=false, so that blocks of the other executor on this host cross the"
             + " network as ours do (by default Spark reads them from its disk)"));
+  }
+
+  /** Each round's figures, so that the report shows their spread beside the medians. */
+  private static String rounds(SparkShuffle.Run[] ours, SparkShuffle.Run[] spark) {
+    StringBuilder sb = new StringBuilder();
+    for (int i = 0; i < ours.length; i++) {
+      sb.append(i == 0 ? "" : ", ").append(String.format(Locale.ROOT, "%.1f/%.1f s %.1f/%.1f", ours[i].seconds(),
+          spark[i].seconds(), ours[i].cpuSecondsPerGb(), spark[i].cpuSecondsPerGb()));
+    }
+    return sb.toString();
   }
 
   /** A run's medians as a measurement: shuffled bytes in the job's time, with the executors' CPU. */

@@ -184,6 +184,8 @@ class ShuffleClusterMetricsTest {
     assertEquals(s.bytesWritten, o.bytesWritten, "bytes written" + both);
     assertEquals(o.recordsWritten, o.recordsRead, "records read = records written" + both);
     assertEquals(s.recordsRead, o.recordsRead, "records read" + both);
+    // Counted in whole milliseconds per block, as Spark counts its own: each executor's first remote
+    // block waits for a connection, its authentication and cold code, which take more than one.
     assertTrue(o.fetchWaitMs > 0 && o.fetchWaitMs <= o.runTimeMs, "fetch wait counted, within the tasks' time" + both);
 
     assertTrue(!ours.aqeSizes.isEmpty() && !ours.aqePartitions.isEmpty(), "AQE read a shuffle: " + ours);
