@@ -23,6 +23,7 @@ import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.adaptive.AQEShuffleReadExec;
 import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanExec;
+import org.apache.spark.sql.execution.adaptive.QueryStageExec;
 import org.apache.spark.sql.execution.adaptive.ShuffleQueryStageExec;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -141,12 +142,15 @@ class ShuffleClusterMetricsTest {
     if (plan instanceof AQEShuffleReadExec read) {
       partitions.add(read.partitionSpecs().size());
     }
-    if (plan instanceof ShuffleQueryStageExec stage && stage.mapStats().isDefined()) {
-      List<Long> bytes = new ArrayList<>();
-      for (long b : stage.mapStats().get().bytesByPartitionId()) {
-        bytes.add(b);
+    // A query stage is a leaf whose plan is its own (Spark 4 wraps the final stage in one too).
+    if (plan instanceof QueryStageExec stage) {
+      if (stage instanceof ShuffleQueryStageExec shuffle && shuffle.mapStats().isDefined()) {
+        List<Long> bytes = new ArrayList<>();
+        for (long b : shuffle.mapStats().get().bytesByPartitionId()) {
+          bytes.add(b);
+        }
+        sizes.add(bytes);
       }
-      sizes.add(bytes);
       walk(stage.plan(), sizes, partitions);
       return;
     }
@@ -188,7 +192,7 @@ class ShuffleClusterMetricsTest {
     // block waits for a connection, its authentication and cold code, which take more than one.
     assertTrue(o.fetchWaitMs > 0 && o.fetchWaitMs <= o.runTimeMs, "fetch wait counted, within the tasks' time" + both);
 
-    assertTrue(!ours.aqeSizes.isEmpty() && !ours.aqePartitions.isEmpty(), "AQE read a shuffle: " + ours);
+    assertTrue(!ours.aqeSizes.isEmpty() && !ours.aqePartitions.isEmpty(), "AQE read a shuffle: " + ours.aqeSizes + ", " + ours.aqePartitions);
     assertEquals(spark.aqeRows, ours.aqeRows, "rows with AQE");
     // AQE's coalesced reads fetch each map output's consecutive blocks as one, as Spark's do.
     Totals sa = spark.aqeTotals;
