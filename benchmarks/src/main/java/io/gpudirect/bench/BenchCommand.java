@@ -43,7 +43,7 @@ import picocli.CommandLine.Spec;
         "Prints one table (or --json); every run is bounded by --duration."})
 public final class BenchCommand implements Callable<Integer>, BenchmarksCommand {
   /** The parts of the bench, in the order they run. */
-  enum Section { fetch, latency, flight, spark, joins, memory }
+  enum Section { fetch, latency, flight, spark, joins, memory, shuffle }
 
   @Option(names = "--duration", defaultValue = "3", description = "Seconds per timed run (default ${DEFAULT-VALUE}).")
   double duration;
@@ -69,7 +69,16 @@ public final class BenchCommand implements Callable<Integer>, BenchmarksCommand 
   @Option(names = "--memory-size", defaultValue = "4g", description = "File read by the -Xmx512m child JVM (default ${DEFAULT-VALUE}; sparse, no disk).")
   String memorySize;
 
-  @Option(names = "--sections", split = ",", description = "Parts to run (default all): ${COMPLETION-CANDIDATES}.")
+  @Option(names = "--shuffle-size", defaultValue = "4g",
+      description = "About how much the shuffle section's job shuffles (default ${DEFAULT-VALUE}).")
+  String shuffleSize;
+
+  @Option(names = "--shuffle-rounds", defaultValue = "5",
+      description = "Rounds of the shuffle section, Spark's shuffle and ours alternated (default ${DEFAULT-VALUE}).")
+  int shuffleRounds;
+
+  @Option(names = "--sections", split = ",",
+      description = "Parts to run (default all but shuffle, which starts two clusters a round): ${COMPLETION-CANDIDATES}.")
   Set<Section> sections;
 
   @Option(names = "--raw", description = "Use the raw socket baseline as the reference even when iperf3 is installed.")
@@ -120,13 +129,18 @@ public final class BenchCommand implements Callable<Integer>, BenchmarksCommand 
     long fileBytes = OptionValues.size("--size", size, 1 << 20, 1L << 40);
     long arrowBytes = OptionValues.size("--arrow-size", arrowSize, 1 << 20, 64L << 30);
     long memoryBytes = OptionValues.size("--memory-size", memorySize, 1 << 20, 1L << 40);
-    Set<Section> run = sections == null || sections.isEmpty() ? EnumSet.allOf(Section.class) : EnumSet.copyOf(sections);
+    long shuffleBytes = OptionValues.size("--shuffle-size", shuffleSize, 1 << 20, 1L << 40);
+    OptionValues.count("--shuffle-rounds", shuffleRounds, 1, 50);
+    Set<Section> run = sections == null || sections.isEmpty() ? EnumSet.complementOf(EnumSet.of(Section.shuffle))
+        : EnumSet.copyOf(sections);
     boolean iperf = !forceRaw && Iperf3.available();
     java.io.PrintWriter out = spec.commandLine().getOut();
     BenchReport report = new BenchReport();
     report.context("date", Instant.now().truncatedTo(ChronoUnit.SECONDS).toString());
     report.context("machine", Machine.describe());
-    report.context("method", String.format("loopback, client and server in this JVM; %d round(s) of %.1f s per run,"
+    report.context("method", run.equals(EnumSet.of(Section.shuffle))
+        ? "Spark's shuffle and ours on a two-executor local cluster; the shuffle rows' notes say how"
+        : String.format("loopback, client and server in this JVM; %d round(s) of %.1f s per run,"
         + " interleaved with the reference; wire reference: %s", rounds, duration,
         iperf ? "iperf3 (-P for streams)" : "raw socket with sendfile (iperf3 not installed, or --raw)"));
     Path work = dir != null ? Files.createDirectories(dir) : Files.createTempDirectory("gpudirect-bench");
@@ -164,6 +178,9 @@ public final class BenchCommand implements Callable<Integer>, BenchmarksCommand 
         }
         if (run.contains(Section.memory)) {
           memory(report, progress, address, work, memoryBytes);
+        }
+        if (run.contains(Section.shuffle)) {
+          shuffle(report, progress, work, shuffleBytes);
         }
       }
     } finally {
@@ -230,6 +247,9 @@ public final class BenchCommand implements Callable<Integer>, BenchmarksCommand 
     }
     if (run.contains(Section.joins)) {
       once += 1 + 2 * joinPairs; // starting Spark and writing the tables, then the pairs
+    }
+    if (run.contains(Section.shuffle)) {
+      once += 2 * shuffleRounds;
     }
     return perRound * rounds + once + (run.contains(Section.memory) ? 1 : 0);
   }
@@ -484,6 +504,79 @@ public final class BenchCommand implements Callable<Integer>, BenchmarksCommand 
     java.util.Arrays.sort(v);
     int n = v.length;
     return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  }
+
+  // ---- issue 29: Spark's shuffle over our transport against Spark's own
+
+  private void shuffle(BenchReport report, Progress progress, Path work, long bytes) throws Exception {
+    int n = shuffleRounds;
+    SparkShuffle.Run[] spark = new SparkShuffle.Run[n];
+    SparkShuffle.Run[] ours = new SparkShuffle.Run[n];
+    String rows = null;
+    for (int i = 0; i < n; i++) {
+      // Each round in the other order from the last, so that neither side always runs first.
+      for (SparkShuffle.Manager m : i % 2 == 0 ? SparkShuffle.Manager.values()
+          : new SparkShuffle.Manager[] {SparkShuffle.Manager.GPUDIRECT, SparkShuffle.Manager.SPARK}) {
+        progress.step("shuffle: " + (m == SparkShuffle.Manager.SPARK ? "Spark's Netty shuffle" : "gpudirect shuffle")
+            + ", round " + (i + 1));
+        SparkShuffle.Run r = SparkShuffle.run(m, work.resolve("shuffle-" + i + "-" + m), bytes);
+        progress.stepDone();
+        (m == SparkShuffle.Manager.SPARK ? spark : ours)[i] = r;
+        if (rows == null) {
+          rows = r.rows();
+        } else if (!rows.equals(r.rows())) {
+          throw new IllegalStateException("The shuffle job gave " + r.rows() + " with the " + m + " shuffle in round "
+              + (i + 1) + " and " + rows + " before: the shuffles disagree");
+        }
+      }
+    }
+    double time = median(ratios(ours, spark, SparkShuffle.Run::seconds));
+    double wait = median(ratios(ours, spark, SparkShuffle.Run::fetchWaitSeconds));
+    double cpu = median(ratios(ours, spark, SparkShuffle.Run::cpuSecondsPerGb));
+    boolean met = wait <= 0.5 && time <= 0.9 && cpu <= 1.0;
+    report.add(Row.of("shuffle", "gpudirect shuffle, join", medians(ours))
+        .against("Spark's Netty shuffle", time, cpu, "fetch wait <= 0.5x, time <= 0.9x, CPU/GB <= 1x", met)
+        .withNote(String.format(Locale.ROOT, "%s shuffled; %s; median of %d rounds, alternated: job %.2f s vs %.2f s,"
+            + " fetch wait %.2f s vs %.2f s (ratio %.2f), executors' CPU %.2f vs %.2f s/GB; ratios = medians of the"
+            + " rounds' ratios; CPU = the executor JVMs' process CPU; Gbit/s = shuffled bytes / job time;"
+            + " each round's job time and CPU/GB, ours then Spark's: %s",
+            Sizes.show(ours[0].shuffleBytes()), SparkShuffle.describe(bytes), n,
+            median(each(ours, SparkShuffle.Run::seconds)), median(each(spark, SparkShuffle.Run::seconds)),
+            median(each(ours, SparkShuffle.Run::fetchWaitSeconds)), median(each(spark, SparkShuffle.Run::fetchWaitSeconds)),
+            wait, median(each(ours, SparkShuffle.Run::cpuSecondsPerGb)),
+            median(each(spark, SparkShuffle.Run::cpuSecondsPerGb)), rounds(ours, spark))));
+    report.add(Row.of("shuffle", "Spark's Netty shuffle, join", medians(spark))
+        .withNote("spark.shuffle.readHostLocalDisk=false, so that blocks of the other executor on this host cross the"
+            + " network as ours do (by default Spark reads them from its disk)"));
+  }
+
+  /** Each round's figures, so that the report shows their spread beside the medians. */
+  private static String rounds(SparkShuffle.Run[] ours, SparkShuffle.Run[] spark) {
+    StringBuilder sb = new StringBuilder();
+    for (int i = 0; i < ours.length; i++) {
+      sb.append(i == 0 ? "" : ", ").append(String.format(Locale.ROOT, "%.1f/%.1f s %.1f/%.1f", ours[i].seconds(),
+          spark[i].seconds(), ours[i].cpuSecondsPerGb(), spark[i].cpuSecondsPerGb()));
+    }
+    return sb.toString();
+  }
+
+  /** A run's medians as a measurement: shuffled bytes in the job's time, with the executors' CPU. */
+  private static Measurement medians(SparkShuffle.Run[] runs) {
+    return new Measurement((long) median(each(runs, r -> (double) r.shuffleBytes())),
+        median(each(runs, SparkShuffle.Run::seconds)), median(each(runs, SparkShuffle.Run::executorCpuSeconds)));
+  }
+
+  private static double[] each(SparkShuffle.Run[] runs, java.util.function.ToDoubleFunction<SparkShuffle.Run> f) {
+    return java.util.Arrays.stream(runs).mapToDouble(f).toArray();
+  }
+
+  private static double[] ratios(SparkShuffle.Run[] ours, SparkShuffle.Run[] ref,
+      java.util.function.ToDoubleFunction<SparkShuffle.Run> f) {
+    double[] r = new double[ours.length];
+    for (int i = 0; i < r.length; i++) {
+      r[i] = ratio(f.applyAsDouble(ours[i]), f.applyAsDouble(ref[i]));
+    }
+    return r;
   }
 
   // ---- target 5: memory bounded by the window

@@ -91,6 +91,24 @@ class BenchSmokeTest {
   }
 
   @Test
+  @Timeout(value = 300, unit = TimeUnit.SECONDS)
+  void shuffleSectionRunsBothShufflesOnTwoExecutors() throws Exception {
+    JsonNode report = new ObjectMapper().readTree(run("--json", "--sections", "shuffle", "--shuffle-size", "4m",
+        "--shuffle-rounds", "1"));
+    List<String> names = new ArrayList<>();
+    for (JsonNode row : report.get("rows")) {
+      String name = row.get("section").asText() + ": " + row.get("name").asText();
+      names.add(name);
+      assertPositive(row, "gbit_per_s", name);
+      assertPositive(row, "cpu_s_per_gb", name);
+    }
+    assertEquals(List.of("shuffle: gpudirect shuffle, join", "shuffle: Spark's Netty shuffle, join"), names);
+    JsonNode ours = report.get("rows").get(0);
+    assertPositive(ours, "ratio", "ours against Spark's");
+    assertTrue(ours.get("met").isBoolean() && ours.get("note").asText().contains("fetch wait"), ours.toString());
+  }
+
+  @Test
   void badArgumentsSayWhatWasWrong() {
     StringWriter err = new StringWriter();
     CommandLine cli = new CommandLine(new BenchCommand());

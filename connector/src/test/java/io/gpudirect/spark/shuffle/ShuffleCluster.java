@@ -1,6 +1,5 @@
 package io.gpudirect.spark.shuffle;
 
-import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -16,12 +15,9 @@ import org.apache.spark.sql.SparkSession;
 import scala.Tuple2;
 
 /**
- * A real multi-JVM Spark for shuffle tests: {@code local-cluster[2,1,1024]}, a Master and two
- * Workers in this JVM and each Worker's executor in a JVM of its own, so that reducers fetch
- * most blocks from the other executor, as on a cluster. The executors run from this JVM's class
- * path (Maven's jars and class folders: no Spark distribution is needed), found by Spark's
- * launcher in its testing mode; the Workers' folders and the executors' local directories are
- * under {@code dir}.
+ * A real multi-JVM Spark for shuffle tests: the two-executor {@link LocalCluster}
+ * ({@code local-cluster[2,1,1024]}) with gpudirect's shuffle manager, and counters of what its
+ * tasks fetched and how they failed.
  */
 final class ShuffleCluster implements AutoCloseable {
   final SparkSession spark;
@@ -57,43 +53,16 @@ final class ShuffleCluster implements AutoCloseable {
    * waits until both executors are up.
    */
   static ShuffleCluster start(String name, Path dir, Map<String, String> conf) throws Exception {
-    // Spark's launcher builds an executor's class path from a Spark distribution unless it is
-    // testing; in testing mode the Workers keep their folders under spark.test.home.
-    System.setProperty("spark.testing", "true");
-    // The Workers give their executors the JVM's local root directories, which Spark computes once
-    // per JVM: forget an earlier test's, so that these executors write under dir.
-    org.apache.spark.util.Utils$.MODULE$.clearLocalRootDirs();
-    System.setProperty("spark.test.home", Files.createDirectories(dir.resolve("spark-home")).toString());
-    String opens = ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
-        .filter(a -> a.startsWith("--add-opens") || a.startsWith("-Djdk.reflect"))
-        .collect(Collectors.joining(" "));
-    SparkSession.Builder builder = SparkSession.builder()
-        .appName(name)
-        .master("local-cluster[2,1,1024]")
-        .config("spark.ui.enabled", "false")
-        .config("spark.driver.host", "127.0.0.1")
-        .config("spark.local.dir", Files.createDirectories(dir.resolve("local")).toString())
-        .config("spark.executor.memory", "768m")
-        .config("spark.executor.extraClassPath", System.getProperty("java.class.path"))
-        .config("spark.executor.extraJavaOptions", opens + " -XX:MaxDirectMemorySize=512m")
-        .config("spark.executorEnv.SPARK_SCALA_VERSION", scalaBinaryVersion())
-        // The launcher's own test switch ("1", where Spark passes spark.testing on as "true").
-        .config("spark.executorEnv.SPARK_TESTING", "1")
+    SparkSession.Builder builder = LocalCluster.builder(name, dir, 2, 1024)
         .config("spark.shuffle.manager", GpuDirectShuffleManager.class.getName())
-        .config("spark.sql.shuffle.partitions", "8")
-        .config("spark.sql.autoBroadcastJoinThreshold", "-1");
+        .config("spark.sql.shuffle.partitions", "8");
     conf.forEach(builder::config);
-    SparkSession spark = builder.getOrCreate();
-    ShuffleCluster cluster = new ShuffleCluster(spark);
-    long deadline = System.nanoTime() + 90_000_000_000L;
-    // The driver counts itself among the executors it knows.
-    while (spark.sparkContext().getExecutorMemoryStatus().size() < 3) {
-      if (System.nanoTime() > deadline) {
-        cluster.close();
-        throw new AssertionError("The cluster's two executors did not register within 90 s; see "
-            + dir.resolve("spark-home/work"));
-      }
-      Thread.sleep(100);
+    ShuffleCluster cluster = new ShuffleCluster(builder.getOrCreate());
+    try {
+      LocalCluster.awaitExecutors(cluster.spark, 2, dir, 90);
+    } catch (RuntimeException | InterruptedException e) {
+      cluster.close();
+      throw e;
     }
     return cluster;
   }
@@ -186,19 +155,12 @@ final class ShuffleCluster implements AutoCloseable {
     return p;
   }
 
-  private static String scalaBinaryVersion() {
-    String v = scala.util.Properties.versionNumberString();
-    return v.substring(0, v.lastIndexOf('.'));
-  }
-
   @Override
   public void close() {
     try {
       spark.stop();
     } finally {
-      org.apache.spark.util.Utils$.MODULE$.clearLocalRootDirs();
-      System.clearProperty("spark.testing");
-      System.clearProperty("spark.test.home");
+      LocalCluster.forget();
     }
   }
 }
