@@ -5,6 +5,7 @@ import io.gpudirect.spark.tpch.TpchQueries.Query;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * What one TPC-H run does. From system properties ({@link #fromSystemProperties}), each with its
@@ -12,13 +13,14 @@ import java.util.Map;
  * checked), {@code .queries} ("all", or such as "1,3,18-22"), {@code .data} (the cache of generated
  * tables, {@code java.io.tmpdir}/gpudirect-tpch), {@code .rapids} ("auto": the RAPIDS Accelerator
  * when its jar is on the class path; "off"), {@code .master} ("local[*]"), {@code .out} (the
- * result file, tpch-sf&lt;SF&gt;.json). Spark settings come as {@code -Dspark.*}, which Spark reads
+ * result file, tpch-sf&lt;SF&gt;.json), {@code .profile} (a folder: each query's final plan with its SQL
+ * metrics per side, from the last round; none when unset). Spark settings come as {@code -Dspark.*}, which Spark reads
  * itself.
  *
  * @param sparkConf settings over the session's defaults (tests use this; runs by hand use -Dspark.*)
  */
 record TpchOptions(double scaleFactor, int rounds, int warmups, List<Query> queries, Path dataDir, boolean rapids,
-    String master, Path resultFile, Map<String, String> sparkConf) {
+    String master, Path resultFile, Optional<Path> profileDir, Map<String, String> sparkConf) {
 
   TpchOptions {
     if (rounds < 1 || warmups < 0) {
@@ -42,6 +44,7 @@ record TpchOptions(double scaleFactor, int rounds, int warmups, List<Query> quer
         rapids.equals("auto") && RapidsSessions.pluginVersion().isPresent(),
         System.getProperty("gpudirect.tpch.master", "local[*]"),
         Path.of(System.getProperty("gpudirect.tpch.out", "tpch-sf" + TpchDataset.scaleName(sf) + ".json")),
+        Optional.ofNullable(System.getProperty("gpudirect.tpch.profile")).map(Path::of),
         Map.of());
   }
 

@@ -27,8 +27,8 @@ import org.apache.spark.sql.SparkSession;
 final class TpchRunner {
   private TpchRunner() {}
 
-  /** One way of reading the tables: its name, and the session whose temporary views read them so. */
-  private record Side(String name, SparkSession session) {}
+  /** One way of reading the tables: its name, its short name for files, and the session whose temporary views read them so. */
+  private record Side(String name, String key, SparkSession session) {}
 
   /** The local Spark of a run: {@code o}'s master, the plugin if asked for, and {@code o.sparkConf()}. */
   static SparkSession session(TpchOptions o) {
@@ -52,20 +52,20 @@ final class TpchRunner {
     Path data = TpchDataset.at(spark, o.scaleFactor(), o.dataDir());
     try (ServerProcess.Running server = ServerProcess.start(TpchRunner.class, data.toString())) {
       String remote = "gpudirect://127.0.0.1:" + server.port() + "/";
-      Side local = side("spark.read.parquet", spark, (s, table) -> s.read().parquet(data.resolve(table).toString()));
-      Side gpudirect = side("format(\"gpudirect\")", spark, (s, table) -> s.read().format("gpudirect").load(remote + table));
+      Side local = side("spark.read.parquet", "local", spark, (s, table) -> s.read().parquet(data.resolve(table).toString()));
+      Side gpudirect = side("format(\"gpudirect\")", "gpudirect", spark, (s, table) -> s.read().format("gpudirect").load(remote + table));
       return rounds(o, local, gpudirect, server.process().handle());
     } finally {
       RemoteStores.closeAll();
     }
   }
 
-  private static Side side(String name, SparkSession spark, BiFunction<SparkSession, String, Dataset<Row>> read) {
+  private static Side side(String name, String key, SparkSession spark, BiFunction<SparkSession, String, Dataset<Row>> read) {
     SparkSession session = spark.newSession();
     for (TpchTable<?> t : TpchTable.getTables()) {
       read.apply(session, t.getTableName()).createOrReplaceTempView(t.getTableName());
     }
-    return new Side(name, session);
+    return new Side(name, key, session);
   }
 
   private static TpchResults rounds(TpchOptions o, Side local, Side gpudirect, ProcessHandle server) {
@@ -78,8 +78,10 @@ final class TpchRunner {
       for (int i = 0; i < results.size(); i++) {
         TpchResults.QueryResult result = results.get(i);
         boolean localFirst = (round + i) % 2 == 0;
-        Run a = run(localFirst ? local : gpudirect, result.query, server);
-        Run b = run(localFirst ? gpudirect : local, result.query, server);
+        // The last round's plans and metrics, when a profile is asked for.
+        Optional<Path> profile = round == o.warmups() + o.rounds() - 1 ? o.profileDir() : Optional.empty();
+        Run a = run(localFirst ? local : gpudirect, result.query, server, profile);
+        Run b = run(localFirst ? gpudirect : local, result.query, server, profile);
         Run ofLocal = localFirst ? a : b;
         Run ofGpudirect = localFirst ? b : a;
         if (timed) {
@@ -102,17 +104,26 @@ final class TpchRunner {
   /** One query on one side: wall time, this JVM's CPU (driver and executors) and the server's. */
   record Run(double wall, double cpu, double serverCpu, List<Row> rows) {}
 
-  private static Run run(Side side, Query q, ProcessHandle server) {
+  private static Run run(Side side, Query q, ProcessHandle server, Optional<Path> profileDir) {
     long cpu = Cpu.processNanos();
     long serverCpu = Cpu.processNanos(server);
     long start = System.nanoTime();
+    Dataset<Row> query = side.session.sql(q.sql());
     List<Row> rows;
     try {
-      rows = side.session.sql(q.sql()).collectAsList();
+      rows = query.collectAsList();
     } catch (RuntimeException e) {
       throw new IllegalStateException("TPC-H " + q.name() + " failed on " + side.name + ": " + e.getMessage(), e);
     }
-    return new Run((System.nanoTime() - start) / 1e9, (Cpu.processNanos() - cpu) / 1e9,
+    Run run = new Run((System.nanoTime() - start) / 1e9, (Cpu.processNanos() - cpu) / 1e9,
         (Cpu.processNanos(server) - serverCpu) / 1e9, rows);
+    if (profileDir.isPresent()) {
+      try {
+        TpchProfile.write(query, profileDir.get().resolve(q.name() + "-" + side.key() + ".txt"));
+      } catch (java.io.IOException | java.util.concurrent.TimeoutException e) {
+        throw new IllegalStateException("TPC-H " + q.name() + "'s profile on " + side.name + " not written: " + e, e);
+      }
+    }
+    return run;
   }
 }

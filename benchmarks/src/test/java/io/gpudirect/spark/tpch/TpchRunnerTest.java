@@ -9,6 +9,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.apache.spark.sql.Dataset;
@@ -37,7 +38,7 @@ class TpchRunnerTest {
   @BeforeAll
   static void start() {
     options = new TpchOptions(0.01, 1, 0, TpchQueries.select("all"), root, false, "local[2]",
-        root.resolve("tpch.json"), Map.of("spark.sql.shuffle.partitions", "4"));
+        root.resolve("tpch.json"), Optional.of(root.resolve("profile")), Map.of("spark.sql.shuffle.partitions", "4"));
     spark = TpchRunner.session(options);
   }
 
@@ -60,6 +61,11 @@ class TpchRunnerTest {
       assertTrue(q.rows > 0, q.query.name() + " has no rows at SF 0.01");
     }
     assertTrue(Files.readString(options.resultFile()).contains("\"query\" : \"q22\""));
+    // The profile: each side's final plan of q1 with the SQL tab's metrics, the scan's rows among them.
+    String local = Files.readString(options.profileDir().orElseThrow().resolve("q1-local.txt"));
+    String gpudirect = Files.readString(options.profileDir().orElseThrow().resolve("q1-gpudirect.txt"));
+    assertTrue(local.contains("| number of output rows: 60,175"), local);
+    assertTrue(gpudirect.contains("| number of output rows: 60,175"), gpudirect);
   }
 
   @Test
