@@ -12,8 +12,8 @@ final class BlockBytes extends FetchMemory {
   }
 
   @Override
-  synchronized FetchedBlock fetched(InetSocketAddress server, long size) {
+  synchronized FetchedBlock fetched(InetSocketAddress server, long size, long requestNanos) {
     done = true;
-    return new BufferedBlock(block, server, size, new ArrayList<>(windows.values()));
+    return new BufferedBlock(block, server, size, requestNanos, new ArrayList<>(windows.values()));
   }
 }

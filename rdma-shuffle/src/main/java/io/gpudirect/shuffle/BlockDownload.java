@@ -66,7 +66,7 @@ final class BlockDownload extends FetchMemory implements DrainedBlockMemory {
   }
 
   @Override
-  synchronized FetchedBlock fetched(InetSocketAddress server, long size) {
+  synchronized FetchedBlock fetched(InetSocketAddress server, long size, long requestNanos) {
     try {
       if (channel == null) {
         open();
@@ -83,7 +83,7 @@ final class BlockDownload extends FetchMemory implements DrainedBlockMemory {
       throw e instanceof IOException io ? new UncheckedIOException("Cannot write shuffle block " + block.name()
           + " (" + block.describe() + ") to " + file + ": " + e.getMessage(), io) : (RuntimeException) e;
     }
-    return new DownloadedBlock(block, server, size, file);
+    return new DownloadedBlock(block, server, size, requestNanos, file);
   }
 
   @Override

@@ -14,8 +14,8 @@ final class BufferedBlock extends FetchedBlock {
   /** In block order; empty for an empty block. */
   private final List<HostBuffer> windows;
 
-  BufferedBlock(ShuffleBlockId id, InetSocketAddress server, long size, List<HostBuffer> windows) {
-    super(id, server, size);
+  BufferedBlock(ShuffleBlockId id, InetSocketAddress server, long size, long requestNanos, List<HostBuffer> windows) {
+    super(id, server, size, requestNanos);
     this.windows = windows;
   }
 

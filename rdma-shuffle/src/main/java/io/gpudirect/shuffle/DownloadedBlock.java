@@ -26,8 +26,8 @@ final class DownloadedBlock extends FetchedBlock {
   /** Every stream handed out, closed with the block. */
   private final List<InputStream> streams = new ArrayList<>();
 
-  DownloadedBlock(ShuffleBlockId id, InetSocketAddress server, long size, Path file) {
-    super(id, server, size);
+  DownloadedBlock(ShuffleBlockId id, InetSocketAddress server, long size, long requestNanos, Path file) {
+    super(id, server, size, requestNanos);
     this.file = file;
   }
 

@@ -52,10 +52,11 @@ abstract sealed class FetchMemory implements BlockMemory permits BlockBytes, Blo
   }
 
   /**
-   * The block, which owns its bytes from now on: every window of its {@code size} bytes is in.
-   * On a failure here everything is given back, as by {@link #release()}.
+   * The block, which owns its bytes from now on: every window of its {@code size} bytes is in,
+   * {@code requestNanos} after its request went out. On a failure here everything is given back,
+   * as by {@link #release()}.
    */
-  abstract FetchedBlock fetched(InetSocketAddress server, long size);
+  abstract FetchedBlock fetched(InetSocketAddress server, long size, long requestNanos);
 
   /** Gives everything back: the fetch failed, or its fetcher was closed. Idempotent. */
   synchronized void release() {

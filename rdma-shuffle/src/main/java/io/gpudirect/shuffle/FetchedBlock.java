@@ -16,12 +16,14 @@ public abstract sealed class FetchedBlock implements AutoCloseable permits Buffe
   private final ShuffleBlockId id;
   private final InetSocketAddress server;
   private final long size;
+  private final long requestNanos;
   boolean closed;
 
-  FetchedBlock(ShuffleBlockId id, InetSocketAddress server, long size) {
+  FetchedBlock(ShuffleBlockId id, InetSocketAddress server, long size, long requestNanos) {
     this.id = id;
     this.server = server;
     this.size = size;
+    this.requestNanos = requestNanos;
   }
 
   public ShuffleBlockId id() {
@@ -36,6 +38,15 @@ public abstract sealed class FetchedBlock implements AutoCloseable permits Buffe
   /** The block's length in bytes, as its map output's index says. */
   public long size() {
     return size;
+  }
+
+  /**
+   * How long its request took, from its sending (connecting included, where it had to) to its last
+   * byte in, checked and, for a block on disk, written: Spark's "remote requests duration" counts
+   * this for each of its requests (of one block here).
+   */
+  public long requestNanos() {
+    return requestNanos;
   }
 
   /** Whether its bytes are in a file (fetched to disk, see {@link FetchToDisk}) rather than in memory. */

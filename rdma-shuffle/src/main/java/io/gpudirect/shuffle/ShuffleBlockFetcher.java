@@ -195,9 +195,10 @@ public final class ShuffleBlockFetcher implements AutoCloseable {
     FetchMemory memory = toDisk.toDisk(block.size()) ? new BlockDownload(allocator, block.id(), toDisk.files())
         : new BlockBytes(allocator, block.id());
     InetSocketAddress address = send.server().address;
+    long sent = System.nanoTime();
     clients.client(address)
         .thenCompose(client -> client.readShuffleBlock(block.id(), memory))
-        .thenApply(length -> memory.fetched(address, length))
+        .thenApply(length -> memory.fetched(address, length, System.nanoTime() - sent))
         .whenComplete((fetched, err) -> {
           if (err == null) {
             arrived(new Result(send.server(), block, fetched, null, true));

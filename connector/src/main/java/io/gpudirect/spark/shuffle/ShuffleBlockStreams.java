@@ -45,6 +45,12 @@ final class ShuffleBlockStreams implements AutoCloseable {
   private final ShuffleBlockFetcher fetcher;
   /** The block being read, closed when the next is taken. */
   private BlockStream current;
+  /**
+   * The remote requests' time so far, and the whole milliseconds of it reported: summed before it
+   * is rounded, since a request of one small block often takes less than a millisecond.
+   */
+  private long requestNanos;
+  private long requestMillisReported;
   private boolean closed;
 
   ShuffleBlockStreams(List<MapOutputBlock> blocks, String executorId, ExecutorShuffle shuffle,
@@ -125,6 +131,10 @@ final class ShuffleBlockStreams implements AutoCloseable {
     if (fetched.onDisk()) {
       metrics.incRemoteBytesReadToDisk(fetched.size());
     }
+    requestNanos += fetched.requestNanos();
+    long millis = TimeUnit.NANOSECONDS.toMillis(requestNanos);
+    metrics.incRemoteReqsDuration(millis - requestMillisReported);
+    requestMillisReported = millis;
     InputStream in;
     try {
       in = fetched.inputStream();
