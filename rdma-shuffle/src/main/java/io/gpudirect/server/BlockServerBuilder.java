@@ -14,7 +14,7 @@ import java.util.function.Supplier;
  * {@link #shuffleDirectories} (or both) is required. From {@link BlockServer#builder()}.
  */
 public final class BlockServerBuilder {
-  /** What a client without TLS is told to do, unless the server is told otherwise: the read path's option and the CLI's flag. */
+  /** What a client without TLS is told to do unless the server is told otherwise: the read path's and CLI's words. */
   public static final String TLS_ADVICE = "set the option tls=true (CLI: --tls), with tls.trustStore naming its"
       + " certificate";
 

@@ -31,8 +31,8 @@ import javax.net.ssl.SSLContext;
  * @param rdmaStatus whether RDMA is served and how, or why not, in words
  */
 record ServerContext(String address, RootDirectory root, ShuffleDirectories shuffle, byte[] secret,
-    SSLContext tls, String tlsAdvice, BufferAllocator memory, Limits limits, ServerCounters counters, Supplier<ServerStats> stats,
-    ServedConnections connections,
+    SSLContext tls, String tlsAdvice, BufferAllocator memory, Limits limits, ServerCounters counters,
+    Supplier<ServerStats> stats, ServedConnections connections,
     RefusalLog refusals, LoginThrottle logins, ListingSlots listingSlots, Checksums checksums,
     BlockChecksums blockChecksums, RdmaService rdma, String rdmaStatus) {
 

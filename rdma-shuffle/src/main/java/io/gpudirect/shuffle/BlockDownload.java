@@ -60,30 +60,33 @@ final class BlockDownload extends FetchMemory implements DrainedBlockMemory {
         at += channel.write(bytes, at);
       }
     } catch (IOException e) {
-      throw new UncheckedIOException("Cannot write shuffle block " + block.name() + " (" + block.describe()
-          + ") to " + file + ": " + e.getMessage(), e);
+      throw writeFailed(e);
     }
   }
 
   @Override
   synchronized FetchedBlock fetched(InetSocketAddress server, long size, long requestNanos) {
+    if (channel == null) {
+      open();
+    }
+    done = true;
+    long written;
     try {
-      if (channel == null) {
-        open();
-      }
-      done = true;
-      long written = channel.size();
+      written = channel.size();
       channel.close();
-      if (written != size || !windows.isEmpty()) {
-        throw new IllegalStateException("Shuffle block " + block.name() + " is " + size + " bytes but "
-            + written + " reached " + file + ", " + windows.size() + " window(s) not written");
-      }
-    } catch (IOException | RuntimeException e) {
-      release();
-      throw e instanceof IOException io ? new UncheckedIOException("Cannot write shuffle block " + block.name()
-          + " (" + block.describe() + ") to " + file + ": " + e.getMessage(), io) : (RuntimeException) e;
+    } catch (IOException e) {
+      throw writeFailed(e);
+    }
+    if (written != size || !windows.isEmpty()) {
+      throw new IllegalStateException("Shuffle block " + block.name() + " is " + size + " bytes but " + written
+          + " reached " + file + ", " + windows.size() + " window(s) not written");
     }
     return new DownloadedBlock(block, server, size, requestNanos, file);
+  }
+
+  private UncheckedIOException writeFailed(IOException e) {
+    return new UncheckedIOException("Cannot write shuffle block " + block.name() + " (" + block.describe()
+        + ") to " + file + ": " + e.getMessage(), e);
   }
 
   @Override

@@ -53,8 +53,8 @@ abstract sealed class FetchMemory implements BlockMemory permits BlockBytes, Blo
 
   /**
    * The block, which owns its bytes from now on: every window of its {@code size} bytes is in,
-   * {@code requestNanos} after its request went out. On a failure here everything is given back,
-   * as by {@link #release()}.
+   * {@code requestNanos} after its request went out. On a failure here the caller gives
+   * everything back with {@link #release()}.
    */
   abstract FetchedBlock fetched(InetSocketAddress server, long size, long requestNanos);
 

@@ -13,6 +13,7 @@ import io.gpudirect.memory.BufferAllocator;
 import io.gpudirect.protocol.ShuffleBlockId;
 import io.gpudirect.server.BlockServer;
 import io.gpudirect.shuffle.ShuffleFetchException.Reason;
+import io.gpudirect.shuffle.server.ExecutorShuffleServer;
 import io.gpudirect.testing.LoopbackCutter;
 import io.gpudirect.testing.SparkShuffleLayout;
 import java.io.IOException;
@@ -34,7 +35,8 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Blocks over {@link FetchToDisk}'s limit fetched from an executor's shuffle server to files, as
+ * Blocks over {@link FetchToDisk}'s limit fetched from an executor's shuffle server (a real
+ * {@link ExecutorShuffleServer} over map outputs written in Spark's layout) to files, as
  * Spark's fetcher sends them: the bytes through the file, windows checked before they reach it
  * (a byte flipped on the way is fetched again; on every try, the block fails and its file goes),
  * a block longer than the reducer's memory fetched window by window, every file deleted when its
@@ -47,10 +49,17 @@ class ShuffleFetchToDiskTest {
   static final int CHUNK = 1 << 20;
   static final long MAX_IN_MEMORY = 64 << 10;
 
+  static final byte[] SECRET = ShuffleServingTest.SECRET;
+
   @TempDir static Path tmp;
   static SparkShuffleLayout layout;
-  static BlockServer server;
+  static ExecutorShuffleServer server;
   static ShuffleFetches reducer;
+
+  static ClientConfig.Builder config() {
+    return ClientConfig.builder().secret(SECRET).chunkSize(CHUNK).maxRetries(2).retryBackoff(Duration.ofMillis(20))
+        .connectTimeout(Duration.ofSeconds(2)).requestTimeout(Duration.ofSeconds(10));
+  }
 
   @BeforeAll
   static void serve() throws IOException {
@@ -58,11 +67,10 @@ class ShuffleFetchToDiskTest {
     for (int m = 0; m < MAPS; m++) {
       layout.write(1, m, bytes(m, 0), bytes(m, 1), bytes(m, 2));
     }
-    server = BlockServer.builder().shuffleDirectories(layout.localDirs(), 64).port(0).build().start();
+    server = ExecutorShuffleServer.start(layout.localDirs(), 64, "127.0.0.1", SECRET,
+        ExecutorShuffleServer.Transport.TCP);
     // Windows of 1 MiB over two streams: a 3 MiB block is four windows.
-    reducer = new ShuffleFetches("fetch-to-disk-test", ClientConfig.builder().streams(2).chunkSize(CHUNK)
-        .maxRetries(2).retryBackoff(Duration.ofMillis(20)).connectTimeout(Duration.ofSeconds(2))
-        .requestTimeout(Duration.ofSeconds(10)).build());
+    reducer = new ShuffleFetches("fetch-to-disk-test", config().streams(2).build());
   }
 
   @AfterAll
@@ -188,9 +196,7 @@ class ShuffleFetchToDiskTest {
   void aWindowCorruptOnTheWayIsFetchedAgainBeforeItReachesTheFile() throws Exception {
     List<Path> made = Collections.synchronizedList(new ArrayList<>());
     // One stream, so that the flipped connection carries the windows one after another.
-    try (ShuffleFetches oneStream = new ShuffleFetches("fetch-to-disk-one-stream", ClientConfig.builder().streams(1)
-        .chunkSize(CHUNK).maxRetries(2).retryBackoff(Duration.ofMillis(20)).connectTimeout(Duration.ofSeconds(2))
-        .requestTimeout(Duration.ofSeconds(10)).build());
+    try (ShuffleFetches oneStream = new ShuffleFetches("fetch-to-disk-one-stream", config().streams(1).build());
         LoopbackCutter flip = new LoopbackCutter(server.port(), CHUNK + CHUNK / 2, 1)
             .corruptInsteadOfClose(Long.MAX_VALUE)) {
       Map<ShuffleBlockId, ShuffleFetches.Outcome> got = oneStream.fetch(flip.port(), FetchLimits.SPARK_DEFAULTS,
@@ -245,8 +251,9 @@ class ShuffleFetchToDiskTest {
    */
   @Test
   void aBlockFetchedToDiskCountsInFlightUntilTaken() throws Exception {
-    try (BlockServer counted = BlockServer.builder().shuffleDirectories(layout.localDirs(), 64).port(0).build()
-        .start()) {
+    // A server as an executor's is built, whose counters say what it was asked.
+    try (BlockServer counted = BlockServer.builder().shuffleDirectories(layout.localDirs(), 64).secret(SECRET)
+        .port(0).build().start()) {
       // Sizes as map statuses may report them: 30 goes to disk (over 20), 10s into memory; 45 in flight at most.
       long[] sizes = {30, 10, 10, 100, 10};
       List<BlockToFetch> blocks = new ArrayList<>();

@@ -125,7 +125,22 @@ final class ShuffleBlockStreams implements AutoCloseable {
     } finally {
       metrics.incFetchWaitTime(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
     }
+    countRemote(fetched);
     MapOutputBlock b = remote.get(fetched.id());
+    InputStream in;
+    try {
+      in = fetched.inputStream();
+    } catch (RuntimeException e) {
+      // A block on disk whose file cannot be opened: a fetch failure, as in Spark's fetcher.
+      fetched.close();
+      throw sneaky(b.fetchFailed("Cannot read shuffle block " + b.describe() + " fetched to disk: " + e.getMessage(),
+          e));
+    }
+    return new BlockStream(b, in, fetched);
+  }
+
+  /** Spark's read metrics of a remote block the task has taken. */
+  private void countRemote(FetchedBlock fetched) {
     metrics.incRemoteBlocksFetched(1);
     metrics.incRemoteBytesRead(fetched.size());
     if (fetched.onDisk()) {
@@ -135,16 +150,6 @@ final class ShuffleBlockStreams implements AutoCloseable {
     long millis = TimeUnit.NANOSECONDS.toMillis(requestNanos);
     metrics.incRemoteReqsDuration(millis - requestMillisReported);
     requestMillisReported = millis;
-    InputStream in;
-    try {
-      in = fetched.inputStream();
-    } catch (RuntimeException e) {
-      // Its file gone from under it, as Spark's fetcher takes a file it cannot open.
-      fetched.close();
-      throw sneaky(b.fetchFailed("Cannot read shuffle block " + b.describe() + " fetched to disk: " + e.getMessage(),
-          e));
-    }
-    return new BlockStream(b, in, fetched);
   }
 
   private void closeCurrent() {
