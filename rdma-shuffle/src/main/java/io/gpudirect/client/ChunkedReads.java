@@ -13,6 +13,7 @@ import io.gpudirect.transport.ChecksumMismatchException;
 import io.gpudirect.transport.Connection;
 import io.gpudirect.transport.ConnectionLostException;
 import io.gpudirect.transport.DeviceRegistration;
+import io.gpudirect.transport.DrainedBlockMemory;
 import io.gpudirect.transport.PayloadMemory;
 import io.gpudirect.transport.RequestTimeoutException;
 import io.gpudirect.transport.ServerErrorException;
@@ -234,7 +235,8 @@ final class ChunkedReads {
 
   /**
    * Reads shuffle block {@code block} into the memory {@code memory} binds for each of its
-   * windows: the first, of up to the server's maxReadLength (over RDMA, a chunk: see
+   * windows: the first, of up to the server's maxReadLength (over RDMA, or for memory that
+   * drains each window as it arrives ({@link DrainedBlockMemory}), a chunk: see
    * {@link io.gpudirect.transport.Transport#blockWindow}), tells the block's length and its
    * data file's version; any further windows follow, on whichever streams have room, naming that
    * version, so that a map output written again meanwhile fails the read rather than mixing two
@@ -246,7 +248,8 @@ final class ChunkedReads {
   CompletableFuture<Long> readBlock(ShuffleBlockId block, BlockMemory memory) {
     connections.checkOpen();
     long start = System.nanoTime();
-    int window = connections.transport().blockWindow(connections.maxReadLength(), chunkLength());
+    int window = memory instanceof DrainedBlockMemory ? chunkLength()
+        : connections.transport().blockWindow(connections.maxReadLength(), chunkLength());
     AtomicBoolean failed = new AtomicBoolean();
     AtomicReference<ShuffleData> first = new AtomicReference<>();
     List<CompletableFuture<Void>> parts = new ArrayList<>();
@@ -340,6 +343,9 @@ final class ChunkedReads {
                   + ": its map output was written again meanwhile");
             }
             answer.set(a);
+            if (memory instanceof DrainedBlockMemory drained) {
+              drained.drain(a);
+            }
           });
     }
   }

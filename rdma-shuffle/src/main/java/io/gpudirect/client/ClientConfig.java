@@ -24,6 +24,7 @@ public final class ClientConfig {
   private final long maxListBytes;
   private final Duration listTimeout;
   private final String secretSetting;
+  private final String tlsAdvice;
 
   private ClientConfig(Builder b) {
     this.secret = b.secret == null ? null : b.secret.clone();
@@ -43,6 +44,7 @@ public final class ClientConfig {
     this.maxListBytes = b.maxListBytes;
     this.listTimeout = b.listTimeout;
     this.secretSetting = b.secretSetting;
+    this.tlsAdvice = b.tlsAdvice;
   }
 
   public static Builder builder() {
@@ -135,6 +137,11 @@ public final class ClientConfig {
     return secretSetting;
   }
 
+  /** What its user is told to do when a server answers TLS in plaintext (see {@link Builder#tlsAdvice}). */
+  public String tlsAdvice() {
+    return tlsAdvice;
+  }
+
   public Builder toBuilder() {
     return new Builder().secret(secret).streams(streams).maxBytesInFlight(maxBytesInFlight)
         .chunkSize(chunkSize).connectTimeout(connectTimeout).requestTimeout(requestTimeout)
@@ -142,7 +149,7 @@ public final class ClientConfig {
         .rdmaProvider(rdmaProvider)
         .checksums(checksums).tls(tls).tlsTrustStore(tlsTrustStore)
         .maxListEntries(maxListEntries).maxListBytes(maxListBytes).listTimeout(listTimeout)
-        .secretSetting(secretSetting);
+        .secretSetting(secretSetting).tlsAdvice(tlsAdvice);
   }
 
   @Override
@@ -178,6 +185,7 @@ public final class ClientConfig {
     private long maxListBytes = 256L << 20;
     private Duration listTimeout = Duration.ofMinutes(5);
     private String secretSetting = ConnectionOptions.ANY_SECRET_SETTING;
+    private String tlsAdvice = ConnectionOptions.ANY_TLS_ADVICE;
 
     private Builder() {}
 
@@ -208,6 +216,17 @@ public final class ClientConfig {
      */
     public Builder secretSetting(String secretSetting) {
       this.secretSetting = secretSetting;
+      return this;
+    }
+
+    /**
+     * What this client's user is told to do when a server it reaches with {@link #tls} answers
+     * in plaintext, after "it answered in plaintext (...), so ": by default the CLI's server flags
+     * and the read path's option ({@link ConnectionOptions#ANY_TLS_ADVICE}); a caller whose
+     * servers and clients turn TLS on elsewhere (the shuffle's Spark settings) names that.
+     */
+    public Builder tlsAdvice(String tlsAdvice) {
+      this.tlsAdvice = tlsAdvice;
       return this;
     }
 
@@ -305,6 +324,7 @@ public final class ClientConfig {
       check(maxListBytes > 0, "maxListBytes must be positive: " + maxListBytes);
       check(positive(listTimeout), "listTimeout must be positive");
       check(secretSetting != null && !secretSetting.isBlank(), "secretSetting must name where the secret is set");
+      check(tlsAdvice != null && !tlsAdvice.isBlank(), "tlsAdvice must say how TLS is turned on");
       return new ClientConfig(this);
     }
 

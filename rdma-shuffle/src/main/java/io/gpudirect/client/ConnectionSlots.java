@@ -176,7 +176,7 @@ final class ConnectionSlots implements AutoCloseable {
         + connectionSerial.incrementAndGet();
     Connection c = transport.connect(server, new ConnectionOptions(config.secret(),
         config.connectTimeout(), name, config.checksums(), tls)
-        .withSecretSetting(config.secretSetting()));
+        .withSecretSetting(config.secretSetting()).withTlsAdvice(config.tlsAdvice()));
     lastMaxReadLength = c.maxReadLength();
     return c;
   }

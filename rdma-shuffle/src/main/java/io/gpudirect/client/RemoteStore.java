@@ -114,12 +114,14 @@ public interface RemoteStore extends AutoCloseable {
   /**
    * Fetches a shuffle block from a server of an executor's shuffle files, into memory that
    * {@code memory} gives for each window of it once the window's answer has said its length (a
-   * block longer than the server's maxReadLength comes in several). Completes with the block's
-   * length once every window is in and checked. Fails with a {@link RemoteFileException} naming
-   * the block when the server refuses it ({@code NOT_FOUND}, {@code OUT_OF_RANGE},
-   * {@code CORRUPT_MAP_OUTPUT}), {@link FileChangedException} when its files changed while it
-   * was fetched, and with the transport's exceptions, once retries are spent, when the server
-   * was lost or the bytes kept arriving corrupt. On failure the memory is the caller's again.
+   * block longer than the server's maxReadLength comes in several; memory that drains each window
+   * as it is in, {@link io.gpudirect.transport.DrainedBlockMemory}, gets windows of a chunk).
+   * Completes with the block's length once every window is in and checked. Fails with a
+   * {@link RemoteFileException} naming the block when the server refuses it ({@code NOT_FOUND},
+   * {@code OUT_OF_RANGE}, {@code CORRUPT_MAP_OUTPUT}), {@link FileChangedException} when its files
+   * changed while it was fetched, and with the transport's exceptions, once retries are spent,
+   * when the server was lost or the bytes kept arriving corrupt. On failure the memory is the
+   * caller's again.
    */
   default CompletableFuture<Long> readShuffleBlock(ShuffleBlockId block, BlockMemory memory) {
     return CompletableFuture.failedFuture(new io.gpudirect.GpuDirectException("Cannot fetch"

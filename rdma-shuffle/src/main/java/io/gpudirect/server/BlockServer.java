@@ -82,6 +82,7 @@ public final class BlockServer implements AutoCloseable {
   private final RdmaProvider rdmaProvider;
   private final RdmaService.Settings rdmaSettings;
   private final javax.net.ssl.SSLContext tls;
+  private final String tlsAdvice;
   private final int maxListPageEntries;
   private final ListingSlots listingSlots;
   private final int maxLoginNetworks;
@@ -138,6 +139,7 @@ public final class BlockServer implements AutoCloseable {
     this.rdmaProvider = b.rdmaProvider;
     this.rdmaSettings = b.rdmaSettings;
     this.tls = b.tls;
+    this.tlsAdvice = b.tlsAdvice;
     this.maxListPageEntries = b.maxListPageEntries;
     this.listingSlots = new ListingSlots(b.maxConcurrentListings, b.listingQueueTimeout);
     this.maxLoginNetworks = b.maxLoginNetworks;
@@ -195,7 +197,7 @@ public final class BlockServer implements AutoCloseable {
     connections = new ServedConnections(pending, maxConnections, counters);
     logins = new LoginThrottle(address, maxLoginNetworks, loginClock);
     limitRefusals = new LimitRefusals(address, maxConnections, counters, refusals);
-    context = new ServerContext(address, root, shuffle, secret, tls, memory,
+    context = new ServerContext(address, root, shuffle, secret, tls, tlsAdvice, memory,
         new ServerContext.Limits(maxReadLength, maxListPageEntries), counters, this::stats, connections,
         refusals, logins, listingSlots, checksums, blockChecksums, rdma, rdmaStatus);
     jmx = BlockServerJmx.register(this);

@@ -14,6 +14,10 @@ import java.util.function.Supplier;
  * {@link #shuffleDirectories} (or both) is required. From {@link BlockServer#builder()}.
  */
 public final class BlockServerBuilder {
+  /** What a client without TLS is told to do unless the server is told otherwise: the read path's and CLI's words. */
+  public static final String TLS_ADVICE = "set the option tls=true (CLI: --tls), with tls.trustStore naming its"
+      + " certificate";
+
   Path root;
   java.util.List<Path> shuffleDirectories = java.util.List.of();
   int shuffleSubDirectories = ShuffleDirectories.SPARK_SUB_DIRECTORIES;
@@ -32,6 +36,7 @@ public final class BlockServerBuilder {
   RdmaProvider rdmaProvider = RdmaProvider.AUTO;
   RdmaService.Settings rdmaSettings = RdmaService.Settings.defaults();
   javax.net.ssl.SSLContext tls;
+  String tlsAdvice = TLS_ADVICE;
   int maxListPageEntries = BlockServer.DEFAULT_LIST_PAGE_ENTRIES;
   int maxConcurrentListings = defaultConcurrentListings();
   Duration listingQueueTimeout = Duration.ofSeconds(10);
@@ -117,6 +122,16 @@ public final class BlockServerBuilder {
    */
   public BlockServerBuilder tls(javax.net.ssl.SSLContext tls) {
     this.tls = tls;
+    return this;
+  }
+
+  /**
+   * What a client that does not speak TLS is told to do, after "Server H:P requires TLS: ": by
+   * default {@value #TLS_ADVICE}. A server whose clients turn TLS on elsewhere names that (an
+   * executor's shuffle server: the shuffle's Spark settings).
+   */
+  public BlockServerBuilder tlsAdvice(String advice) {
+    this.tlsAdvice = advice;
     return this;
   }
 
@@ -232,6 +247,7 @@ public final class BlockServerBuilder {
     check(!gracePeriod.isNegative(), "shutdownGracePeriod must not be negative");
     check(!handshakeTimeout.isNegative() && !handshakeTimeout.isZero(),
         "handshakeTimeout must be positive");
+    check(tlsAdvice != null && !tlsAdvice.isBlank(), "tlsAdvice must say how a client turns TLS on");
     check(maxListPageEntries > 0, "maxListPageEntries must be positive: " + maxListPageEntries);
     check(maxConcurrentListings > 0,
         "maxConcurrentListings must be positive: " + maxConcurrentListings);

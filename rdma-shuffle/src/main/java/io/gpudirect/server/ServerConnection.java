@@ -274,8 +274,7 @@ final class ServerConnection implements Runnable {
       if (e.isPlaintextGpudirect()) {
         sendQuietly(ByteBuffer.wrap(Protocol.MAGIC));
         sendQuietly(Frames.encode(new ErrorResponse(ErrorResponse.CONNECTION,
-            ErrorCode.BAD_REQUEST, "Server " + server.address() + " requires TLS: set the"
-                + " option tls=true (CLI: --tls), with tls.trustStore naming its certificate")));
+            ErrorCode.BAD_REQUEST, "Server " + server.address() + " requires TLS: " + server.tlsAdvice())));
         drainBeforeClose();
       }
       return false;

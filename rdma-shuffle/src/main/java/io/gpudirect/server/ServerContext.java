@@ -20,6 +20,7 @@ import javax.net.ssl.SSLContext;
  * @param shuffle the executor's shuffle directories SHUFFLE_READ finds blocks in, or null
  * @param secret the shared secret clients must prove, or null for none
  * @param tls the context connections are wrapped in, or null for plaintext
+ * @param tlsAdvice what a client that does not speak TLS is told to do, where {@code tls} is set
  * @param memory where connections charge their direct buffers while they run
  * @param stats the server's counters with its connections and uptime, as STATUS answers them
  * @param refusals where connections closed before authenticating are counted, and logged in sum
@@ -30,8 +31,8 @@ import javax.net.ssl.SSLContext;
  * @param rdmaStatus whether RDMA is served and how, or why not, in words
  */
 record ServerContext(String address, RootDirectory root, ShuffleDirectories shuffle, byte[] secret,
-    SSLContext tls, BufferAllocator memory, Limits limits, ServerCounters counters, Supplier<ServerStats> stats,
-    ServedConnections connections,
+    SSLContext tls, String tlsAdvice, BufferAllocator memory, Limits limits, ServerCounters counters,
+    Supplier<ServerStats> stats, ServedConnections connections,
     RefusalLog refusals, LoginThrottle logins, ListingSlots listingSlots, Checksums checksums,
     BlockChecksums blockChecksums, RdmaService rdma, String rdmaStatus) {
 

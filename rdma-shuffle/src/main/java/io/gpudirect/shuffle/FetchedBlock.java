@@ -1,32 +1,29 @@
 package io.gpudirect.shuffle;
 
 import io.gpudirect.GpuDirectException;
-import io.gpudirect.memory.HostBuffer;
 import io.gpudirect.protocol.ShuffleBlockId;
 import java.io.InputStream;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
-import java.util.List;
 
 /**
- * A block's bytes, fetched and checked, in direct memory charged to the fetcher's allocator: one
- * buffer, or several for a block longer than the server's largest answer. The block owns them
- * until {@link #close()}, which gives them back; nothing read from it may be kept past that.
- * Not thread-safe: one reader at a time, as a reduce task reads a block.
+ * A block's bytes, fetched and checked: in direct memory charged to the fetcher's allocator, or,
+ * for a block over {@link FetchToDisk}'s limit, in a file of its own. The block owns them until
+ * {@link #close()}, which gives the memory back or deletes the file; nothing read from it may be
+ * kept past that. Not thread-safe: one reader at a time, as a reduce task reads a block.
  */
-public final class FetchedBlock implements AutoCloseable {
+public abstract sealed class FetchedBlock implements AutoCloseable permits BufferedBlock, DownloadedBlock {
   private final ShuffleBlockId id;
   private final InetSocketAddress server;
   private final long size;
-  /** In block order; empty for an empty block. */
-  private final List<HostBuffer> windows;
-  private boolean closed;
+  private final long requestNanos;
+  boolean closed;
 
-  FetchedBlock(ShuffleBlockId id, InetSocketAddress server, long size, List<HostBuffer> windows) {
+  FetchedBlock(ShuffleBlockId id, InetSocketAddress server, long size, long requestNanos) {
     this.id = id;
     this.server = server;
     this.size = size;
-    this.windows = windows;
+    this.requestNanos = requestNanos;
   }
 
   public ShuffleBlockId id() {
@@ -44,75 +41,32 @@ public final class FetchedBlock implements AutoCloseable {
   }
 
   /**
-   * The bytes as one read-only buffer, valid until {@link #close()}. Only for a block that came
-   * in one window (at most the server's maxReadLength, 64 MiB by default); read a longer one
-   * through {@link #inputStream()}.
+   * How long its request took, from its sending (connecting included, where it had to) to its last
+   * byte in, checked and, for a block on disk, written: Spark's "remote requests duration" counts
+   * this for each of its requests (of one block here).
    */
-  public ByteBuffer nioBuffer() {
-    checkOpen();
-    if (windows.size() > 1) {
-      throw new GpuDirectException("Shuffle block " + id.name() + " (" + id.describe() + ") is "
-          + size + " bytes in " + windows.size() + " buffers; read it with inputStream()");
-    }
-    return windows.isEmpty() ? ByteBuffer.allocate(0).asReadOnlyBuffer()
-        : windows.get(0).nioBuffer().asReadOnlyBuffer();
+  public long requestNanos() {
+    return requestNanos;
   }
 
-  /** The bytes as a stream over the block's buffers, valid until {@link #close()}. */
-  public InputStream inputStream() {
-    checkOpen();
-    return new InputStream() {
-      private int window;
-      private ByteBuffer current = next();
+  /** Whether its bytes are in a file (fetched to disk, see {@link FetchToDisk}) rather than in memory. */
+  public abstract boolean onDisk();
 
-      private ByteBuffer next() {
-        return window < windows.size() ? windows.get(window++).nioBuffer() : null;
-      }
+  /**
+   * The bytes as one read-only buffer, valid until {@link #close()}. Only for a block that came
+   * into memory in one window (at most the server's maxReadLength, 64 MiB by default); read a
+   * longer one, or one on disk, through {@link #inputStream()}.
+   */
+  public abstract ByteBuffer nioBuffer();
 
-      private boolean advance() {
-        checkOpen();
-        while (current != null && !current.hasRemaining()) {
-          current = next();
-        }
-        return current != null;
-      }
+  /** The bytes as a stream from their start, valid until {@link #close()}. */
+  public abstract InputStream inputStream();
 
-      @Override
-      public int read() {
-        return advance() ? current.get() & 0xff : -1;
-      }
-
-      @Override
-      public int read(byte[] b, int off, int len) {
-        java.util.Objects.checkFromIndexSize(off, len, b.length);
-        if (len == 0) {
-          return 0;
-        }
-        if (!advance()) {
-          return -1;
-        }
-        int n = Math.min(len, current.remaining());
-        current.get(b, off, n);
-        return n;
-      }
-
-      @Override
-      public int available() {
-        return current == null || closed ? 0 : current.remaining();
-      }
-    };
-  }
-
-  /** Gives the block's memory back; idempotent. */
+  /** Gives the block's memory back, or deletes its file; idempotent. */
   @Override
-  public void close() {
-    if (!closed) {
-      closed = true;
-      windows.forEach(HostBuffer::close);
-    }
-  }
+  public abstract void close();
 
-  private void checkOpen() {
+  void checkOpen() {
     if (closed) {
       throw new GpuDirectException("Shuffle block " + id.name() + " (" + id.describe()
           + ") was closed; its bytes are gone");
@@ -121,6 +75,6 @@ public final class FetchedBlock implements AutoCloseable {
 
   @Override
   public String toString() {
-    return "FetchedBlock[" + id.name() + ", " + size + " bytes from " + server + "]";
+    return getClass().getSimpleName() + "[" + id.name() + ", " + size + " bytes from " + server + "]";
   }
 }

@@ -18,6 +18,8 @@ import java.util.concurrent.LinkedBlockingQueue;
  * hands its remote blocks: each block one SHUFFLE_READ (the server finds its range; no index is
  * read on this side), pipelined over the client's streams to each server, checked with CRC32C
  * and retried by the client; requests go out in turn to each server, within {@link FetchLimits}.
+ * A block over {@link FetchToDisk}'s limit goes to a file of its own, as Spark's fetcher sends
+ * such blocks to disk, and counts against the limits as any other does.
  *
  * <pre>{@code
  * try (ShuffleBlockFetcher blocks = ShuffleBlockFetcher.start(byServer, limits, clients, allocator)) {
@@ -32,9 +34,9 @@ import java.util.concurrent.LinkedBlockingQueue;
  * <p>Every block gives exactly one result, in the order they arrive: its bytes, owned by the
  * caller until it closes them, or a {@link ShuffleFetchException} naming the block, its server
  * and why. After a failure the task may go on taking the other results (Spark stops at the
- * first). {@link #close()} gives back the memory of every block not taken, and of every block
- * still arriving once it has arrived. {@link #next()} is for one thread, the task's; the
- * results arrive on the client's threads.
+ * first). {@link #close()} gives back the memory (or deletes the file) of every block not taken,
+ * and of every block still arriving once it has arrived. {@link #next()} is for one thread, the
+ * task's; the results arrive on the client's threads.
  */
 public final class ShuffleBlockFetcher implements AutoCloseable {
   /**
@@ -64,6 +66,7 @@ public final class ShuffleBlockFetcher implements AutoCloseable {
   private record Send(Server server, BlockToFetch block) {}
 
   private final FetchLimits limits;
+  private final FetchToDisk toDisk;
   private final ShuffleClients clients;
   private final BufferAllocator allocator;
   private final List<Server> servers = new ArrayList<>();
@@ -77,8 +80,9 @@ public final class ShuffleBlockFetcher implements AutoCloseable {
   private boolean closed;
 
   private ShuffleBlockFetcher(Map<InetSocketAddress, List<BlockToFetch>> blocks, FetchLimits limits,
-      ShuffleClients clients, BufferAllocator allocator) {
+      FetchToDisk toDisk, ShuffleClients clients, BufferAllocator allocator) {
     this.limits = limits;
+    this.toDisk = toDisk;
     this.clients = clients;
     this.allocator = allocator;
     blocks.forEach((address, list) -> {
@@ -91,13 +95,20 @@ public final class ShuffleBlockFetcher implements AutoCloseable {
 
   /**
    * Starts fetching {@code blocks}, by the server that has them, within {@code limits}, through
-   * the executor's {@code clients}; each block's memory is charged to {@code allocator}.
+   * the executor's {@code clients}, those over {@code toDisk}'s limit to disk; each block's
+   * memory is charged to {@code allocator}.
    */
   public static ShuffleBlockFetcher start(Map<InetSocketAddress, List<BlockToFetch>> blocks,
-      FetchLimits limits, ShuffleClients clients, BufferAllocator allocator) {
-    ShuffleBlockFetcher f = new ShuffleBlockFetcher(blocks, limits, clients, allocator);
+      FetchLimits limits, FetchToDisk toDisk, ShuffleClients clients, BufferAllocator allocator) {
+    ShuffleBlockFetcher f = new ShuffleBlockFetcher(blocks, limits, toDisk, clients, allocator);
     f.sendWhatFits();
     return f;
+  }
+
+  /** As above, every block into memory. */
+  public static ShuffleBlockFetcher start(Map<InetSocketAddress, List<BlockToFetch>> blocks,
+      FetchLimits limits, ShuffleClients clients, BufferAllocator allocator) {
+    return start(blocks, limits, FetchToDisk.NEVER, clients, allocator);
   }
 
   /** Whether a result is still to be taken. */
@@ -180,22 +191,22 @@ public final class ShuffleBlockFetcher implements AutoCloseable {
   }
 
   private void send(Send send) {
-    BlockBytes memory = new BlockBytes(allocator, send.block().id());
+    BlockToFetch block = send.block();
+    FetchMemory memory = toDisk.toDisk(block.size()) ? new BlockDownload(allocator, block.id(), toDisk.files())
+        : new BlockBytes(allocator, block.id());
     InetSocketAddress address = send.server().address;
+    long sent = System.nanoTime();
     clients.client(address)
-        .thenCompose(client -> client.readShuffleBlock(send.block().id(), memory))
-        .whenComplete((length, err) -> {
-          Result r;
+        .thenCompose(client -> client.readShuffleBlock(block.id(), memory))
+        .thenApply(length -> memory.fetched(address, length, System.nanoTime() - sent))
+        .whenComplete((fetched, err) -> {
           if (err == null) {
-            r = new Result(send.server(), send.block(), memory.fetched(address, length), null, true);
-          } else {
-            memory.release();
-            Throwable cause = err instanceof CompletionException && err.getCause() != null
-                ? err.getCause() : err;
-            r = new Result(send.server(), send.block(), null,
-                FetchFailures.of(send.block().id(), address, cause), true);
+            arrived(new Result(send.server(), block, fetched, null, true));
+            return;
           }
-          arrived(r);
+          memory.release();
+          Throwable cause = err instanceof CompletionException && err.getCause() != null ? err.getCause() : err;
+          arrived(new Result(send.server(), block, null, FetchFailures.of(block.id(), address, cause), true));
         });
   }
 

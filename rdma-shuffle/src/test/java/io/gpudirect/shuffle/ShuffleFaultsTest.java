@@ -1,5 +1,6 @@
 package io.gpudirect.shuffle;
 
+import static io.gpudirect.shuffle.ShuffleFetches.settlesAt;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -35,7 +36,6 @@ import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.LongSupplier;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -336,15 +336,5 @@ class ShuffleFaultsTest {
       }
     }
     assertEquals(0, reducer.allocator.outstandingBytes(), "results not taken are given back at close");
-  }
-
-  /** Waits for {@code count} to reach {@code expected}, then checks that it stays there a while. */
-  private static void settlesAt(long expected, LongSupplier count) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    while (count.getAsLong() < expected && System.nanoTime() < deadline) {
-      Thread.sleep(5);
-    }
-    Thread.sleep(300);
-    assertEquals(expected, count.getAsLong());
   }
 }

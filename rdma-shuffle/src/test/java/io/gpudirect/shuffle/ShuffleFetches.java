@@ -1,5 +1,7 @@
 package io.gpudirect.shuffle;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
 import io.gpudirect.client.ClientConfig;
 import io.gpudirect.client.ClientContext;
 import io.gpudirect.memory.BufferAllocator;
@@ -13,14 +15,16 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
 
 /**
  * A reducer's side for tests: the executor's shuffle clients and an allocator, and fetches of
  * blocks from one server whose results are gathered by block, bytes or failure.
  */
 final class ShuffleFetches implements AutoCloseable {
-  /** A block's outcome: its bytes, or why not. */
-  record Outcome(byte[] bytes, RuntimeException failure) {
+  /** A block's outcome: its bytes and whether they came through a file, or why not. */
+  record Outcome(byte[] bytes, boolean onDisk, RuntimeException failure) {
     byte[] orThrow() {
       if (failure != null) {
         throw failure;
@@ -54,14 +58,19 @@ final class ShuffleFetches implements AutoCloseable {
 
   /** Every block's outcome, fetched from {@code port} within {@code limits}. */
   Map<ShuffleBlockId, Outcome> fetch(int port, FetchLimits limits, List<BlockToFetch> blocks) {
+    return fetch(port, limits, FetchToDisk.NEVER, blocks);
+  }
+
+  /** As above, those over {@code toDisk}'s limit through files. */
+  Map<ShuffleBlockId, Outcome> fetch(int port, FetchLimits limits, FetchToDisk toDisk, List<BlockToFetch> blocks) {
     Map<InetSocketAddress, List<BlockToFetch>> byServer = Map.of(new InetSocketAddress("127.0.0.1", port), blocks);
     Map<ShuffleBlockId, Outcome> out = new LinkedHashMap<>();
-    try (ShuffleBlockFetcher fetcher = ShuffleBlockFetcher.start(byServer, limits, clients, allocator)) {
+    try (ShuffleBlockFetcher fetcher = ShuffleBlockFetcher.start(byServer, limits, toDisk, clients, allocator)) {
       while (fetcher.hasNext()) {
         try (FetchedBlock b = fetcher.next()) {
-          out.put(b.id(), new Outcome(readAll(b), null));
+          out.put(b.id(), new Outcome(readAll(b), b.onDisk(), null));
         } catch (ShuffleFetchException e) {
-          out.put(e.block(), new Outcome(null, e));
+          out.put(e.block(), new Outcome(null, false, e));
         }
       }
     }
@@ -85,6 +94,16 @@ final class ShuffleFetches implements AutoCloseable {
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
+  }
+
+  /** Waits for {@code count} to reach {@code expected}, then checks that it stays there a while. */
+  static void settlesAt(long expected, LongSupplier count) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (count.getAsLong() < expected && System.nanoTime() < deadline) {
+      Thread.sleep(5);
+    }
+    Thread.sleep(300);
+    assertEquals(expected, count.getAsLong());
   }
 
   @Override

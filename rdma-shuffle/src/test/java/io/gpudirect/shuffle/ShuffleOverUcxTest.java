@@ -2,6 +2,7 @@ package io.gpudirect.shuffle;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -122,6 +123,25 @@ class ShuffleOverUcxTest {
     // The long block took its 4 windows, every other block one: one request each, as over TCP.
     assertEquals(ids.size() + 3, ucxRequests, "requests the server counted for the fetches over UCX");
     assertEquals(0, overUcx.allocator.outstandingBytes(), "every window's memory given back");
+  }
+
+  /** Over the limit: fetched to disk over UCX, each window written to the file once in; TCP's answer, byte for byte. */
+  @Test
+  void aBlockFetchedToDiskOverUcxIsWhatTcpGives() {
+    ShuffleBlockId id = ShuffleBlockId.of(2, 1, 1);
+    List<Path> made = new java.util.concurrent.CopyOnWriteArrayList<>();
+    FetchToDisk toDisk = new FetchToDisk(WINDOW, () -> {
+      Path f = tmp.resolve("fetched-" + made.size());
+      made.add(f);
+      return f;
+    });
+    ShuffleFetches.Outcome ucx = overUcx.fetch(server.port(), FetchLimits.SPARK_DEFAULTS, toDisk,
+        List.of(new BlockToFetch(id, 3L * WINDOW + 1234))).get(id);
+    assertTrue(ucx.onDisk());
+    assertArrayEquals(overTcp.fetchOne(server.port(), id).orThrow(), ucx.orThrow());
+    assertEquals(1, made.size());
+    assertFalse(Files.exists(made.get(0)), "its file deleted once the block was closed");
+    assertEquals(0, overUcx.allocator.outstandingBytes());
   }
 
   @Test

@@ -3,6 +3,7 @@ package io.gpudirect.spark.shuffle;
 import io.gpudirect.client.ClientContext;
 import io.gpudirect.memory.BufferAllocator;
 import io.gpudirect.shuffle.FetchLimits;
+import io.gpudirect.shuffle.FetchToDisk;
 import io.gpudirect.shuffle.ShuffleClients;
 import io.gpudirect.shuffle.server.ExecutorShuffleServer;
 import java.io.File;
@@ -25,6 +26,8 @@ import org.slf4j.LoggerFactory;
  */
 final class ExecutorShuffle implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(ExecutorShuffle.class);
+  /** Spark's limit on a remote block fetched into memory; those above it go to disk. */
+  static final String MAX_IN_MEMORY = "spark.network.maxRemoteBlockSizeFetchToMem";
 
   private final SparkConf conf;
   private final ShuffleTransport transport;
@@ -89,6 +92,16 @@ final class ExecutorShuffle implements AutoCloseable {
     return new FetchLimits(conf.getSizeAsBytes("spark.reducer.maxSizeInFlight", "48m"),
         conf.getInt("spark.reducer.maxReqsInFlight", Integer.MAX_VALUE),
         conf.getInt("spark.reducer.maxBlocksInFlightPerAddress", Integer.MAX_VALUE));
+  }
+
+  /**
+   * Spark's own rule for which remote blocks go to disk rather than into memory: those over
+   * {@code spark.network.maxRemoteBlockSizeFetchToMem}, into the block manager's temporary local
+   * files (where Spark's fetcher puts them too).
+   */
+  FetchToDisk toDisk() {
+    return new FetchToDisk(conf.getSizeAsBytes(MAX_IN_MEMORY, "200m"),
+        () -> SparkEnv.get().blockManager().diskBlockManager().createTempLocalBlock()._2().toPath());
   }
 
   private void checkOpen() {

@@ -26,7 +26,9 @@ import scala.Option;
  * The blocks of one reduce task, one at a time, as streams of their records' serialized bytes
  * (decrypted and decompressed by Spark's serializer manager): the executor's own blocks read
  * from its disk through Spark's resolver, the others fetched from their executors' gpudirect
- * servers, whose requests go out at once, while the local ones are read. As in Spark's
+ * servers, whose requests go out at once, while the local ones are read (those over
+ * {@code spark.network.maxRemoteBlockSizeFetchToMem} into files of the block manager's, as
+ * Spark's own fetcher does, deleted once read or when the task ends). As in Spark's
  * {@code ShuffleBlockFetcherIterator}, any failure to get or to decode a block's bytes is thrown
  * as a {@code FetchFailedException} naming that block's map output, so that Spark runs its map
  * task again; a server that refused this reducer (a wrong secret) fails the task instead, which
@@ -43,6 +45,12 @@ final class ShuffleBlockStreams implements AutoCloseable {
   private final ShuffleBlockFetcher fetcher;
   /** The block being read, closed when the next is taken. */
   private BlockStream current;
+  /**
+   * The remote requests' time so far, and the whole milliseconds of it reported: summed before it
+   * is rounded, since a request of one small block often takes less than a millisecond.
+   */
+  private long requestNanos;
+  private long requestMillisReported;
   private boolean closed;
 
   ShuffleBlockStreams(List<MapOutputBlock> blocks, String executorId, ExecutorShuffle shuffle,
@@ -64,8 +72,8 @@ final class ShuffleBlockStreams implements AutoCloseable {
         byServer.computeIfAbsent(server, s -> new ArrayList<>()).add(new BlockToFetch(b.id(), b.size()));
       }
     }
-    fetcher = remote.isEmpty() ? null
-        : ShuffleBlockFetcher.start(byServer, shuffle.limits(), shuffle.clients(), shuffle.memory());
+    fetcher = remote.isEmpty() ? null : ShuffleBlockFetcher.start(byServer, shuffle.limits(), shuffle.toDisk(),
+        shuffle.clients(), shuffle.memory());
   }
 
   /** The next block's bytes, or null once every block has been read; closes the one before. */
@@ -117,9 +125,31 @@ final class ShuffleBlockStreams implements AutoCloseable {
     } finally {
       metrics.incFetchWaitTime(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
     }
+    countRemote(fetched);
+    MapOutputBlock b = remote.get(fetched.id());
+    InputStream in;
+    try {
+      in = fetched.inputStream();
+    } catch (RuntimeException e) {
+      // A block on disk whose file cannot be opened: a fetch failure, as in Spark's fetcher.
+      fetched.close();
+      throw sneaky(b.fetchFailed("Cannot read shuffle block " + b.describe() + " fetched to disk: " + e.getMessage(),
+          e));
+    }
+    return new BlockStream(b, in, fetched);
+  }
+
+  /** Spark's read metrics of a remote block the task has taken. */
+  private void countRemote(FetchedBlock fetched) {
     metrics.incRemoteBlocksFetched(1);
     metrics.incRemoteBytesRead(fetched.size());
-    return new BlockStream(remote.get(fetched.id()), fetched.inputStream(), fetched);
+    if (fetched.onDisk()) {
+      metrics.incRemoteBytesReadToDisk(fetched.size());
+    }
+    requestNanos += fetched.requestNanos();
+    long millis = TimeUnit.NANOSECONDS.toMillis(requestNanos);
+    metrics.incRemoteReqsDuration(millis - requestMillisReported);
+    requestMillisReported = millis;
   }
 
   private void closeCurrent() {

@@ -26,6 +26,14 @@ final class ShuffleTransport {
   static final String TLS_CERTIFICATE = PREFIX + "tls.certificate";
   static final String TLS_KEY = PREFIX + "tls.key";
   static final String TLS_TRUST_STORE = PREFIX + "tls.trustStore";
+  /** What an executor's server with TLS tells a reducer without it: the shuffle's settings, not a read's. */
+  private static final String SERVER_TLS_ADVICE = "set " + TLS + "=true, with " + TLS_TRUST_STORE
+      + " naming its certificate or CA (an application's executors' servers take TLS only when it is set)";
+  /** What a reducer with TLS is told of a server without it, after "so ". */
+  private static final String CLIENT_TLS_ADVICE = "it was started without " + TLS + "=true, which this"
+      + " reducer's application sets: it is another application's executor (on a port one of this application's"
+      + " had), or one started with other settings; " + TLS + ", " + TLS_CERTIFICATE + " and " + TLS_KEY
+      + " go alike to every executor of an application";
 
   private final ClientSettings client;
   private final String certificate;
@@ -75,7 +83,8 @@ final class ShuffleTransport {
 
   /** The reducers' client configuration, proving {@code secret}, named by {@code secretSetting} in errors. */
   ClientConfig client(byte[] secret, String secretSetting) {
-    return client.config(Secret.none(), secretSetting).toBuilder().secret(secret).build();
+    return client.config(Secret.none(), secretSetting).toBuilder().secret(secret).tlsAdvice(CLIENT_TLS_ADVICE)
+        .build();
   }
 
   /**
@@ -85,7 +94,7 @@ final class ShuffleTransport {
    */
   ExecutorShuffleServer.Transport serving() {
     return new ExecutorShuffleServer.Transport(client.transport(), client.rdmaProvider(),
-        client.tls() ? serverTls() : null);
+        client.tls() ? serverTls() : null, SERVER_TLS_ADVICE);
   }
 
   private SSLContext serverTls() {

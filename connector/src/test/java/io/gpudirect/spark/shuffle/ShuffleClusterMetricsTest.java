@@ -56,6 +56,9 @@ class ShuffleClusterMetricsTest {
     long localBytes;
     long recordsRead;
     long fetchWaitMs;
+    long remoteReqsMs;
+    /** Tasks whose remote requests took longer than each lasting the whole task would: none should. */
+    long reqsPastTheirTask;
     long bytesWritten;
     long recordsWritten;
     long runTimeMs;
@@ -73,6 +76,11 @@ class ShuffleClusterMetricsTest {
       localBytes += r.localBytesRead();
       recordsRead += r.recordsRead();
       fetchWaitMs += r.fetchWaitTime();
+      remoteReqsMs += r.remoteReqsDuration();
+      // Each request lies within its task's run, and a task has at most a request per remote block.
+      if (r.remoteReqsDuration() > r.remoteBlocksFetched() * (end.taskMetrics().executorRunTime() + 1)) {
+        reqsPastTheirTask++;
+      }
       bytesWritten += w.bytesWritten();
       recordsWritten += w.recordsWritten();
       runTimeMs += end.taskMetrics().executorRunTime();
@@ -81,8 +89,9 @@ class ShuffleClusterMetricsTest {
     @Override
     public synchronized String toString() {
       return String.format("blocks %d remote + %d local, bytes %d remote + %d local, records read %d, fetch wait"
-          + " %d ms (tasks ran %d ms); written %d bytes, %d records", remoteBlocks, localBlocks, remoteBytes,
-          localBytes, recordsRead, fetchWaitMs, runTimeMs, bytesWritten, recordsWritten);
+          + " %d ms, remote requests %d ms (%d tasks past their time; tasks ran %d ms); written %d bytes, %d records",
+          remoteBlocks, localBlocks, remoteBytes, localBytes, recordsRead, fetchWaitMs, remoteReqsMs, reqsPastTheirTask,
+          runTimeMs, bytesWritten, recordsWritten);
     }
   }
 
@@ -191,6 +200,11 @@ class ShuffleClusterMetricsTest {
     // Counted in whole milliseconds per block, as Spark counts its own: on a quiet machine the blocks
     // are in before the tasks ask and every wait rounds to 0 (seen in CI), so only its bound is sure.
     assertTrue(o.fetchWaitMs >= 0 && o.fetchWaitMs <= o.runTimeMs, "fetch wait within the tasks' time" + both);
+    // Spark 3.4's "remote requests duration": the time of each remote request, from its sending to
+    // its last block in, summed; ours has one request per block. Requests overlap, so the sum is not
+    // bounded by the tasks' time, only each request by its task's.
+    assertTrue(o.remoteReqsMs > 0, "remote requests' time counted" + both);
+    assertEquals(0, o.reqsPastTheirTask, "every request within its task's time" + both);
 
     assertTrue(!ours.aqeSizes.isEmpty() && !ours.aqePartitions.isEmpty(), "AQE read a shuffle: " + ours.aqeSizes + ", " + ours.aqePartitions);
     assertEquals(spark.aqeRows, ours.aqeRows, "rows with AQE");
@@ -202,6 +216,8 @@ class ShuffleClusterMetricsTest {
     assertEquals(sa.remoteBytes + sa.localBytes, oa.remoteBytes + oa.localBytes, "bytes read with AQE" + aqe);
     assertEquals(oa.bytesWritten, oa.remoteBytes + oa.localBytes, "bytes read = written with AQE" + aqe);
     assertEquals(oa.recordsWritten, oa.recordsRead, "records read = written with AQE" + aqe);
+    assertTrue(oa.remoteBlocks == 0 || oa.remoteReqsMs > 0, "remote requests' time counted with AQE" + aqe);
+    assertEquals(0, oa.reqsPastTheirTask, "every request within its task's time with AQE" + aqe);
     assertEquals(spark.aqeSizes, ours.aqeSizes, "AQE's map output statistics");
     assertEquals(spark.aqePartitions, ours.aqePartitions, "AQE's coalesced partitions");
     assertTrue(ours.aqePartitions.get(0) < 40, "AQE coalesced: " + ours.aqePartitions);

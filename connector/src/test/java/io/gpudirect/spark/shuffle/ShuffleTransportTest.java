@@ -1,15 +1,25 @@
 package io.gpudirect.spark.shuffle;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.gpudirect.GpuDirectException;
+import io.gpudirect.client.BlockClient;
 import io.gpudirect.client.ClientConfig;
+import io.gpudirect.client.ClientContext;
+import io.gpudirect.shuffle.server.ExecutorShuffleServer;
+import io.gpudirect.testing.TestCertificates;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import org.apache.spark.SparkConf;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -65,5 +75,41 @@ class ShuffleTransportTest {
     SparkConf encrypted = new SparkConf(false).set("spark.network.crypto.enabled", "true");
     e = assertThrows(GpuDirectException.class, () -> new GpuDirectShuffleManager(encrypted, true));
     assertTrue(e.getMessage().contains("spark.gpudirect.shuffle.tls=true"), e.getMessage());
+  }
+
+  /**
+   * A reducer and an executor's server of which only one speaks TLS: each side's error names the
+   * shuffle's settings, not the read path's option or the CLI's flags it named before.
+   */
+  @Test
+  void tlsOnOneSideOnlyNamesTheShufflesSettings(@TempDir Path tmp) throws Exception {
+    TestCertificates cert = TestCertificates.create(tmp.resolve("tls"), "shuffle");
+    ShuffleTransport tls = ShuffleTransport.of(new SparkConf(false).set(ShuffleTransport.TLS, "true")
+        .set(ShuffleTransport.TLS_CERTIFICATE, cert.certificate().toString())
+        .set(ShuffleTransport.TLS_KEY, cert.privateKey().toString())
+        .set(ShuffleTransport.TLS_TRUST_STORE, cert.certificate().toString()));
+    ShuffleTransport plain = ShuffleTransport.of(new SparkConf(false));
+    List<Path> dirs = List.of(Files.createDirectories(tmp.resolve("blockmgr-a")));
+
+    String toTls = connectError(dirs, tls, plain);
+    assertTrue(toTls.contains("requires TLS") && toTls.contains(ShuffleTransport.TLS + "=true")
+        && toTls.contains(ShuffleTransport.TLS_TRUST_STORE), toTls);
+    assertFalse(toTls.contains("--tls") || toTls.contains("option tls"), toTls);
+
+    String toPlain = connectError(dirs, plain, tls);
+    assertTrue(toPlain.contains("answered in plaintext") && toPlain.contains(ShuffleTransport.TLS + "=true")
+        && toPlain.contains(ShuffleTransport.TLS_CERTIFICATE), toPlain);
+    assertFalse(toPlain.contains("--tls"), toPlain);
+  }
+
+  /** What a reducer configured by {@code client} is told connecting to a server configured by {@code server}. */
+  private static String connectError(List<Path> dirs, ShuffleTransport server, ShuffleTransport client) {
+    byte[] secret = new byte[32];
+    try (ExecutorShuffleServer s = ExecutorShuffleServer.start(dirs, 64, "127.0.0.1", secret, server.serving())) {
+      ClientConfig config = client.client(secret, ShuffleSecret.SETTING).toBuilder().maxRetries(0).build();
+      return assertThrows(GpuDirectException.class,
+          () -> BlockClient.connect(new InetSocketAddress("127.0.0.1", s.port()), config, ClientContext.shared())
+              .close()).getMessage();
+    }
   }
 }

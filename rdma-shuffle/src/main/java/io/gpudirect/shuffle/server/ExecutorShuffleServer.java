@@ -2,6 +2,7 @@ package io.gpudirect.shuffle.server;
 
 import io.gpudirect.GpuDirectException;
 import io.gpudirect.server.BlockServer;
+import io.gpudirect.server.BlockServerBuilder;
 import io.gpudirect.server.RdmaMode;
 import java.nio.file.Path;
 import java.util.List;
@@ -29,9 +30,15 @@ public final class ExecutorShuffleServer implements AutoCloseable {
    *     transport, DiSNI with a device), with {@code rdma} over whatever it has (UCX over TCP included)
    * @param rdmaProvider auto, ucx or disni
    * @param tls its TLS context, or null for plaintext
+   * @param tlsAdvice what a reducer without TLS is told to set (the shuffle's settings), or null
+   *     for the server's default (see {@link io.gpudirect.server.BlockServerBuilder#tlsAdvice})
    */
-  public record Transport(String transport, String rdmaProvider, SSLContext tls) {
+  public record Transport(String transport, String rdmaProvider, SSLContext tls, String tlsAdvice) {
     public static final Transport TCP = new Transport("tcp", "auto", null);
+
+    public Transport(String transport, String rdmaProvider, SSLContext tls) {
+      this(transport, rdmaProvider, tls, null);
+    }
 
     RdmaMode rdma() {
       return switch (transport) {
@@ -53,6 +60,7 @@ public final class ExecutorShuffleServer implements AutoCloseable {
       return new ExecutorShuffleServer(BlockServer.builder()
           .shuffleDirectories(localDirectories, subDirectories)
           .rdma(transport.rdma()).rdmaProvider(transport.rdmaProvider()).tls(transport.tls())
+          .tlsAdvice(transport.tlsAdvice() != null ? transport.tlsAdvice() : BlockServerBuilder.TLS_ADVICE)
           .bindAddress(host).port(0).secret(secret).build().start());
     } catch (RuntimeException e) {
       throw new GpuDirectException("Cannot start this executor's gpudirect shuffle server on " + host

@@ -245,23 +245,10 @@ public final class RdmaConnection implements Connection, DeviceReads {
     }
     CompletableFuture<Void> future = new CompletableFuture<>();
     BlockRead block = new BlockRead(request, memory, new AtomicReference<>());
-    HostBuffer bounce = null;
-    MemoryRegion region = null;
-    try {
-      // A window of no bytes still needs an address the server may name: one byte.
-      bounce = allocator.allocate(Math.max(1, request.maxLength()));
-      region = register(bounce.nioBuffer());
-      submit(new Pending(new RdmaShuffleRead(request, region.address(), region.rkey()), future, region,
-          bounce, null, crc ? bounce.nioBuffer() : null, null, block));
-    } catch (RuntimeException e) {
-      if (region != null) {
-        region.close();
-      }
-      if (bounce != null) {
-        bounce.close();
-      }
-      future.completeExceptionally(e);
-    }
+    // A window of no bytes still needs an address the server may name: one byte.
+    submitInto(null, Math.max(1, request.maxLength()), future, (region, bounce, target) ->
+        new Pending(new RdmaShuffleRead(request, region.address(), region.rkey()), future, region, bounce, null,
+            crc ? bounce.nioBuffer() : null, null, block));
     return future.thenApply(v -> block.answer().get());
   }
 
@@ -275,20 +262,35 @@ public final class RdmaConnection implements Connection, DeviceReads {
     if (f != null || request.length() == 0) {
       return f != null ? CompletableFuture.failedFuture(f) : CompletableFuture.completedFuture(null);
     }
+    submitInto(dst.isDirect() ? dst.slice() : null, request.length(), future, (region, bounce, target) ->
+        new Pending(new RdmaRead(request.requestId(), request.path(), request.version(), request.offset(),
+            request.length(), region.address(), region.rkey()), future, region, bounce, dst,
+            crc && crcOut == null ? target : null, crcOut));
+    return future;
+  }
+
+  /** The read to send once its memory is registered: {@code target}, {@code bounce}'s when there is one. */
+  private interface ReadInto {
+    Pending pending(MemoryRegion region, HostBuffer bounce, ByteBuffer target);
+  }
+
+  /**
+   * Registers the memory of one read, {@code direct} or, where that is null, a bounce buffer of
+   * {@code bounceLength} bytes taken here, for that read alone, and submits the read {@code read}
+   * makes of it. A failure before the read is out (no memory, no registration) gives both back
+   * and fails {@code future}; from then on the read's completion does.
+   */
+  private void submitInto(ByteBuffer direct, int bounceLength, CompletableFuture<Void> future, ReadInto read) {
     MemoryRegion region = null;
     HostBuffer bounce = null;
     try {
-      ByteBuffer target;
-      if (dst.isDirect()) {
-        target = dst.slice();
-      } else {
-        bounce = allocator.allocate(request.length());
+      ByteBuffer target = direct;
+      if (target == null) {
+        bounce = allocator.allocate(bounceLength);
         target = bounce.nioBuffer();
       }
       region = register(target);
-      RdmaRead r = new RdmaRead(request.requestId(), request.path(), request.version(), request.offset(),
-          request.length(), region.address(), region.rkey());
-      submit(new Pending(r, future, region, bounce, dst, crc && crcOut == null ? target : null, crcOut));
+      submit(read.pending(region, bounce, target));
     } catch (RuntimeException e) {
       if (region != null) {
         region.close();
@@ -298,7 +300,6 @@ public final class RdmaConnection implements Connection, DeviceReads {
       }
       future.completeExceptionally(e);
     }
-    return future;
   }
 
   @Override

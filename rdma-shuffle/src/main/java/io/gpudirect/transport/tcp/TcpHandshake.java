@@ -147,8 +147,7 @@ final class TcpHandshake {
         throw new ConnectFailedException(server, refusal.message(), e);
       }
       throw new TlsMismatchException("Cannot connect to gpudirect server " + server + " over TLS: it "
-          + "answered in plaintext (" + e.getMessage() + "), so it was started without --tls-cert/--tls-key."
-          + " Connect without tls=true (CLI: without --tls), or restart the server with TLS", e);
+          + "answered in plaintext (" + e.getMessage() + "), so " + options.tlsAdvice(), e);
     } catch (SSLHandshakeException e) {
       throw new AuthenticationException("TLS handshake with gpudirect server " + server
           + " failed: " + e.getMessage() + ". Check that tls.trustStore holds the certificate"
