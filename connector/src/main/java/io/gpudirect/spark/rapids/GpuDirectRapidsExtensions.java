@@ -17,7 +17,8 @@ import scala.runtime.BoxedUnit;
  * ({@link PassThroughRule}); without the plugin, or with a version not tested, that changes
  * nothing. It also plans gpudirect reads as the plugin's Spark plans its own: the columns of
  * EXISTS subqueries pruned ({@link ExistsSubqueryPruning}, which Spark before 3.5.7 does not do
- * for V2 scans).
+ * for V2 scans), and joins reordered by the plugin's rule ({@link RapidsJoinReorder}, which takes
+ * V1 file relations only).
  *
  * <p>Spark runs the columnar rules' post-transition halves in reverse order of registration,
  * and the plugin appends its own extension to {@code spark.sql.extensions}; so this one, named
@@ -36,6 +37,12 @@ public final class GpuDirectRapidsExtensions extends AbstractFunction1<SparkSess
       @Override
       public Rule<LogicalPlan> apply(SparkSession session) {
         return new ExistsSubqueryPruning();
+      }
+    });
+    extensions.injectOptimizerRule(new AbstractFunction1<SparkSession, Rule<LogicalPlan>>() {
+      @Override
+      public Rule<LogicalPlan> apply(SparkSession session) {
+        return new RapidsJoinReorder(session);
       }
     });
     extensions.injectColumnar(new AbstractFunction1<SparkSession, ColumnarRule>() {
