@@ -61,6 +61,17 @@ final class DeviceScan implements Scan, Batch {
     return scan.reportDriverMetrics();
   }
 
+  /** The same read handed over alike: so that Spark reuses what a plan holds twice, on the GPU too. */
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof DeviceScan other && scan.equals(other.scan) && handoff.equals(other.handoff);
+  }
+
+  @Override
+  public int hashCode() {
+    return 31 * scan.hashCode() + handoff.hashCode();
+  }
+
   @Override
   public String toString() {
     return description();

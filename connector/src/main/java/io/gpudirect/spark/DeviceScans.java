@@ -6,6 +6,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.Collectors;
 import org.apache.spark.SparkConf;
+import org.apache.spark.sql.connector.catalog.Table;
 import org.apache.spark.sql.connector.read.Scan;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -30,6 +31,11 @@ public final class DeviceScans {
   /** Whether {@code scan} is a scan of this source. */
   public static boolean isGpuDirect(Scan scan) {
     return scan instanceof GpuDirectScan;
+  }
+
+  /** Whether {@code table} is a table of this source (what a logical plan's relation reads). */
+  public static boolean isGpuDirect(Table table) {
+    return table instanceof GpuDirectTable;
   }
 
   /** Whether {@code scan} already hands device batches over ({@link #handingOff}). */

@@ -172,6 +172,26 @@ final class GpuDirectScan implements Scan, Batch, SupportsReportStatistics {
         ScanMetrics.value(ScanMetrics.FILES_PRUNED, context.files.size() - files().size())};
   }
 
+  /**
+   * The same read: the same table (the files one load listed, with its options), columns and
+   * filters, the filters in any order. Spark compares scans so to run a part of a plan that a
+   * query holds twice once, and reuse its exchange or subquery (its own file scans compare
+   * their file index, read schema and canonical filters); equal only to itself, a gpudirect
+   * table was read as often as a query named it.
+   */
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof GpuDirectScan other && context == other.context && readSchema.equals(other.readSchema)
+        && CanonicalFilters.of(pushed).equals(CanonicalFilters.of(other.pushed))
+        && CanonicalFilters.of(partitionFilters).equals(CanonicalFilters.of(other.partitionFilters));
+  }
+
+  @Override
+  public int hashCode() {
+    return java.util.Objects.hash(System.identityHashCode(context), readSchema, CanonicalFilters.of(pushed),
+        CanonicalFilters.of(partitionFilters));
+  }
+
   @Override
   public String toString() {
     return description();

@@ -2,6 +2,8 @@ package io.gpudirect.spark.rapids;
 
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.SparkSessionExtensions;
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.catalyst.rules.Rule;
 import org.apache.spark.sql.execution.ColumnarRule;
 import org.apache.spark.sql.internal.StaticSQLConf;
 import org.slf4j.Logger;
@@ -12,8 +14,11 @@ import scala.runtime.BoxedUnit;
 /**
  * {@code spark.sql.extensions=io.gpudirect.spark.rapids.GpuDirectRapidsExtensions}: hands
  * {@code format("gpudirect")} batches to the RAPIDS Accelerator on the device
- * ({@link PassThroughRule}). Without the plugin, or with a version not tested, it changes
- * nothing.
+ * ({@link PassThroughRule}); without the plugin, or with a version not tested, that changes
+ * nothing. It also plans gpudirect reads as the plugin's Spark plans its own: the columns of
+ * EXISTS subqueries pruned ({@link ExistsSubqueryPruning}, which Spark before 3.5.7 does not do
+ * for V2 scans), and joins reordered by the plugin's rule ({@link RapidsJoinReorder}, which takes
+ * V1 file relations only).
  *
  * <p>Spark runs the columnar rules' post-transition halves in reverse order of registration,
  * and the plugin appends its own extension to {@code spark.sql.extensions}; so this one, named
@@ -28,6 +33,18 @@ public final class GpuDirectRapidsExtensions extends AbstractFunction1<SparkSess
 
   @Override
   public BoxedUnit apply(SparkSessionExtensions extensions) {
+    extensions.injectPostHocResolutionRule(new AbstractFunction1<SparkSession, Rule<LogicalPlan>>() {
+      @Override
+      public Rule<LogicalPlan> apply(SparkSession session) {
+        return new ExistsSubqueryPruning();
+      }
+    });
+    extensions.injectOptimizerRule(new AbstractFunction1<SparkSession, Rule<LogicalPlan>>() {
+      @Override
+      public Rule<LogicalPlan> apply(SparkSession session) {
+        return new RapidsJoinReorder(session);
+      }
+    });
     extensions.injectColumnar(new AbstractFunction1<SparkSession, ColumnarRule>() {
       @Override
       public ColumnarRule apply(SparkSession session) {

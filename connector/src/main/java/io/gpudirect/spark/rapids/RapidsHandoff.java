@@ -190,6 +190,17 @@ final class RapidsHandoff implements DeviceHandoff {
     return targetBytes;
   }
 
+  /** Hand-offs to the same batch size are alike, so that scans handed over by them compare equal. */
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof RapidsHandoff other && targetBytes == other.targetBytes;
+  }
+
+  @Override
+  public int hashCode() {
+    return Long.hashCode(targetBytes);
+  }
+
   private static Object call(Method m, Object target, Object... args) {
     try {
       return m.invoke(target, args);

@@ -2,6 +2,7 @@ package io.gpudirect.spark.rapids;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -9,6 +10,8 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import io.gpudirect.server.BlockServer;
 import io.gpudirect.spark.LocalSessions;
 import io.gpudirect.testing.TestData;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.execution.ColumnarToRowExec;
 import org.apache.spark.sql.execution.SparkPlan;
@@ -58,6 +61,21 @@ class PassThroughRuleWithPluginTest {
     SparkPlan after = new PassThroughRule(spark).apply(transition(RapidsPlugin.HOST_TO_GPU, scan, goal));
     assertDeviceScanUnderCoalesce(after, goal);
     assertSame(after, new PassThroughRule(spark).apply(after), "the rule changes its own output no further");
+  }
+
+  /** What Spark compares to reuse an exchange: TPC-H's q18 reads lineitem's same columns twice. */
+  @Test
+  void theDeviceScansOfOneReadPlannedTwiceAreEqual() throws Exception {
+    Dataset<Row> table = spark.read().format("gpudirect").load(uri);
+    BatchScanExec a = find(table.select("id", "int_col").queryExecution().executedPlan());
+    BatchScanExec b = find(table.select("id", "int_col").queryExecution().executedPlan());
+    assertNotSame(a.scan(), b.scan());
+    Object goal = targetSize(1 << 20);
+    SparkPlan onA = new PassThroughRule(spark).apply(transition(RapidsPlugin.HOST_TO_GPU, a, goal));
+    SparkPlan onB = new PassThroughRule(spark).apply(transition(RapidsPlugin.HOST_TO_GPU, b, goal));
+    assertDeviceScanUnderCoalesce(onA, goal);
+    assertEquals(onA.canonicalized(), onB.canonicalized());
+    assertEquals(onA.canonicalized().hashCode(), onB.canonicalized().hashCode());
   }
 
   @Test
