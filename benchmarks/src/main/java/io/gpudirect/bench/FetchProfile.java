@@ -1,5 +1,6 @@
 package io.gpudirect.bench;
 
+import io.gpudirect.client.BlockClient;
 import io.gpudirect.server.BlockServer;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
@@ -13,9 +14,19 @@ import java.nio.file.Path;
  * With "latency" as the sixth argument it runs 4 KiB reads at random offsets instead (after
  * 2 s of them untimed, for the JIT); with "pingpong", the raw socket ping-pong that is their
  * reference; with "raw", the raw socket baseline reading into buffers of chunkBytes.
+ * {@code -Dgpudirect.bench.warmup=SECONDS} runs the same first, untimed (default 0): a run
+ * after it shows what a process the JIT has finished with pays per byte, as a long-lived
+ * executor or server does; the JIT's compile time during the timed run is printed.
  */
 public final class FetchProfile {
+  private static final double WARMUP = Double.parseDouble(System.getProperty("gpudirect.bench.warmup", "0"));
+
   private FetchProfile() {}
+
+  /** Milliseconds the JIT has spent compiling in this process so far. */
+  private static long compileMillis() {
+    return java.lang.management.ManagementFactory.getCompilationMXBean().getTotalCompilationTime();
+  }
 
   public static void main(String[] args) throws Exception {
     int streams = Integer.parseInt(args[0]);
@@ -39,18 +50,31 @@ public final class FetchProfile {
           Latencies l = RawSocketBaseline.pingPong(file, size, 4096, seconds, 1);
           System.out.printf("round trips=%d p50=%.1fus p99=%.1fus%n", l.count(), l.percentileMicros(50), l.percentileMicros(99));
         } else if (raw) {
+          if (WARMUP > 0) {
+            RawSocketBaseline.stream(file, streams, WARMUP, chunk);
+          }
+          long compiling = compileMillis();
           ThreadCpu roles = new ThreadCpu();
           Measurement m = RawSocketBaseline.stream(file, streams, seconds, chunk);
-          System.out.printf("raw bytes=%d seconds=%.2f gbit=%.2f cpuPerGB=%.3f%n", m.bytes(), m.seconds(), m.gbitPerSecond(), m.cpuSecondsPerGb());
+          System.out.printf("raw bytes=%d seconds=%.2f gbit=%.2f cpuPerGB=%.3f jitMillis=%d%n", m.bytes(), m.seconds(), m.gbitPerSecond(), m.cpuSecondsPerGb(), compileMillis() - compiling);
           roles.secondsByRole().forEach((role, cpu) -> System.out.printf("  cpu %-40s %6.3f s/GB%n", role, cpu / (m.bytes() / 1e9)));
         } else if (latency) {
           OurLatency.run(address, "fetch.bin", size, 4096, crc, 2, 0);
           Latencies l = OurLatency.run(address, "fetch.bin", size, 4096, crc, seconds, 1);
           System.out.printf("reads=%d p50=%.1fus p99=%.1fus%n", l.count(), l.percentileMicros(50), l.percentileMicros(99));
         } else {
-          ThreadCpu roles = new ThreadCpu();
-          Measurement m = OurFetch.run(address, "fetch.bin", size, OurFetch.config(streams, chunk, crc), seconds);
-          System.out.printf("bytes=%d seconds=%.2f gbit=%.2f cpuPerGB=%.3f%n", m.bytes(), m.seconds(), m.gbitPerSecond(), m.cpuSecondsPerGb());
+          Measurement m;
+          ThreadCpu roles;
+          long compiling;
+          try (BlockClient client = BlockClient.connect(address, OurFetch.config(streams, chunk, crc))) {
+            if (WARMUP > 0) {
+              OurFetch.run(client, "fetch.bin", size, WARMUP);
+            }
+            compiling = compileMillis();
+            roles = new ThreadCpu();
+            m = OurFetch.run(client, "fetch.bin", size, seconds);
+          }
+          System.out.printf("bytes=%d seconds=%.2f gbit=%.2f cpuPerGB=%.3f jitMillis=%d%n", m.bytes(), m.seconds(), m.gbitPerSecond(), m.cpuSecondsPerGb(), compileMillis() - compiling);
           roles.secondsByRole().forEach((role, cpu) -> System.out.printf("  cpu %-40s %6.3f s/GB%n", role, cpu / (m.bytes() / 1e9)));
           double chunks = Math.ceil((double) m.bytes() / chunk);
           roles.allocatedByRole().forEach((role, bytes) -> System.out.printf("  heap %-39s %8.0f bytes per chunk%n", role, bytes / chunks));

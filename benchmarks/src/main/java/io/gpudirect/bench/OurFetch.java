@@ -27,9 +27,15 @@ final class OurFetch {
   /** Reads {@code path} (of {@code fileBytes}) from {@code server} for about {@code seconds}. */
   static Measurement run(InetSocketAddress server, String path, long fileBytes, ClientConfig config,
       double seconds) throws Exception {
+    try (BlockClient client = BlockClient.connect(server, config)) {
+      return run(client, path, fileBytes, seconds);
+    }
+  }
+
+  /** As above, through {@code client}, which stays open: a client a process keeps, as an executor does. */
+  static Measurement run(BlockClient client, String path, long fileBytes, double seconds) throws Exception {
     int piece = (int) Math.min(fileBytes, Long.getLong("gpudirect.bench.piece", 32L << 20));
-    try (BlockClient client = BlockClient.connect(server, config);
-         BufferAllocator allocator = BufferAllocator.root().newChildAllocator("bench-fetch", 2L * piece);
+    try (BufferAllocator allocator = BufferAllocator.root().newChildAllocator("bench-fetch", 2L * piece);
          HostBuffer a = allocator.allocate(piece);
          HostBuffer b = allocator.allocate(piece)) {
       // One untimed piece so connections and the JIT are warm when the clock starts.

@@ -83,6 +83,45 @@ final class BlockChecksums {
     return crc;
   }
 
+  /**
+   * As {@link #crc}, only when every whole block of the range is cached already; null, having
+   * read nothing, when one is not (or the range has no whole block, or its file is not cached).
+   * Then the answer is a few combines and the reads of the partial blocks at its two ends
+   * (through {@code slice}, any direct buffer; into {@code scratch}): little enough for a
+   * connection's own thread, which is spared handing the range to the pool and waiting for it
+   * (a wake-up of a pool thread and of the connection's, per answer).
+   */
+  Integer crcIfCached(FileChannel fc, Version version, long offset, int length, ByteBuffer slice,
+      CRC32C scratch) throws IOException {
+    long end = offset + length;
+    long firstBlock = (offset + BLOCK_BYTES - 1) / BLOCK_BYTES;
+    long endBlock = end / BLOCK_BYTES;
+    FileBlocks blocks = firstBlock < endBlock ? blocksOf(version) : null;
+    if (blocks == null) {
+      return null;
+    }
+    int whole = 0;
+    for (long b = firstBlock; b < endBlock; b++) {
+      long known = blocks.crcs.get((int) b);
+      if (known == 0) {
+        return null;
+      }
+      whole = b == firstBlock ? (int) known : Crc32cCombine.combineShifted(whole, (int) known, BLOCK_SHIFT);
+    }
+    hits.add(endBlock - firstBlock);
+    long headEnd = firstBlock * BLOCK_BYTES;
+    long tailStart = endBlock * BLOCK_BYTES;
+    scratch.reset();
+    int crc = read(fc, offset, (int) (headEnd - offset), scratch, slice);
+    crc = Crc32cCombine.combine(crc, whole, tailStart - headEnd);
+    if (end > tailStart) {
+      scratch.reset();
+      crc = Crc32cCombine.combine(crc, read(fc, tailStart, (int) (end - tailStart), scratch, slice),
+          end - tailStart);
+    }
+    return crc;
+  }
+
   private int block(FileChannel fc, FileBlocks blocks, int b, ByteBuffer slice) throws IOException {
     long known = blocks.crcs.get(b);
     if (known != 0) {

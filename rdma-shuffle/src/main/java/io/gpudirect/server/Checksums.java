@@ -11,6 +11,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
 
 /**
  * CRC32C of large file ranges, computed on a pool of the server's cores while the connection's
@@ -25,6 +26,7 @@ final class Checksums implements AutoCloseable {
     t.setDaemon(true);
     return t;
   });
+  private final LongAdder tasks = new LongAdder();
   /** The buffers the tasks read files through, one per running task, charged to the server. */
   private final HostBufferPool slices;
 
@@ -35,11 +37,13 @@ final class Checksums implements AutoCloseable {
   /**
    * Checksums {@code length} bytes of {@code fc} from {@code offset} on the pool, through the
    * server's block checksums; the channel must stay open until the result is in. Only large
-   * ranges come here: a small one is read into memory and checksummed there by the connection
-   * itself (ReadAnswers.sendSmall).
+   * ranges with a block not yet cached come here: a small one is read into memory and
+   * checksummed there by the connection itself (ReadAnswers.sendSmall), and one whose whole
+   * blocks are all cached is combined there ({@link BlockChecksums#crcIfCached}).
    */
   Future<Integer> of(BlockChecksums blocks, FileChannel fc, BlockChecksums.Version version, long offset,
       int length) {
+    tasks.increment();
     return pool.submit(() -> {
       HostBuffer slice = slices.take();
       try {
@@ -48,6 +52,11 @@ final class Checksums implements AutoCloseable {
         slices.give(slice);
       }
     });
+  }
+
+  /** Ranges handed to the pool so far. */
+  long tasks() {
+    return tasks.sum();
   }
 
   /**

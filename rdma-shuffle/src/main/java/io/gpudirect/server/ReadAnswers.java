@@ -307,9 +307,11 @@ final class ReadAnswers {
     Path file = r.root().path().resolve(open.path());
     long end = r.offset() + r.length();
     writeFully(Frames.encode(header, largeHeader, Frames.frameLength(header)));
-    // The checksum is computed on another core while sendfile runs, and trails the payload;
-    // for a file read before, mostly from its cached block checksums.
-    Future<Integer> checksum = crc
+    // The checksum trails the payload. For a range whose whole blocks are all cached it is
+    // worked out here; otherwise on another core while sendfile runs.
+    Integer cached = crc ? server.blockChecksums().crcIfCached(fc, version, r.offset(), r.length(),
+        smallAnswer(), checksum) : null;
+    Future<Integer> computing = crc && cached == null
         ? server.checksums().of(server.blockChecksums(), fc, version, r.offset(), r.length()) : null;
     long pos = r.offset();
     while (pos < end) {
@@ -328,9 +330,11 @@ final class ReadAnswers {
       changed = e;
     }
     largeTrailer.clear().put(changed == null ? ReadData.PAYLOAD_GOOD : ReadData.PAYLOAD_VOID);
-    if (checksum != null) {
-      largeTrailer.putInt(changed == null ? Checksums.await(checksum, file)
-          : Checksums.awaitQuietly(checksum));
+    if (cached != null) {
+      largeTrailer.putInt(cached);
+    } else if (computing != null) {
+      largeTrailer.putInt(changed == null ? Checksums.await(computing, file)
+          : Checksums.awaitQuietly(computing));
     }
     writeFully(largeTrailer.flip());
     if (changed != null) {

@@ -1,6 +1,7 @@
 package io.gpudirect.server;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.gpudirect.protocol.Crc32cCombine;
@@ -69,6 +70,35 @@ class BlockChecksumsTest {
       }
       assertEquals(computed, sums.misses(), "a second pass reads no whole block again");
       assertTrue(sums.hits() > hits);
+    }
+  }
+
+  @Test
+  void aRangeIsAnsweredFromTheCacheAloneOnlyOnceAllItsWholeBlocksAreThere() throws IOException {
+    byte[] data = random(6 * BlockChecksums.BLOCK_BYTES + 4321, 4);
+    Path file = settled(dir.resolve("f"), data);
+    BlockChecksums sums = new BlockChecksums(1 << 20);
+    CRC32C scratch = new CRC32C();
+    try (FileChannel fc = FileChannel.open(file)) {
+      int block = BlockChecksums.BLOCK_BYTES;
+      assertNull(sums.crcIfCached(fc, version(file), 100, 3 * block, SLICE, scratch), "nothing cached yet");
+      sums.crc(fc, version(file), block, 2 * block, SLICE);
+      assertNull(sums.crcIfCached(fc, version(file), 100, 4 * block, SLICE, scratch),
+          "blocks 1 and 2 are cached, not block 3");
+      assertEquals(crc(data, block, 2 * block), sums.crcIfCached(fc, version(file), block, 2 * block, SLICE, scratch));
+      sums.crc(fc, version(file), 0, data.length, SLICE);
+      Random r = new Random(5);
+      for (int i = 0; i < 300; i++) {
+        int off = r.nextInt(data.length);
+        int len = r.nextInt(data.length - off + 1);
+        Integer got = sums.crcIfCached(fc, version(file), off, len, SLICE, scratch);
+        boolean wholeBlock = (off + block - 1) / block < (off + len) / block;
+        if (wholeBlock) {
+          assertEquals(crc(data, off, len), got, "range " + off + "+" + len);
+        } else {
+          assertNull(got, "a range without a whole block is left to crc(): range " + off + "+" + len);
+        }
+      }
     }
   }
 

@@ -293,6 +293,28 @@ class BlockServerTest {
   }
 
   @Test
+  void aRangeWhoseBlocksAreAllCachedIsChecksummedWithoutThePool(@TempDir Path dir) throws IOException {
+    Path file = dir.resolve("again.bin");
+    byte[] data = TestFiles.write(file, 3_000_000, 3);
+    java.nio.file.Files.setLastModifiedTime(file, java.nio.file.attribute.FileTime.from(
+        java.time.Instant.now().minusSeconds(60)));
+    try (BlockServer s = BlockServer.builder().root(dir).port(0).build().start();
+         BlockClient c = BlockClient.connect(address(s), ClientConfig.builder().chunkSize(1 << 20).build())) {
+      // Ends inside blocks, so that each chunk's partial blocks are read and combined too.
+      ByteBuffer got = ByteBuffer.allocateDirect(data.length - 1000);
+      c.read("again.bin", 777, got);
+      long handedOff = s.context().checksums().tasks();
+      assertTrue(handedOff > 0, "the first read computes the blocks' checksums on the pool");
+      for (int i = 0; i < 3; i++) {
+        c.read("again.bin", 777, got.clear());
+        assertEquals(ByteBuffer.wrap(data, 777, data.length - 1000), got.flip());
+      }
+      assertEquals(handedOff, s.context().checksums().tasks(),
+          "reads of cached blocks are checksummed by the connection's thread, with no hand-off");
+    }
+  }
+
+  @Test
   void aFileReadAgainIsChecksummedFromCachedBlocksAndARewriteIsSeen(@TempDir Path dir) throws IOException {
     Path file = dir.resolve("epoch.bin");
     byte[] first = TestFiles.write(file, 3_000_000, 1);
