@@ -13,8 +13,8 @@ import java.lang.management.ManagementFactory;
  * the JIT's speculations back to the interpreter once or twice (a HELLO through code that had
  * seen only READs). After the 2 s the bench used to give it, the JIT was still compiling 10-30
  * s into a run on the 2-core VM, longer on a loaded one, so each timed run paid for the
- * compiles its own bytes set off (0.04-0.1 s per GB: docs/benchmarks-log.md, "Where the
- * 4-stream gap goes"), a cost that a process keeping its clients, as an executor or a server
+ * compiles its own bytes set off (0.04-0.1 s per GB: docs/benchmarks-log.md, "CPU per byte
+ * of the fetch"), a cost that a process keeping its clients, as an executor or a server
  * does, pays once.
  */
 final class JitSettling {

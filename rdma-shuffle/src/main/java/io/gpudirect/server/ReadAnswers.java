@@ -257,7 +257,10 @@ final class ReadAnswers {
     writeFully(b.position(start).limit(end));
   }
 
-  /** One per connection, for its lifetime: 64 KiB of direct memory, given back by {@link #close}. */
+  /**
+   * One per connection, for its lifetime: 64 KiB of direct memory, given back by {@link #close}.
+   * A large answer reads the partial blocks at its ends through it too (sendLarge).
+   */
   private ByteBuffer smallAnswer() {
     if (smallAnswer == null) {
       smallAnswerMemory = server.memory().allocate(HEADER_ROOM + SMALL_READ_BYTES
