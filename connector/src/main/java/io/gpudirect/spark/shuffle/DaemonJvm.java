@@ -118,8 +118,13 @@ final class DaemonJvm {
   /** What it is, how it ended (or that it runs), its log and the log's last lines, for messages. */
   String describe() {
     String state = process.isAlive() ? "running" : "exited with " + process.exitValue();
-    List<String> lines = lines();
-    return name + " (" + state + "), log " + log + "; its last lines:\n  "
+    return name + " (" + state + "), log " + tail(log);
+  }
+
+  /** {@code file}, and its last lines. */
+  static String tail(Path file) {
+    List<String> lines = lines(file);
+    return file + "; its last lines:\n  "
         + String.join("\n  ", lines.subList(Math.max(0, lines.size() - TAIL_LINES), lines.size()));
   }
 
@@ -129,10 +134,14 @@ final class DaemonJvm {
   }
 
   private List<String> lines() {
+    return lines(log);
+  }
+
+  private static List<String> lines(Path file) {
     try {
-      return Arrays.asList(new String(Files.readAllBytes(log), StandardCharsets.UTF_8).split("\n"));
+      return Arrays.asList(new String(Files.readAllBytes(file), StandardCharsets.UTF_8).split("\n"));
     } catch (IOException e) {
-      return List.of("(cannot read " + log + ": " + e.getMessage() + ")");
+      return List.of("(cannot read " + file + ": " + e.getMessage() + ")");
     }
   }
 }

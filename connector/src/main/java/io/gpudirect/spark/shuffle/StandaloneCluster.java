@@ -37,7 +37,12 @@ public final class StandaloneCluster implements AutoCloseable {
   private static final Pattern REGISTERED = Pattern.compile("Successfully registered with master");
   private static final Duration STOP_GRACE = Duration.ofSeconds(10);
 
-  private final Builder spec;
+  private final Path dir;
+  private final String host;
+  private final int executorCores;
+  private final int executorMemoryMb;
+  private final Map<String, String> conf;
+  private final List<Placement> places;
   private final String masterUrl;
   private final DaemonJvm master;
   private final List<DaemonJvm> workers;
@@ -45,7 +50,12 @@ public final class StandaloneCluster implements AutoCloseable {
   private volatile SparkSession application;
 
   private StandaloneCluster(Builder spec, String masterUrl, DaemonJvm master, List<DaemonJvm> workers, Thread killer) {
-    this.spec = spec;
+    this.dir = spec.dir;
+    this.host = spec.host;
+    this.executorCores = spec.executorCores;
+    this.executorMemoryMb = spec.executorMemoryMb;
+    this.conf = Map.copyOf(spec.conf);
+    this.places = java.util.stream.IntStream.range(0, spec.workers).mapToObj(spec::placement).toList();
     this.masterUrl = masterUrl;
     this.master = master;
     this.workers = workers;
@@ -166,7 +176,7 @@ public final class StandaloneCluster implements AutoCloseable {
       return new StandaloneCluster(spec, url, master, List.copyOf(workers), killer);
     } catch (IOException | InterruptedException | RuntimeException e) {
       stop(started.isEmpty() ? null : started.get(0), started.subList(Math.min(1, started.size()), started.size()));
-      Runtime.getRuntime().removeShutdownHook(killer);
+      forgetShutdownHook(killer);
       throw e;
     }
   }
@@ -198,8 +208,12 @@ public final class StandaloneCluster implements AutoCloseable {
 
   /** What it is, for a report's method line. */
   public String describe() {
+    String where = places.stream().allMatch(p -> p.host().equals(host) && p.commandPrefix().isEmpty()) ? "on " + host
+        : "the Master on " + host + ", the Workers on " + places.stream().map(p -> p.host()
+            + (p.commandPrefix().isEmpty() ? "" : " (behind '" + String.join(" ", p.commandPrefix()) + "')"))
+            .collect(java.util.stream.Collectors.joining(", "));
     return String.format("a standalone Master and %d Workers, each in a JVM of its own, one executor of %d core(s) and"
-        + " %d MiB of heap per Worker", workers.size(), spec.executorCores, spec.executorMemoryMb);
+        + " %d MiB of heap per Worker, %s", workers.size(), executorCores, executorMemoryMb, where);
   }
 
   /**
@@ -213,12 +227,12 @@ public final class StandaloneCluster implements AutoCloseable {
         .master(masterUrl)
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.driver.host", spec.host)
-        .config("spark.executor.cores", String.valueOf(spec.executorCores))
-        .config("spark.executor.memory", spec.executorMemoryMb + "m")
-        .config("spark.executor.extraJavaOptions", "-XX:MaxDirectMemorySize=" + (spec.executorMemoryMb / 2) + "m")
+        .config("spark.driver.host", host)
+        .config("spark.executor.cores", String.valueOf(executorCores))
+        .config("spark.executor.memory", executorMemoryMb + "m")
+        .config("spark.executor.extraJavaOptions", "-XX:MaxDirectMemorySize=" + (executorMemoryMb / 2) + "m")
         .config("spark.sql.autoBroadcastJoinThreshold", "-1");
-    spec.conf.forEach(b::config);
+    conf.forEach(b::config);
     return b;
   }
 
@@ -238,17 +252,19 @@ public final class StandaloneCluster implements AutoCloseable {
     return spark;
   }
 
-  /** Waits until {@code spark} has an executor on each Worker. */
-  public void awaitExecutors(SparkSession spark, Duration within) throws InterruptedException {
+  /** Waits until {@code spark} has an executor on each Worker; fails quoting the Workers' logs and the executors'. */
+  private void awaitExecutors(SparkSession spark, Duration within) throws InterruptedException {
     long deadline = System.nanoTime() + within.toNanos();
     // The driver counts itself among the executors it knows.
     while (spark.sparkContext().getExecutorMemoryStatus().size() < workers.size() + 1) {
       if (System.nanoTime() > deadline) {
         StringBuilder logs = new StringBuilder();
-        workers.forEach(w -> logs.append("\n").append(w.describe()));
+        for (int i = 0; i < workers.size(); i++) {
+          logs.append("\n").append(workers.get(i).describe());
+          newestExecutorLog(i).ifPresent(log -> logs.append("\n").append(log));
+        }
         throw new IllegalStateException("The application's " + workers.size() + " executors did not register within "
-            + within.toSeconds() + " s (their own logs are under " + spec.dir.resolve("worker-N/work")
-            + "); the Workers:" + logs);
+            + within.toSeconds() + " s; the Workers, and each one's newest executor:" + logs);
       }
       Thread.sleep(100);
     }
@@ -264,13 +280,27 @@ public final class StandaloneCluster implements AutoCloseable {
   public List<Path> workerLocalDirs() {
     List<Path> dirs = new ArrayList<>();
     for (int i = 0; i < workers.size(); i++) {
-      dirs.add(spec.dir.resolve("worker-" + i).resolve("local"));
+      dirs.add(workerDir(i).resolve("local"));
     }
     return dirs;
   }
 
+  /** The stderr of the executor Worker {@code i} started last ({@code work/APP/N/stderr}), with its last lines. */
+  private java.util.Optional<String> newestExecutorLog(int i) {
+    try (var files = Files.find(workerDir(i).resolve("work"), 3, (f, a) -> f.getFileName().toString().equals("stderr"))) {
+      return files.max(java.util.Comparator.comparing(f -> f.toFile().lastModified()))
+          .map(f -> "its executor's log " + DaemonJvm.tail(f));
+    } catch (IOException e) {
+      return java.util.Optional.empty();
+    }
+  }
+
+  private Path workerDir(int i) {
+    return dir.resolve("worker-" + i);
+  }
+
   /** A process's command line, from /proc: {@code ProcessHandle.Info} leaves out a long one. */
-  private static String commandLine(ProcessHandle p) {
+  static String commandLine(ProcessHandle p) {
     try {
       return new String(Files.readAllBytes(Path.of("/proc", String.valueOf(p.pid()), "cmdline")), StandardCharsets.UTF_8);
     } catch (IOException e) {
@@ -287,7 +317,15 @@ public final class StandaloneCluster implements AutoCloseable {
       }
     } finally {
       stop(master, workers);
-      Runtime.getRuntime().removeShutdownHook(killer);
+      forgetShutdownHook(killer);
+    }
+  }
+
+  private static void forgetShutdownHook(Thread hook) {
+    try {
+      Runtime.getRuntime().removeShutdownHook(hook);
+    } catch (IllegalStateException e) {
+      // closed while the JVM shuts down: the hook runs, and finds the daemons gone
     }
   }
 

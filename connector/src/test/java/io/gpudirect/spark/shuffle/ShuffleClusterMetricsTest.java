@@ -38,7 +38,7 @@ import scala.collection.JavaConverters;
  * and the bytes and records the writers wrote, the fetch wait is counted, and AQE, planning from
  * the map statuses' sizes, coalesces into the same partitions.
  */
-@Timeout(value = 300, unit = TimeUnit.SECONDS)
+@Timeout(value = 360, unit = TimeUnit.SECONDS)
 class ShuffleClusterMetricsTest {
   private static final int PARTITIONS = 8;
 
