@@ -19,6 +19,7 @@ import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.Comparator;
 import java.util.EnumSet;
+import java.util.List;
 import java.util.Locale;
 import java.util.Random;
 import java.util.Set;
@@ -86,6 +87,21 @@ public final class BenchCommand implements Callable<Integer>, BenchmarksCommand 
       description = "Heap of each of the shuffle section's two executors, direct memory half as much (default ${DEFAULT-VALUE}).")
   String shuffleExecutorMemory;
 
+  @Option(names = "--shuffle-host", defaultValue = "127.0.0.1",
+      description = "Address of the shuffle section's Master and driver, and of its Workers unless --shuffle-worker"
+          + " places them (default ${DEFAULT-VALUE}).")
+  String shuffleHost;
+
+  @Option(names = "--shuffle-worker", paramLabel = "'ADDRESS [PREFIX...]'",
+      description = "A Worker of the shuffle section's cluster, bound to ADDRESS, its JVM started behind the command"
+          + " PREFIX if given (e.g. '10.201.0.2 ip netns exec NS'); once per Worker (default: two on --shuffle-host).")
+  List<String> shuffleWorkers;
+
+  @Option(names = "--shuffle-timeline", paramLabel = "FILE",
+      description = "Append a line per timed shuffle job to FILE: the shuffle, the round, its start and end (Unix"
+          + " seconds) and the bytes its map tasks wrote (dev/shaped-link --shuffle reads it).")
+  Path shuffleTimeline;
+
   @Option(names = "--sections", split = ",",
       description = "Parts to run (default all but shuffle, which starts a cluster and two applications a round):"
           + " ${COMPLETION-CANDIDATES}.")
@@ -143,6 +159,7 @@ public final class BenchCommand implements Callable<Integer>, BenchmarksCommand 
     OptionValues.count("--shuffle-rounds", shuffleRounds, 1, 50);
     OptionValues.count("--shuffle-executor-cores", shuffleExecutorCores, 1, 1024);
     long shuffleExecutorBytes = OptionValues.size("--shuffle-executor-memory", shuffleExecutorMemory, 256L << 20, 1L << 40);
+    List<List<String>> shuffleWorkerPlaces = shuffleWorkerPlaces();
     Set<Section> run = sections == null || sections.isEmpty() ? EnumSet.complementOf(EnumSet.of(Section.shuffle))
         : EnumSet.copyOf(sections);
     boolean iperf = !forceRaw && Iperf3.available();
@@ -193,7 +210,7 @@ public final class BenchCommand implements Callable<Integer>, BenchmarksCommand 
           memory(report, progress, address, work, memoryBytes);
         }
         if (run.contains(Section.shuffle)) {
-          shuffle(report, progress, work, shuffleBytes, (int) (shuffleExecutorBytes >> 20));
+          shuffle(report, progress, work, shuffleBytes, (int) (shuffleExecutorBytes >> 20), shuffleWorkerPlaces);
         }
       }
     } finally {
@@ -521,11 +538,31 @@ public final class BenchCommand implements Callable<Integer>, BenchmarksCommand 
 
   // ---- issue 29: Spark's shuffle over our transport against Spark's own
 
-  private void shuffle(BenchReport report, Progress progress, Path work, long bytes, int executorMemoryMb)
-      throws Exception {
+  /** Each --shuffle-worker as its address and command prefix. */
+  private List<List<String>> shuffleWorkerPlaces() {
+    List<List<String>> places = new java.util.ArrayList<>();
+    for (String w : shuffleWorkers == null ? List.<String>of() : shuffleWorkers) {
+      List<String> words = List.of(w.trim().split("\\s+"));
+      if (words.get(0).isEmpty()) {
+        throw new CommandLine.ParameterException(spec.commandLine(),
+            "--shuffle-worker must start with the Worker's address, as in '10.201.0.2 ip netns exec NS', not '" + w + "'");
+      }
+      places.add(words);
+    }
+    return places;
+  }
+
+  private void shuffle(BenchReport report, Progress progress, Path work, long bytes, int executorMemoryMb,
+      List<List<String>> workerPlaces) throws Exception {
     progress.step("shuffle: starting a standalone cluster");
-    try (StandaloneCluster cluster = StandaloneCluster.builder(work.resolve("shuffle-cluster")).workers(2)
-        .executorCores(shuffleExecutorCores).executorMemoryMb(executorMemoryMb).start()) {
+    StandaloneCluster.Builder builder = StandaloneCluster.builder(work.resolve("shuffle-cluster")).host(shuffleHost)
+        .workers(workerPlaces.isEmpty() ? 2 : workerPlaces.size())
+        .executorCores(shuffleExecutorCores).executorMemoryMb(executorMemoryMb);
+    for (int i = 0; i < workerPlaces.size(); i++) {
+      List<String> words = workerPlaces.get(i);
+      builder.placeWorker(i, words.get(0), words.subList(1, words.size()));
+    }
+    try (StandaloneCluster cluster = builder.start()) {
       progress.stepDone();
       shuffle(report, progress, cluster, bytes);
     }
@@ -544,6 +581,12 @@ public final class BenchCommand implements Callable<Integer>, BenchmarksCommand 
             + ", round " + (i + 1));
         SparkShuffle.Run r = SparkShuffle.run(cluster, m, bytes);
         progress.stepDone();
+        if (shuffleTimeline != null) {
+          double start = r.started().toEpochMilli() / 1e3;
+          Files.writeString(shuffleTimeline, String.format(Locale.ROOT, "%s %d %.3f %.3f %d%n",
+              m.name().toLowerCase(Locale.ROOT), i + 1, start, start + r.seconds(), r.shuffleBytes()),
+              StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+        }
         (m == SparkShuffle.Manager.SPARK ? spark : ours)[i] = r;
         if (rows == null) {
           rows = r.rows();

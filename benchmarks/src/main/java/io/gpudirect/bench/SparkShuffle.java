@@ -3,6 +3,7 @@ package io.gpudirect.bench;
 import io.gpudirect.spark.shuffle.GpuDirectShuffleManager;
 import io.gpudirect.spark.shuffle.StandaloneCluster;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import org.apache.spark.scheduler.SparkListener;
 import org.apache.spark.scheduler.SparkListenerTaskEnd;
@@ -28,8 +29,12 @@ final class SparkShuffle {
     }
   }
 
-  /** What a timed job took: wall time, the reducers' summed fetch wait, the executor JVMs' CPU, the bytes the map tasks wrote. */
-  record Run(double seconds, double fetchWaitSeconds, double executorCpuSeconds, long shuffleBytes, String rows) {
+  /**
+   * What a timed job took: when it started, its wall time, the reducers' summed fetch wait, the
+   * executor JVMs' CPU, the bytes the map tasks wrote.
+   */
+  record Run(Instant started, double seconds, double fetchWaitSeconds, double executorCpuSeconds, long shuffleBytes,
+      String rows) {
     double cpuSecondsPerGb() {
       return shuffleBytes > 0 ? executorCpuSeconds / (shuffleBytes / 1e9) : Double.NaN;
     }
@@ -62,12 +67,13 @@ final class SparkShuffle {
       TaskTotals totals = new TaskTotals();
       spark.sparkContext().addSparkListener(totals);
       long cpu = executorCpuNanos(cluster);
+      Instant started = Instant.now();
       long start = System.nanoTime();
       String rows = job(spark, rows(bytes), mapTasks(bytes));
       double seconds = (System.nanoTime() - start) / 1e9;
       double executorCpu = (executorCpuNanos(cluster) - cpu) / 1e9;
       spark.sparkContext().listenerBus().waitUntilEmpty(60_000);
-      return new Run(seconds, totals.fetchWaitMs / 1e3, executorCpu, totals.bytesWritten, rows);
+      return new Run(started, seconds, totals.fetchWaitMs / 1e3, executorCpu, totals.bytesWritten, rows);
     } finally {
       spark.stop();
     }
