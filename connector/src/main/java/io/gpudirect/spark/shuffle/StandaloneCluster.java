@@ -153,18 +153,20 @@ public final class StandaloneCluster implements AutoCloseable {
     Path dir = Files.createDirectories(spec.dir);
     Path log4j = writeLog4jConfig(dir.resolve("log4j2-daemons.properties"));
     Path properties = writeProperties(dir.resolve("daemons.properties"), spec.conf);
-    List<DaemonJvm> started = new ArrayList<>();
+    // What the JVM's exit kills if no one closes the cluster first.
+    List<DaemonJvm> started = new java.util.concurrent.CopyOnWriteArrayList<>();
     Thread killer = new Thread(() -> started.forEach(DaemonJvm::kill), "standalone-cluster-killer");
     Runtime.getRuntime().addShutdownHook(killer);
+    DaemonJvm master = null;
+    List<DaemonJvm> workers = new ArrayList<>();
     try {
       // Port 0 everywhere: the Master says which port it took, and the Workers are told.
-      DaemonJvm master = DaemonJvm.start("the Master", List.of(), Master.class, List.of("--host", spec.host,
+      master = DaemonJvm.start("the Master", List.of(), Master.class, List.of("--host", spec.host,
           "--port", "0", "--webui-port", "0", "--properties-file", properties.toString()),
           Map.of("SPARK_LOCAL_IP", spec.host), dir.resolve("master.log"), log4j);
       started.add(master);
       String url = master.awaitLine(MASTER_URL, Duration.ofSeconds(120)).group(1);
       master.awaitLine(LEADING, Duration.ofSeconds(60));
-      List<DaemonJvm> workers = new ArrayList<>();
       for (int i = 0; i < spec.workers; i++) {
         DaemonJvm worker = startWorker(spec, i, url, properties, log4j);
         started.add(worker);
@@ -175,7 +177,7 @@ public final class StandaloneCluster implements AutoCloseable {
       }
       return new StandaloneCluster(spec, url, master, List.copyOf(workers), killer);
     } catch (IOException | InterruptedException | RuntimeException e) {
-      stop(started.isEmpty() ? null : started.get(0), started.subList(Math.min(1, started.size()), started.size()));
+      stop(master, workers);
       forgetShutdownHook(killer);
       throw e;
     }
