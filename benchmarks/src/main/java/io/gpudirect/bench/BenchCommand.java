@@ -80,11 +80,12 @@ public final class BenchCommand implements Callable<Integer>, BenchmarksCommand 
   int shuffleRounds;
 
   @Option(names = "--shuffle-executor-cores", defaultValue = "1",
-      description = "Cores of each of the shuffle section's two executors (default ${DEFAULT-VALUE}).")
+      description = "Cores of each of the shuffle section's executors, one per Worker (default ${DEFAULT-VALUE}).")
   int shuffleExecutorCores;
 
   @Option(names = "--shuffle-executor-memory", defaultValue = "1536m",
-      description = "Heap of each of the shuffle section's two executors, direct memory half as much (default ${DEFAULT-VALUE}).")
+      description = "Heap of each of the shuffle section's executors, direct memory half as much (default"
+          + " ${DEFAULT-VALUE}).")
   String shuffleExecutorMemory;
 
   @Option(names = "--shuffle-host", defaultValue = "127.0.0.1",
