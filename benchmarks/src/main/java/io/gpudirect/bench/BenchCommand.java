@@ -6,6 +6,7 @@ import io.gpudirect.cli.OptionValues;
 import io.gpudirect.client.ClientConfig;
 import io.gpudirect.client.GpuDirectUri;
 import io.gpudirect.server.BlockServer;
+import io.gpudirect.spark.shuffle.StandaloneCluster;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.RandomAccessFile;
@@ -19,6 +20,7 @@ import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.Comparator;
 import java.util.EnumSet;
+import java.util.List;
 import java.util.Locale;
 import java.util.Random;
 import java.util.Set;
@@ -78,8 +80,33 @@ public final class BenchCommand implements Callable<Integer>, BenchmarksCommand 
       description = "Rounds of the shuffle section, Spark's shuffle and ours alternated (default ${DEFAULT-VALUE}).")
   int shuffleRounds;
 
+  @Option(names = "--shuffle-executor-cores", defaultValue = "1",
+      description = "Cores of each of the shuffle section's executors, one per Worker (default ${DEFAULT-VALUE}).")
+  int shuffleExecutorCores;
+
+  @Option(names = "--shuffle-executor-memory", defaultValue = "1536m",
+      description = "Heap of each of the shuffle section's executors, direct memory half as much (default"
+          + " ${DEFAULT-VALUE}).")
+  String shuffleExecutorMemory;
+
+  @Option(names = "--shuffle-host", defaultValue = "127.0.0.1",
+      description = "Address of the shuffle section's Master and driver, and of its Workers unless --shuffle-worker"
+          + " places them (default ${DEFAULT-VALUE}).")
+  String shuffleHost;
+
+  @Option(names = "--shuffle-worker", paramLabel = "'ADDRESS [PREFIX...]'",
+      description = "A Worker of the shuffle section's cluster, bound to ADDRESS, its JVM started behind the command"
+          + " PREFIX if given (e.g. '10.201.0.2 ip netns exec NS'); once per Worker (default: two on --shuffle-host).")
+  List<String> shuffleWorkers;
+
+  @Option(names = "--shuffle-timeline", paramLabel = "FILE",
+      description = "Append a line per timed shuffle job to FILE: the shuffle, the round, its start and end (Unix"
+          + " seconds) and the bytes its map tasks wrote (dev/shaped-link --shuffle reads it).")
+  Path shuffleTimeline;
+
   @Option(names = "--sections", split = ",",
-      description = "Parts to run (default all but shuffle, which starts two clusters a round): ${COMPLETION-CANDIDATES}.")
+      description = "Parts to run (default all but shuffle, which starts a cluster and two applications a round):"
+          + " ${COMPLETION-CANDIDATES}.")
   Set<Section> sections;
 
   @Option(names = "--raw", description = "Use the raw socket baseline as the reference even when iperf3 is installed.")
@@ -132,6 +159,9 @@ public final class BenchCommand implements Callable<Integer>, BenchmarksCommand 
     long memoryBytes = OptionValues.size("--memory-size", memorySize, 1 << 20, 1L << 40);
     long shuffleBytes = OptionValues.size("--shuffle-size", shuffleSize, 1 << 20, 1L << 40);
     OptionValues.count("--shuffle-rounds", shuffleRounds, 1, 50);
+    OptionValues.count("--shuffle-executor-cores", shuffleExecutorCores, 1, 1024);
+    long shuffleExecutorBytes = OptionValues.size("--shuffle-executor-memory", shuffleExecutorMemory, 256L << 20, 1L << 40);
+    List<List<String>> shuffleWorkerPlaces = shuffleWorkerPlaces();
     Set<Section> run = sections == null || sections.isEmpty() ? EnumSet.complementOf(EnumSet.of(Section.shuffle))
         : EnumSet.copyOf(sections);
     boolean iperf = !forceRaw && Iperf3.available();
@@ -140,7 +170,8 @@ public final class BenchCommand implements Callable<Integer>, BenchmarksCommand 
     report.context("date", Instant.now().truncatedTo(ChronoUnit.SECONDS).toString());
     report.context("machine", Machine.describe());
     report.context("method", run.equals(EnumSet.of(Section.shuffle))
-        ? "Spark's shuffle and ours on a two-executor local cluster; the shuffle rows' notes say how"
+        ? "Spark's shuffle and ours on a standalone cluster of two Workers, each in a JVM of its own; the shuffle rows'"
+            + " notes say how"
         : String.format("loopback, client and server in this JVM; %d round(s) of %.1f s per run,"
         + " interleaved with the reference; wire reference: %s", rounds, duration,
         iperf ? "iperf3 (-P for streams)" : "raw socket with sendfile (iperf3 not installed, or --raw)"));
@@ -181,7 +212,7 @@ public final class BenchCommand implements Callable<Integer>, BenchmarksCommand 
           memory(report, progress, address, work, memoryBytes);
         }
         if (run.contains(Section.shuffle)) {
-          shuffle(report, progress, work, shuffleBytes);
+          shuffle(report, progress, work, shuffleBytes, (int) (shuffleExecutorBytes >> 20), shuffleWorkerPlaces);
         }
       }
     } finally {
@@ -250,7 +281,7 @@ public final class BenchCommand implements Callable<Integer>, BenchmarksCommand 
       once += 1 + 2 * joinPairs; // starting Spark and writing the tables, then the pairs
     }
     if (run.contains(Section.shuffle)) {
-      once += 2 * shuffleRounds;
+      once += 1 + 2 * shuffleRounds;
     }
     return perRound * rounds + once + (run.contains(Section.memory) ? 1 : 0);
   }
@@ -514,7 +545,37 @@ public final class BenchCommand implements Callable<Integer>, BenchmarksCommand 
 
   // ---- issue 29: Spark's shuffle over our transport against Spark's own
 
-  private void shuffle(BenchReport report, Progress progress, Path work, long bytes) throws Exception {
+  /** Each --shuffle-worker as its address and command prefix. */
+  private List<List<String>> shuffleWorkerPlaces() {
+    List<List<String>> places = new java.util.ArrayList<>();
+    for (String w : shuffleWorkers == null ? List.<String>of() : shuffleWorkers) {
+      List<String> words = List.of(w.trim().split("\\s+"));
+      if (words.get(0).isEmpty()) {
+        throw new CommandLine.ParameterException(spec.commandLine(),
+            "--shuffle-worker must start with the Worker's address, as in '10.201.0.2 ip netns exec NS', not '" + w + "'");
+      }
+      places.add(words);
+    }
+    return places;
+  }
+
+  private void shuffle(BenchReport report, Progress progress, Path work, long bytes, int executorMemoryMb,
+      List<List<String>> workerPlaces) throws Exception {
+    progress.step("shuffle: starting a standalone cluster");
+    StandaloneCluster.Builder builder = StandaloneCluster.builder(work.resolve("shuffle-cluster")).host(shuffleHost)
+        .workers(workerPlaces.isEmpty() ? 2 : workerPlaces.size())
+        .executorCores(shuffleExecutorCores).executorMemoryMb(executorMemoryMb);
+    for (int i = 0; i < workerPlaces.size(); i++) {
+      List<String> words = workerPlaces.get(i);
+      builder.placeWorker(i, words.get(0), words.subList(1, words.size()));
+    }
+    try (StandaloneCluster cluster = builder.start()) {
+      progress.stepDone();
+      shuffle(report, progress, cluster, bytes);
+    }
+  }
+
+  private void shuffle(BenchReport report, Progress progress, StandaloneCluster cluster, long bytes) throws Exception {
     int n = shuffleRounds;
     SparkShuffle.Run[] spark = new SparkShuffle.Run[n];
     SparkShuffle.Run[] ours = new SparkShuffle.Run[n];
@@ -525,8 +586,14 @@ public final class BenchCommand implements Callable<Integer>, BenchmarksCommand 
           : new SparkShuffle.Manager[] {SparkShuffle.Manager.GPUDIRECT, SparkShuffle.Manager.SPARK}) {
         progress.step("shuffle: " + (m == SparkShuffle.Manager.SPARK ? "Spark's Netty shuffle" : "gpudirect shuffle")
             + ", round " + (i + 1));
-        SparkShuffle.Run r = SparkShuffle.run(m, work.resolve("shuffle-" + i + "-" + m), bytes);
+        SparkShuffle.Run r = SparkShuffle.run(cluster, m, bytes);
         progress.stepDone();
+        if (shuffleTimeline != null) {
+          double start = r.started().toEpochMilli() / 1e3;
+          Files.writeString(shuffleTimeline, String.format(Locale.ROOT, "%s %d %.3f %.3f %d%n",
+              m.name().toLowerCase(Locale.ROOT), i + 1, start, start + r.seconds(), r.shuffleBytes()),
+              StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+        }
         (m == SparkShuffle.Manager.SPARK ? spark : ours)[i] = r;
         if (rows == null) {
           rows = r.rows();
@@ -546,7 +613,7 @@ public final class BenchCommand implements Callable<Integer>, BenchmarksCommand 
             + " fetch wait %.2f s vs %.2f s (ratio %.2f), executors' CPU %.2f vs %.2f s/GB; ratios = medians of the"
             + " rounds' ratios; CPU = the executor JVMs' process CPU; Gbit/s = shuffled bytes / job time;"
             + " each round's job time and CPU/GB, ours then Spark's: %s",
-            Sizes.show(ours[0].shuffleBytes()), SparkShuffle.describe(bytes), n,
+            Sizes.show(ours[0].shuffleBytes()), SparkShuffle.describe(cluster, bytes), n,
             median(each(ours, SparkShuffle.Run::seconds)), median(each(spark, SparkShuffle.Run::seconds)),
             median(each(ours, SparkShuffle.Run::fetchWaitSeconds)), median(each(spark, SparkShuffle.Run::fetchWaitSeconds)),
             wait, median(each(ours, SparkShuffle.Run::cpuSecondsPerGb)),

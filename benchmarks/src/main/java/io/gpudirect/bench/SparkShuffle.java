@@ -1,9 +1,9 @@
 package io.gpudirect.bench;
 
 import io.gpudirect.spark.shuffle.GpuDirectShuffleManager;
-import io.gpudirect.spark.shuffle.LocalCluster;
-import java.nio.file.Path;
+import io.gpudirect.spark.shuffle.StandaloneCluster;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import org.apache.spark.scheduler.SparkListener;
 import org.apache.spark.scheduler.SparkListenerTaskEnd;
@@ -11,11 +11,11 @@ import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 
 /**
- * One run of the shuffle bench's job on a fresh two-executor {@link LocalCluster} with one shuffle
- * manager: a join of two generated tables on a key, broadcasts off (a sort-merge join, both sides
- * shuffled), counted and checksummed. A cluster per run, since a JVM holds one
- * {@code SparkContext} and a context one shuffle manager; each runs the job once at a sixteenth
- * of its size, untimed, so that neither side is timed with cold executors.
+ * One run of the shuffle bench's job with one shuffle manager, as a fresh application on a
+ * {@link StandaloneCluster}: a join of two generated tables on a key, broadcasts off (a sort-merge
+ * join, both sides shuffled), counted and checksummed. An application per run, since an
+ * application holds one shuffle manager, and so fresh executors per run; each runs the job once at
+ * a sixteenth of its size, untimed, so that neither side is timed with cold executors.
  */
 final class SparkShuffle {
   /** Spark's own shuffle (Netty's block transfer service), and ours. */
@@ -29,8 +29,12 @@ final class SparkShuffle {
     }
   }
 
-  /** What a timed job took: wall time, the reducers' summed fetch wait, the executor JVMs' CPU, the bytes the map tasks wrote. */
-  record Run(double seconds, double fetchWaitSeconds, double executorCpuSeconds, long shuffleBytes, String rows) {
+  /**
+   * What a timed job took: when it started, its wall time, the reducers' summed fetch wait, the
+   * executor JVMs' CPU, the bytes the map tasks wrote.
+   */
+  record Run(Instant started, double seconds, double fetchWaitSeconds, double executorCpuSeconds, long shuffleBytes,
+      String rows) {
     double cpuSecondsPerGb() {
       return shuffleBytes > 0 ? executorCpuSeconds / (shuffleBytes / 1e9) : Double.NaN;
     }
@@ -41,41 +45,37 @@ final class SparkShuffle {
    * as Spark's unsafe row, lz4-compressed) and a quarter of the smaller table's.
    */
   private static final long BYTES_PER_ROW = 100;
-  private static final int EXECUTOR_MEMORY_MB = 2048;
 
   private SparkShuffle() {}
 
-  /** Executor memory and what the job is, for the report's method line. */
-  static String describe(long bytes) {
-    return String.format("local-cluster[2,1,%d] (a Master, two Workers and the driver in this JVM, one executor JVM"
-        + " per Worker), a fresh cluster per run; %,d rows joined to %,d on a key, broadcasts off", EXECUTOR_MEMORY_MB,
-        rows(bytes), rows(bytes) / 4);
+  /** The cluster and what the job is, for the report's method line. */
+  static String describe(StandaloneCluster cluster, long bytes) {
+    return String.format("%s, the driver in the bench's JVM, a fresh application per run; %,d rows joined to %,d on"
+        + " a key, broadcasts off", cluster.describe(), rows(bytes), rows(bytes) / 4);
   }
 
-  static Run run(Manager manager, Path dir, long bytes) throws Exception {
-    SparkSession spark = LocalCluster.builder("gpudirect bench shuffle", dir, 2, EXECUTOR_MEMORY_MB)
+  static Run run(StandaloneCluster cluster, Manager manager, long bytes) throws Exception {
+    SparkSession spark = cluster.start(cluster.application("gpudirect bench shuffle")
         .config("spark.shuffle.manager", manager.setting)
         .config("spark.sql.shuffle.partitions", String.valueOf(2 * mapTasks(bytes)))
         // Spark's reducers read blocks of another executor on their host from its disk unless told
         // not to; the bench is of the network's shuffle, Netty's against ours (which ignores it).
-        .config("spark.shuffle.readHostLocalDisk", "false")
-        .getOrCreate();
+        .config("spark.shuffle.readHostLocalDisk", "false"));
     try {
       spark.sparkContext().setLogLevel("WARN");
-      LocalCluster.awaitExecutors(spark, 2, dir, 120);
       job(spark, Math.max(1, rows(bytes) / 16), mapTasks(bytes));
       TaskTotals totals = new TaskTotals();
       spark.sparkContext().addSparkListener(totals);
-      long cpu = executorCpuNanos();
+      long cpu = executorCpuNanos(cluster);
+      Instant started = Instant.now();
       long start = System.nanoTime();
       String rows = job(spark, rows(bytes), mapTasks(bytes));
       double seconds = (System.nanoTime() - start) / 1e9;
-      double executorCpu = (executorCpuNanos() - cpu) / 1e9;
+      double executorCpu = (executorCpuNanos(cluster) - cpu) / 1e9;
       spark.sparkContext().listenerBus().waitUntilEmpty(60_000);
-      return new Run(seconds, totals.fetchWaitMs / 1e3, executorCpu, totals.bytesWritten, rows);
+      return new Run(started, seconds, totals.fetchWaitMs / 1e3, executorCpu, totals.bytesWritten, rows);
     } finally {
       spark.stop();
-      LocalCluster.forget();
     }
   }
 
@@ -100,9 +100,9 @@ final class SparkShuffle {
     return result.get(0).toString();
   }
 
-  /** CPU of this JVM's child processes (the Workers' executor JVMs) so far, their every thread and server included. */
-  private static long executorCpuNanos() {
-    return ProcessHandle.current().descendants()
+  /** CPU of the application's executor JVMs so far, their every thread and server included. */
+  private static long executorCpuNanos(StandaloneCluster cluster) {
+    return cluster.executorProcesses().stream()
         .mapToLong(p -> p.info().totalCpuDuration().map(Duration::toNanos).orElse(0L)).sum();
   }
 

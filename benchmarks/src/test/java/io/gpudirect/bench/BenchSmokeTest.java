@@ -116,6 +116,8 @@ class BenchSmokeTest {
     cli.setOut(new PrintWriter(new StringWriter(), true));
     assertEquals(2, cli.execute("--duration", "0"));
     assertTrue(err.toString().contains("--duration"), err.toString());
+    assertEquals(2, cli.execute("--sections", "shuffle", "--shuffle-worker", " "));
+    assertTrue(err.toString().contains("--shuffle-worker must start with the Worker's address"), err.toString());
   }
 
   private static void assertPositive(JsonNode row, String field, String name) {

@@ -5,7 +5,6 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.stream.Collectors;
 import org.apache.spark.SparkEnv;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.scheduler.SparkListener;
@@ -15,26 +14,33 @@ import org.apache.spark.sql.SparkSession;
 import scala.Tuple2;
 
 /**
- * A real multi-JVM Spark for shuffle tests: the two-executor {@link LocalCluster}
- * ({@code local-cluster[2,1,1024]}) with gpudirect's shuffle manager, and counters of what its
- * tasks fetched and how they failed.
+ * A real multi-JVM Spark for shuffle tests: an application with gpudirect's shuffle manager on a
+ * two-Worker {@link StandaloneCluster} (a Master and two Workers in JVMs of their own, an executor
+ * of one core per Worker), and counters of what its tasks fetched and how they failed.
  */
 final class ShuffleCluster implements AutoCloseable {
+  final StandaloneCluster cluster;
   final SparkSession spark;
   /** Totals over the application's finished tasks. */
   final AtomicLong remoteBlocksFetched = new AtomicLong();
   final AtomicLong localBlocksFetched = new AtomicLong();
+  final AtomicLong fetchWaitMs = new AtomicLong();
   final AtomicLong fetchFailures = new AtomicLong();
   final AtomicLong executorsRemoved = new AtomicLong();
+  /** Whether closing this stops the cluster too, not only the application. */
+  private final boolean ownsCluster;
 
-  private ShuffleCluster(SparkSession spark) {
+  private ShuffleCluster(StandaloneCluster cluster, SparkSession spark, boolean ownsCluster) {
+    this.cluster = cluster;
     this.spark = spark;
+    this.ownsCluster = ownsCluster;
     spark.sparkContext().addSparkListener(new SparkListener() {
       @Override
       public void onTaskEnd(SparkListenerTaskEnd end) {
         if (end.taskMetrics() != null) {
           remoteBlocksFetched.addAndGet(end.taskMetrics().shuffleReadMetrics().remoteBlocksFetched());
           localBlocksFetched.addAndGet(end.taskMetrics().shuffleReadMetrics().localBlocksFetched());
+          fetchWaitMs.addAndGet(end.taskMetrics().shuffleReadMetrics().fetchWaitTime());
         }
         if (end.reason() instanceof org.apache.spark.FetchFailed) {
           fetchFailures.incrementAndGet();
@@ -48,23 +54,43 @@ final class ShuffleCluster implements AutoCloseable {
     });
   }
 
+  /** The cluster these tests run on, under {@code dir}; settings its daemons share with its applications are the caller's to add. */
+  static StandaloneCluster.Builder twoWorkers(Path dir) {
+    return StandaloneCluster.builder(dir).workers(2).executorCores(1).executorMemoryMb(768);
+  }
+
   /**
-   * Starts the cluster with gpudirect's shuffle manager and the settings {@code conf} adds;
-   * waits until both executors are up.
+   * Starts a two-Worker cluster under {@code dir} and on it an application with gpudirect's
+   * shuffle manager and the settings {@code conf} adds; returns once both executors are up.
+   * Closing it stops both.
    */
   static ShuffleCluster start(String name, Path dir, Map<String, String> conf) throws Exception {
-    SparkSession.Builder builder = LocalCluster.builder(name, dir, 2, 1024)
+    return start(name, twoWorkers(dir), conf);
+  }
+
+  /** As {@link #start(String, Path, Map)}, on the cluster {@code cluster} describes. */
+  static ShuffleCluster start(String name, StandaloneCluster.Builder cluster, Map<String, String> conf) throws Exception {
+    StandaloneCluster started = cluster.start();
+    try {
+      return on(started, name, conf, true);
+    } catch (Exception | Error e) {
+      started.close();
+      throw e;
+    }
+  }
+
+  /** An application as above on a running cluster, which closing it leaves running. */
+  static ShuffleCluster on(StandaloneCluster cluster, String name, Map<String, String> conf) throws Exception {
+    return on(cluster, name, conf, false);
+  }
+
+  private static ShuffleCluster on(StandaloneCluster cluster, String name, Map<String, String> conf, boolean owns)
+      throws Exception {
+    SparkSession.Builder builder = cluster.application(name)
         .config("spark.shuffle.manager", GpuDirectShuffleManager.class.getName())
         .config("spark.sql.shuffle.partitions", "8");
     conf.forEach(builder::config);
-    ShuffleCluster cluster = new ShuffleCluster(builder.getOrCreate());
-    try {
-      LocalCluster.awaitExecutors(cluster.spark, 2, dir, 90);
-    } catch (RuntimeException | InterruptedException e) {
-      cluster.close();
-      throw e;
-    }
-    return cluster;
+    return new ShuffleCluster(cluster, cluster.start(builder), owns);
   }
 
   /**
@@ -83,20 +109,9 @@ final class ShuffleCluster implements AutoCloseable {
     return this;
   }
 
-  /** The executors' JVMs: the Workers run in this JVM, so their executors are its children. */
-  static List<ProcessHandle> executorProcesses() {
-    return ProcessHandle.current().children().filter(ProcessHandle::isAlive)
-        .filter(p -> commandLine(p).contains("CoarseGrainedExecutorBackend")).toList();
-  }
-
-  /** A process's command line, from /proc: {@code ProcessHandle.Info} leaves out a long one. */
-  private static String commandLine(ProcessHandle p) {
-    try {
-      return new String(Files.readAllBytes(Path.of("/proc", String.valueOf(p.pid()), "cmdline")),
-          java.nio.charset.StandardCharsets.UTF_8);
-    } catch (java.io.IOException e) {
-      return "";
-    }
+  /** The executors' JVMs, among the Workers' children. */
+  List<ProcessHandle> executorProcesses() {
+    return cluster.executorProcesses();
   }
 
   /** Once every event so far has reached the counters above (Spark's listeners run behind its jobs). */
@@ -138,12 +153,16 @@ final class ShuffleCluster implements AutoCloseable {
   }
 
   /** The shuffle data files the executors wrote for {@code shuffleId}, by the executor's folder. */
-  static Map<Path, List<Path>> dataFiles(Path dir, int shuffleId) throws java.io.IOException {
+  Map<Path, List<Path>> dataFiles(int shuffleId) throws java.io.IOException {
     String prefix = "shuffle_" + shuffleId + "_";
-    try (var files = Files.walk(dir.resolve("local"))) {
-      return files.filter(f -> f.getFileName().toString().startsWith(prefix) && f.toString().endsWith(".data"))
-          .collect(Collectors.groupingBy(ShuffleCluster::executorFolder));
+    Map<Path, List<Path>> byExecutor = new java.util.TreeMap<>();
+    for (Path local : cluster.workerLocalDirs()) {
+      try (var files = Files.walk(local)) {
+        files.filter(f -> f.getFileName().toString().startsWith(prefix) && f.toString().endsWith(".data"))
+            .forEach(f -> byExecutor.computeIfAbsent(executorFolder(f), k -> new java.util.ArrayList<>()).add(f));
+      }
     }
+    return byExecutor;
   }
 
   /** The blockmgr-UUID folder a shuffle file is in (two levels of sub-directories up). */
@@ -157,10 +176,10 @@ final class ShuffleCluster implements AutoCloseable {
 
   @Override
   public void close() {
-    try {
+    if (ownsCluster) {
+      cluster.close();
+    } else {
       spark.stop();
-    } finally {
-      LocalCluster.forget();
     }
   }
 }

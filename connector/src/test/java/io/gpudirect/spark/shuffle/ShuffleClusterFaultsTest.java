@@ -46,12 +46,15 @@ class ShuffleClusterFaultsTest {
   static JavaSparkContext jsc;
   static List<Tuple2<Integer, Integer>> pairs;
   static final int STALL_TIMEOUT_S = 8;
+  /** A stall the reducers outwait: well within {@link #STALL_TIMEOUT_S}. */
+  static final int BRIEF_STALL_S = 4;
 
   @BeforeAll
   static void startCluster() throws Exception {
     // With Spark's authentication on, each executor derives the shuffle secret from Spark's.
-    cluster = ShuffleCluster.start("gpudirect-shuffle-faults", tmp, Map.of("spark.authenticate", "true",
-        "spark.authenticate.secret", "this-cluster's-spark-secret-" + System.nanoTime(),
+    cluster = ShuffleCluster.start("gpudirect-shuffle-faults", ShuffleCluster.twoWorkers(tmp)
+        .conf("spark.authenticate", "true")
+        .conf("spark.authenticate.secret", "this-cluster's-spark-secret-" + System.nanoTime()), Map.of(
         // A stalled server fails its reducers' fetches after Spark's network timeout; the driver's
         // own expiry of a silent executor (after its heartbeat timeout) is kept out of the way.
         "spark.network.timeout", STALL_TIMEOUT_S + "s", "spark.executor.heartbeatInterval", "1s",
@@ -80,11 +83,26 @@ class ShuffleClusterFaultsTest {
     return ((ShuffleDependency<?, ?, ?>) rdd.rdd().dependencies().head()).shuffleId();
   }
 
-  /** One executor's data files of the shuffle of {@code rdd}, the other executor's left alone. */
-  private static List<Path> oneExecutorsDataFiles(JavaPairRDD<?, ?> rdd) throws IOException {
-    Map<Path, List<Path>> byExecutor = ShuffleCluster.dataFiles(tmp, shuffleId(rdd));
+  /** What a test does to one map output's data file on the executor's disk. */
+  private interface Damage {
+    void to(Path dataFile) throws IOException;
+  }
+
+  /**
+   * A shuffle whose map stage has run, {@code damage} done to one executor's data files of it
+   * (the other executor's left alone), then read again: every row comes back once, and the
+   * damaged map outputs were fetch failures on the way.
+   */
+  private static void assertReadAgainAfter(Damage damage) throws Exception {
+    JavaPairRDD<Integer, Integer> rdd = shuffled();
+    Map<Path, List<Path>> byExecutor = cluster.dataFiles(shuffleId(rdd));
     assertFalse(byExecutor.isEmpty(), "shuffle data files under " + tmp);
-    return byExecutor.values().iterator().next();
+    for (Path data : byExecutor.values().iterator().next()) {
+      damage.to(data);
+    }
+    long failuresBefore = cluster.settled().fetchFailures.get();
+    assertEveryRowOnce(rdd);
+    assertTrue(cluster.settled().fetchFailures.get() > failuresBefore, "the damaged map outputs were fetch failures");
   }
 
   /** The rows of {@code rdd} read again, as Spark's retries give them: every pair once. */
@@ -98,30 +116,20 @@ class ShuffleClusterFaultsTest {
     assertEquals(pairs, rows);
   }
 
-  /** As above, and the damaged map outputs were fetch failures on the way. */
-  private static void assertReadAgainAfterFetchFailures(JavaPairRDD<Integer, Integer> rdd) throws Exception {
-    long failuresBefore = cluster.settled().fetchFailures.get();
-    assertEveryRowOnce(rdd);
-    assertTrue(cluster.settled().fetchFailures.get() > failuresBefore, "the damaged map outputs were fetch failures");
-  }
-
   @Test
   @Order(1)
   void deletedMapOutputsAreWrittenAgain() throws Exception {
-    JavaPairRDD<Integer, Integer> rdd = shuffled();
-    for (Path data : oneExecutorsDataFiles(rdd)) {
-      Files.delete(data);
-    }
-    assertReadAgainAfterFetchFailures(rdd);
+    assertReadAgainAfter(Files::delete);
   }
 
+  /**
+   * Every block's bytes: one flipped in each tenth of the file. The server sends them as they are
+   * (they are rotten on disk with the index intact); the codec's checksum finds them.
+   */
   @Test
   @Order(2)
   void corruptMapOutputsAreWrittenAgain() throws Exception {
-    JavaPairRDD<Integer, Integer> rdd = shuffled();
-    for (Path data : oneExecutorsDataFiles(rdd)) {
-      // Every block's bytes: one flipped in each tenth of the file. The server sends them as they
-      // are (they are rotten on disk with the index intact); the codec's checksum finds them.
+    assertReadAgainAfter(data -> {
       try (FileChannel ch = FileChannel.open(data, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
         for (long at = ch.size() / 20; at < ch.size(); at += Math.max(1, ch.size() / 10)) {
           java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(1);
@@ -131,20 +139,45 @@ class ShuffleClusterFaultsTest {
           ch.write(b, at);
         }
       }
-    }
-    assertReadAgainAfterFetchFailures(rdd);
+    });
   }
 
   @Test
   @Order(3)
   void truncatedMapOutputsAreWrittenAgain() throws Exception {
-    JavaPairRDD<Integer, Integer> rdd = shuffled();
-    for (Path data : oneExecutorsDataFiles(rdd)) {
+    assertReadAgainAfter(data -> {
       try (FileChannel ch = FileChannel.open(data, StandardOpenOption.WRITE)) {
         ch.truncate(ch.size() / 2);
       }
+    });
+  }
+
+  /**
+   * One executor stopped with SIGSTOP after the map stage for less than Spark's network timeout:
+   * the other executor's reducers wait for its server, then read on, with no fetch failed, and the
+   * wait is counted in Spark's fetch wait time (which a quiet run sums to 0 ms: its blocks are in
+   * before the tasks ask).
+   */
+  @Test
+  @Order(4)
+  void aBrieflyStalledServerIsWaitedForAndTheWaitCounted() throws Exception {
+    JavaPairRDD<Integer, Integer> rdd = shuffled();
+    ProcessHandle stalled = cluster.executorProcesses().get(0);
+    long failuresBefore = cluster.settled().fetchFailures.get();
+    long waitBefore = cluster.fetchWaitMs.get();
+    signal("STOP", stalled);
+    try {
+      Future<List<Tuple2<Integer, Integer>>> rows = rdd.collectAsync();
+      Thread.sleep(TimeUnit.SECONDS.toMillis(BRIEF_STALL_S));
+      signal("CONT", stalled);
+      assertEveryRowOnce(rows.get(120, TimeUnit.SECONDS));
+    } finally {
+      signal("CONT", stalled);
     }
-    assertReadAgainAfterFetchFailures(rdd);
+    assertEquals(failuresBefore, cluster.settled().fetchFailures.get(), "fetch failures");
+    long waited = cluster.fetchWaitMs.get() - waitBefore;
+    // The live executor's first reduce task waits from its start until the server goes on: most of the stall.
+    assertTrue(waited >= 1000, "the reducers' fetch wait, summed, counts the " + BRIEF_STALL_S + " s stall: " + waited + " ms");
   }
 
   /**
@@ -154,10 +187,10 @@ class ShuffleClusterFaultsTest {
    * let go on (SIGCONT), and every row comes back once.
    */
   @Test
-  @Order(4)
+  @Order(5)
   void aStalledServerFailsItsFetchesAfterSparksNetworkTimeout() throws Exception {
     JavaPairRDD<Integer, Integer> rdd = shuffled();
-    ProcessHandle stalled = ShuffleCluster.executorProcesses().get(0);
+    ProcessHandle stalled = cluster.executorProcesses().get(0);
     long failuresBefore = cluster.settled().fetchFailures.get();
     signal("STOP", stalled);
     try {
@@ -184,7 +217,7 @@ class ShuffleClusterFaultsTest {
    * are fetch failures, the map outputs are written again, and every row comes back once.
    */
   @Test
-  @Order(5)
+  @Order(6)
   void anExecutorKilledInTheReduceStageLosesOnlyTime() throws Exception {
     cluster.awaitTwoExecutors();
     JavaPairRDD<Integer, Integer> rdd = shuffled();
@@ -198,9 +231,7 @@ class ShuffleClusterFaultsTest {
       assertTrue(System.nanoTime() < deadline, "both executors' reduce tasks hold: " + heldIn);
       Thread.sleep(50);
     }
-    ProcessHandle victim = ShuffleCluster.executorProcesses().get(0);
-    assertTrue(victim.destroyForcibly());
-    victim.onExit().get(30, TimeUnit.SECONDS);
+    killOneExecutor();
     Files.createFile(latch.resolve("go"));
     List<Tuple2<Integer, Integer>> all = new ArrayList<>(rows.get(120, TimeUnit.SECONDS));
     assertEveryRowOnce(all);
@@ -251,16 +282,21 @@ class ShuffleClusterFaultsTest {
    * executor comes first, its map outputs are written again and every row comes back once.
    */
   @Test
-  @Order(6)
+  @Order(7)
   void anExecutorKilledWithItsServerLosesOnlyTime() throws Exception {
     cluster.awaitTwoExecutors();
     JavaPairRDD<Integer, Integer> rdd = shuffled();
-    ProcessHandle executor = ShuffleCluster.executorProcesses().get(0);
     long removedBefore = cluster.settled().executorsRemoved.get();
-    assertTrue(executor.destroyForcibly());
-    executor.onExit().get(30, TimeUnit.SECONDS);
+    killOneExecutor();
     assertEveryRowOnce(rdd);
     assertTrue(cluster.settled().executorsRemoved.get() > removedBefore, "the driver saw the executor go");
+  }
+
+  /** SIGKILL to one executor's JVM, its server with it; returns once it is gone. */
+  private static void killOneExecutor() throws Exception {
+    ProcessHandle victim = cluster.executorProcesses().get(0);
+    assertTrue(victim.destroyForcibly());
+    victim.onExit().get(30, TimeUnit.SECONDS);
   }
 
   private static void signal(String signal, ProcessHandle p) throws Exception {

@@ -19,7 +19,7 @@ import org.junit.jupiter.api.io.TempDir;
  * each executor's server serves RDMA too, the reducers fetch every remote block on the queue pair,
  * and the queries give the rows of Spark's own shuffle.
  */
-@Timeout(value = 240, unit = TimeUnit.SECONDS)
+@Timeout(value = 300, unit = TimeUnit.SECONDS)
 class ShuffleClusterOverUcxTest {
   @TempDir Path tmp;
 

@@ -35,7 +35,7 @@ import scala.Tuple2;
  * Most blocks cross between the executors, which only gpudirect's servers serve, with the secret
  * the driver made for the application.
  */
-@Timeout(value = 240, unit = TimeUnit.SECONDS)
+@Timeout(value = 300, unit = TimeUnit.SECONDS)
 class ShuffleClusterQueriesTest {
   @TempDir Path tmp;
 

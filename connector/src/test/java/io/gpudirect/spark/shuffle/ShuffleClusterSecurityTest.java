@@ -56,10 +56,10 @@ class ShuffleClusterSecurityTest {
     // The executors' servers are reached by this machine's name, as Spark's Workers know it.
     TestCertificates cert = TestCertificates.create(tmp.resolve("tls"), "shuffle",
         List.of(org.apache.spark.util.Utils.localHostName()));
-    cluster = ShuffleCluster.start("gpudirect-shuffle-security", tmp, Map.of(
-        "spark.authenticate", "true",
-        "spark.authenticate.secret", "this-cluster's-spark-secret-" + System.nanoTime(),
-        "spark.network.crypto.enabled", "true",
+    cluster = ShuffleCluster.start("gpudirect-shuffle-security", ShuffleCluster.twoWorkers(tmp)
+        .conf("spark.authenticate", "true")
+        .conf("spark.authenticate.secret", "this-cluster's-spark-secret-" + System.nanoTime())
+        .conf("spark.network.crypto.enabled", "true"), Map.of(
         ShuffleTransport.TLS, "true",
         ShuffleTransport.TLS_CERTIFICATE, cert.certificate().toString(),
         ShuffleTransport.TLS_KEY, cert.privateKey().toString(),
