@@ -32,6 +32,8 @@ final class GpuDirectScan implements Scan, Batch, SupportsReportStatistics {
   private final StructType dataRead;
   private final Filter[] pushed;
   private final Filter[] partitionFilters;
+  /** The filters as {@link #equals} compares them, whatever order the query wrote them in. */
+  private final List<Object> canonicalFilters;
   private List<DataFile> files;
   private final ParquetPlanner.Counts counts = new ParquetPlanner.Counts();
   private InputPartition[] partitions;
@@ -48,6 +50,7 @@ final class GpuDirectScan implements Scan, Batch, SupportsReportStatistics {
     this.dataRead = context.partitioning.dataPart(readSchema, context.caseSensitive());
     this.pushed = pushed;
     this.partitionFilters = partitionFilters;
+    this.canonicalFilters = List.of(CanonicalFilters.of(pushed), CanonicalFilters.of(partitionFilters));
     this.note = DeviceScans.setupNote(context.session.sparkContext().getConf());
   }
 
@@ -182,14 +185,12 @@ final class GpuDirectScan implements Scan, Batch, SupportsReportStatistics {
   @Override
   public boolean equals(Object o) {
     return o instanceof GpuDirectScan other && context == other.context && readSchema.equals(other.readSchema)
-        && CanonicalFilters.of(pushed).equals(CanonicalFilters.of(other.pushed))
-        && CanonicalFilters.of(partitionFilters).equals(CanonicalFilters.of(other.partitionFilters));
+        && canonicalFilters.equals(other.canonicalFilters);
   }
 
   @Override
   public int hashCode() {
-    return java.util.Objects.hash(System.identityHashCode(context), readSchema, CanonicalFilters.of(pushed),
-        CanonicalFilters.of(partitionFilters));
+    return java.util.Objects.hash(System.identityHashCode(context), readSchema, canonicalFilters);
   }
 
   @Override
