@@ -28,6 +28,7 @@ import scala.Tuple2;
  * and the shuffle reads again with no fetch failed; past the shuffle tracking timeout, the idle
  * executors go.
  */
+@org.junit.jupiter.api.Tag("spark35-line")
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
 class ShuffleClusterDynamicAllocationTest {
   private static final int IDLE_TIMEOUT_S = 3;

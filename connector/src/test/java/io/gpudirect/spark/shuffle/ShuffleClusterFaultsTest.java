@@ -38,6 +38,7 @@ import scala.Tuple2;
  * gives every row, once. Spark's authentication is on, so the servers ask the secret each
  * executor derives from Spark's.
  */
+@org.junit.jupiter.api.Tag("spark35-line")
 @Timeout(value = 240, unit = TimeUnit.SECONDS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class ShuffleClusterFaultsTest {

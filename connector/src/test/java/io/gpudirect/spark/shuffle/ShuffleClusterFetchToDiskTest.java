@@ -52,6 +52,7 @@ import scala.Tuple2;
  * and none is left after the job, nor after a job whose blocks were damaged on the map side's
  * disk (fetch failures, Spark's rerun, every row once).
  */
+@org.junit.jupiter.api.Tag("spark35-line")
 @Timeout(value = 300, unit = TimeUnit.SECONDS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class ShuffleClusterFetchToDiskTest {
@@ -228,7 +229,7 @@ class ShuffleClusterFetchToDiskTest {
   void aDamagedBlockFetchedToDiskIsAFetchFailureAndItsFileIsRemoved() throws Exception {
     JavaPairRDD<Integer, String> rdd = shuffled();
     int shuffleId = ((ShuffleDependency<?, ?, ?>) rdd.rdd().dependencies().head()).shuffleId();
-    Map<Path, List<Path>> byExecutor = ShuffleCluster.dataFiles(tmp, shuffleId);
+    Map<Path, List<Path>> byExecutor = cluster.dataFiles(shuffleId);
     assertEquals(2, byExecutor.size(), "both executors ran map tasks: " + byExecutor.keySet());
     for (Path data : byExecutor.values().iterator().next()) {
       try (FileChannel ch = FileChannel.open(data, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
@@ -260,7 +261,7 @@ class ShuffleClusterFetchToDiskTest {
     List<Path> left;
     do {
       Thread.sleep(50);
-      left = fetchFiles(List.of(tmp.resolve("local"))).stream()
+      left = fetchFiles(List.of(tmp)).stream()
           .filter(f -> driver.stream().noneMatch(f::startsWith)).toList();
     } while (!left.isEmpty() && System.nanoTime() < deadline);
     assertEquals(List.of(), left, "fetch files left on the executors");

@@ -17,6 +17,7 @@ import org.junit.jupiter.api.io.TempDir;
  * folders; a Worker that cannot start fails the start naming its log and quoting it, and takes
  * the Master and the other Worker down with it; closing leaves no JVM behind.
  */
+@org.junit.jupiter.api.Tag("spark35-line")
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
 class StandaloneClusterTest {
   @TempDir Path tmp;
