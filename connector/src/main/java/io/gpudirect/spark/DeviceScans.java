@@ -6,8 +6,9 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.Collectors;
 import org.apache.spark.SparkConf;
-import org.apache.spark.sql.connector.catalog.Table;
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.connector.read.Scan;
+import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -33,9 +34,9 @@ public final class DeviceScans {
     return scan instanceof GpuDirectScan;
   }
 
-  /** Whether {@code table} is a table of this source (what a logical plan's relation reads). */
-  public static boolean isGpuDirect(Table table) {
-    return table instanceof GpuDirectTable;
+  /** Whether {@code node} of a logical plan is a relation of this source's table. */
+  public static boolean isGpuDirectRelation(LogicalPlan node) {
+    return node instanceof DataSourceV2Relation r && r.table() instanceof GpuDirectTable;
   }
 
   /** Whether {@code scan} already hands device batches over ({@link #handingOff}). */

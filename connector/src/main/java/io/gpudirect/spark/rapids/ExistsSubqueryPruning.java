@@ -8,10 +8,7 @@ import org.apache.spark.sql.catalyst.expressions.NamedExpression;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.catalyst.plans.logical.Project;
 import org.apache.spark.sql.catalyst.rules.Rule;
-import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation;
-import scala.Function1;
 import scala.collection.JavaConverters;
-import scala.runtime.AbstractPartialFunction;
 
 /**
  * {@code EXISTS (SELECT * FROM t WHERE ...)} over a gpudirect table reads only the columns its
@@ -28,33 +25,17 @@ import scala.runtime.AbstractPartialFunction;
 final class ExistsSubqueryPruning extends Rule<LogicalPlan> {
   @Override
   public LogicalPlan apply(LogicalPlan plan) {
-    return (LogicalPlan) plan.transformAllExpressions(new AbstractPartialFunction<Expression, Expression>() {
+    return (LogicalPlan) plan.transformAllExpressions(new PlanRewrite<Expression>() {
       @Override
-      public boolean isDefinedAt(Expression e) {
-        return e instanceof Exists exists && readsGpuDirect(exists.plan()) && !selectsNothing(exists.plan());
-      }
-
-      @Override
-      public <E1 extends Expression, B1> B1 applyOrElse(E1 e, Function1<E1, B1> otherwise) {
-        if (!isDefinedAt(e)) {
-          return otherwise.apply(e);
+      Expression rewrite(Expression e) {
+        if (!(e instanceof Exists exists) || exists.plan().find(DeviceScans::isGpuDirectRelation).isEmpty()
+            || selectsNothing(exists.plan())) {
+          return null;
         }
-        Exists exists = (Exists) e;
-        @SuppressWarnings("unchecked")
-        B1 pruned = (B1) exists.withNewPlan(new Project(JavaConverters.asScalaBuffer(List.<NamedExpression>of()).toSeq(),
+        return exists.withNewPlan(new Project(JavaConverters.asScalaBuffer(List.<NamedExpression>of()).toSeq(),
             exists.plan()));
-        return pruned;
       }
     });
-  }
-
-  private static boolean readsGpuDirect(LogicalPlan plan) {
-    return plan.find(new scala.runtime.AbstractFunction1<LogicalPlan, Object>() {
-      @Override
-      public Object apply(LogicalPlan p) {
-        return p instanceof DataSourceV2Relation r && DeviceScans.isGpuDirect(r.table());
-      }
-    }).isDefined();
   }
 
   /** Already pruned by this rule: an analysed plan may be analysed again inside a larger one. */

@@ -18,9 +18,7 @@ import org.apache.spark.sql.sources.BaseRelation;
 import org.apache.spark.sql.types.StructType;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import scala.Function1;
 import scala.Option;
-import scala.runtime.AbstractPartialFunction;
 
 /**
  * The RAPIDS Accelerator's join reordering ({@code JoinReorderRule}, on by default: its
@@ -50,15 +48,15 @@ final class RapidsJoinReorder extends Rule<LogicalPlan> {
   @Override
   public LogicalPlan apply(LogicalPlan plan) {
     Rule<LogicalPlan> rule = pluginRule();
-    if (rule == null || plan.find(RapidsJoinReorder::isGpuDirectRelation).isEmpty()) {
+    if (rule == null || plan.find(DeviceScans::isGpuDirectRelation).isEmpty()) {
       return plan;
     }
     Map<DataSourceV2Relation, LogicalPlan> standIns = new IdentityHashMap<>();
     Map<BaseRelation, DataSourceV2Relation> originals = new IdentityHashMap<>();
-    LogicalPlan standing = (LogicalPlan) plan.transformUp(new PlanRewrite() {
+    LogicalPlan standing = (LogicalPlan) plan.transformUp(new PlanRewrite<LogicalPlan>() {
       @Override
       LogicalPlan rewrite(LogicalPlan p) {
-        if (!(boolean) isGpuDirectRelation(p)) {
+        if (!DeviceScans.isGpuDirectRelation(p)) {
           return null;
         }
         return standIns.computeIfAbsent((DataSourceV2Relation) p, r -> {
@@ -72,7 +70,7 @@ final class RapidsJoinReorder extends Rule<LogicalPlan> {
     if (reordered.fastEquals(standing)) {
       return plan;
     }
-    return (LogicalPlan) reordered.transformUp(new PlanRewrite() {
+    return (LogicalPlan) reordered.transformUp(new PlanRewrite<LogicalPlan>() {
       @Override
       LogicalPlan rewrite(LogicalPlan p) {
         return p instanceof LogicalRelation l ? originals.get(l.relation()) : null;
@@ -97,10 +95,6 @@ final class RapidsJoinReorder extends Rule<LogicalPlan> {
       }
     }
     return pluginRule;
-  }
-
-  private static Object isGpuDirectRelation(LogicalPlan p) {
-    return p instanceof DataSourceV2Relation r && DeviceScans.isGpuDirect(r.table());
   }
 
   /**
@@ -166,27 +160,6 @@ final class RapidsJoinReorder extends Rule<LogicalPlan> {
     @Override
     public long sizeInBytes() {
       return sizeInBytes;
-    }
-  }
-
-  /**
-   * A partial function over plan nodes: defined where {@link #rewrite} gives a replacement
-   * (which must give the same one each time it is asked).
-   */
-  private abstract static class PlanRewrite extends AbstractPartialFunction<LogicalPlan, LogicalPlan> {
-    abstract LogicalPlan rewrite(LogicalPlan p);
-
-    @Override
-    public boolean isDefinedAt(LogicalPlan p) {
-      return rewrite(p) != null;
-    }
-
-    @Override
-    public <A1 extends LogicalPlan, B1> B1 applyOrElse(A1 p, Function1<A1, B1> otherwise) {
-      LogicalPlan replaced = rewrite(p);
-      @SuppressWarnings("unchecked")
-      B1 out = replaced != null ? (B1) replaced : otherwise.apply(p);
-      return out;
     }
   }
 }
