@@ -22,6 +22,7 @@ import java.util.Comparator;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.Callable;
@@ -99,6 +100,17 @@ public final class BenchCommand implements Callable<Integer>, BenchmarksCommand 
           + " PREFIX if given (e.g. '10.201.0.2 ip netns exec NS'); once per Worker (default: two on --shuffle-host).")
   List<String> shuffleWorkers;
 
+  @Option(names = "--shuffle-conf", paramLabel = "KEY=VALUE",
+      description = "A Spark setting for every application of the shuffle section, whichever its shuffle manager (e.g."
+          + " spark.plugins=com.nvidia.spark.SQLPlugin for the RAPIDS Accelerator); once per setting.")
+  Map<String, String> shuffleConf;
+
+  @Option(names = "--shuffle-rapids-manager", paramLabel = "CLASS",
+      description = "Also run the shuffle section's job with the RAPIDS Accelerator's shuffle manager CLASS (named for"
+          + " the Spark version, e.g. com.nvidia.spark.rapids.spark353.RapidsShuffleManager) in MULTITHREADED mode;"
+          + " needs the plugin, through --shuffle-conf.")
+  String shuffleRapidsManager;
+
   @Option(names = "--shuffle-timeline", paramLabel = "FILE",
       description = "Append a line per timed shuffle job to FILE: the shuffle, the round, its start and end (Unix"
           + " seconds) and the bytes its map tasks wrote (dev/shaped-link --shuffle reads it).")
@@ -162,6 +174,11 @@ public final class BenchCommand implements Callable<Integer>, BenchmarksCommand 
     OptionValues.count("--shuffle-executor-cores", shuffleExecutorCores, 1, 1024);
     long shuffleExecutorBytes = OptionValues.size("--shuffle-executor-memory", shuffleExecutorMemory, 256L << 20, 1L << 40);
     List<List<String>> shuffleWorkerPlaces = shuffleWorkerPlaces();
+    if (shuffleRapidsManager != null && (shuffleConf == null
+        || !shuffleConf.getOrDefault("spark.plugins", "").contains("com.nvidia.spark.SQLPlugin"))) {
+      throw new CommandLine.ParameterException(spec.commandLine(), "--shuffle-rapids-manager needs the RAPIDS"
+          + " Accelerator on in every application: add --shuffle-conf spark.plugins=com.nvidia.spark.SQLPlugin");
+    }
     Set<Section> run = sections == null || sections.isEmpty() ? EnumSet.complementOf(EnumSet.of(Section.shuffle))
         : EnumSet.copyOf(sections);
     boolean iperf = !forceRaw && Iperf3.available();
@@ -281,7 +298,7 @@ public final class BenchCommand implements Callable<Integer>, BenchmarksCommand 
       once += 1 + 2 * joinPairs; // starting Spark and writing the tables, then the pairs
     }
     if (run.contains(Section.shuffle)) {
-      once += 1 + 2 * shuffleRounds;
+      once += 1 + (shuffleRapidsManager == null ? 2 : 3) * shuffleRounds;
     }
     return perRound * rounds + once + (run.contains(Section.memory) ? 1 : 0);
   }
@@ -577,43 +594,51 @@ public final class BenchCommand implements Callable<Integer>, BenchmarksCommand 
 
   private void shuffle(BenchReport report, Progress progress, StandaloneCluster cluster, long bytes) throws Exception {
     int n = shuffleRounds;
-    SparkShuffle.Run[] spark = new SparkShuffle.Run[n];
-    SparkShuffle.Run[] ours = new SparkShuffle.Run[n];
+    List<SparkShuffle.Manager> managers = new java.util.ArrayList<>(List.of(SparkShuffle.Manager.SPARK,
+        SparkShuffle.Manager.GPUDIRECT));
+    if (shuffleRapidsManager != null) {
+      managers.add(SparkShuffle.Manager.rapidsMultithreaded(shuffleRapidsManager));
+    }
+    Map<String, String> conf = shuffleConf == null ? Map.of() : shuffleConf;
+    Map<SparkShuffle.Manager, SparkShuffle.Run[]> runs = new java.util.LinkedHashMap<>();
+    managers.forEach(m -> runs.put(m, new SparkShuffle.Run[n]));
     String rows = null;
     for (int i = 0; i < n; i++) {
-      // Each round in the other order from the last, so that neither side always runs first.
-      for (SparkShuffle.Manager m : i % 2 == 0 ? SparkShuffle.Manager.values()
-          : new SparkShuffle.Manager[] {SparkShuffle.Manager.GPUDIRECT, SparkShuffle.Manager.SPARK}) {
-        progress.step("shuffle: " + (m == SparkShuffle.Manager.SPARK ? "Spark's Netty shuffle" : "gpudirect shuffle")
-            + ", round " + (i + 1));
-        SparkShuffle.Run r = SparkShuffle.run(cluster, m, bytes);
+      // Each round starts with the next manager, so that none always runs first.
+      for (int j = 0; j < managers.size(); j++) {
+        SparkShuffle.Manager m = managers.get((i + j) % managers.size());
+        progress.step("shuffle: " + m.label() + ", round " + (i + 1));
+        SparkShuffle.Run r = SparkShuffle.run(cluster, m, conf, bytes);
         progress.stepDone();
         if (shuffleTimeline != null) {
           double start = r.started().toEpochMilli() / 1e3;
           Files.writeString(shuffleTimeline, String.format(Locale.ROOT, "%s %d %.3f %.3f %d%n",
-              m.name().toLowerCase(Locale.ROOT), i + 1, start, start + r.seconds(), r.shuffleBytes()),
+              m.key(), i + 1, start, start + r.seconds(), r.shuffleBytes()),
               StandardOpenOption.CREATE, StandardOpenOption.APPEND);
         }
-        (m == SparkShuffle.Manager.SPARK ? spark : ours)[i] = r;
+        runs.get(m)[i] = r;
         if (rows == null) {
           rows = r.rows();
         } else if (!rows.equals(r.rows())) {
-          throw new IllegalStateException("The shuffle job gave " + r.rows() + " with the " + m + " shuffle in round "
+          throw new IllegalStateException("The shuffle job gave " + r.rows() + " with the " + m.label() + " in round "
               + (i + 1) + " and " + rows + " before: the shuffles disagree");
         }
       }
     }
+    SparkShuffle.Run[] ours = runs.get(SparkShuffle.Manager.GPUDIRECT);
+    SparkShuffle.Run[] spark = runs.get(SparkShuffle.Manager.SPARK);
+    String on = conf.isEmpty() ? "" : "; with " + conf;
     double time = median(ratios(ours, spark, SparkShuffle.Run::seconds));
     double wait = median(ratios(ours, spark, SparkShuffle.Run::fetchWaitSeconds));
     double cpu = median(ratios(ours, spark, SparkShuffle.Run::cpuSecondsPerGb));
     boolean met = wait <= 0.5 && time <= 0.9 && cpu <= 1.0;
     report.add(Row.of("shuffle", "gpudirect shuffle, join", medians(ours))
         .against("Spark's Netty shuffle", time, cpu, "fetch wait <= 0.5x, time <= 0.9x, CPU/GB <= 1x", met)
-        .withNote(String.format(Locale.ROOT, "%s shuffled; %s; median of %d rounds, alternated: job %.2f s vs %.2f s,"
+        .withNote(String.format(Locale.ROOT, "%s shuffled; %s%s; median of %d rounds, alternated: job %.2f s vs %.2f s,"
             + " fetch wait %.2f s vs %.2f s (ratio %.2f), executors' CPU %.2f vs %.2f s/GB; ratios = medians of the"
             + " rounds' ratios; CPU = the executor JVMs' process CPU; Gbit/s = shuffled bytes / job time;"
             + " each round's job time and CPU/GB, ours then Spark's: %s",
-            Sizes.show(ours[0].shuffleBytes()), SparkShuffle.describe(cluster, bytes), n,
+            Sizes.show(ours[0].shuffleBytes()), SparkShuffle.describe(cluster, bytes), on, n,
             median(each(ours, SparkShuffle.Run::seconds)), median(each(spark, SparkShuffle.Run::seconds)),
             median(each(ours, SparkShuffle.Run::fetchWaitSeconds)), median(each(spark, SparkShuffle.Run::fetchWaitSeconds)),
             wait, median(each(ours, SparkShuffle.Run::cpuSecondsPerGb)),
@@ -621,6 +646,19 @@ public final class BenchCommand implements Callable<Integer>, BenchmarksCommand 
     report.add(Row.of("shuffle", "Spark's Netty shuffle, join", medians(spark))
         .withNote("spark.shuffle.readHostLocalDisk=false, so that blocks of the other executor on this host cross the"
             + " network as ours do (by default Spark reads them from its disk)"));
+    if (shuffleRapidsManager != null) {
+      SparkShuffle.Run[] rapids = runs.get(managers.get(2));
+      // Issue 29's goal with the RAPIDS Accelerator: ours at or under the better of the two others.
+      double best = Math.min(median(each(spark, SparkShuffle.Run::seconds)), median(each(rapids, SparkShuffle.Run::seconds)));
+      double ofBest = median(each(ours, SparkShuffle.Run::seconds)) / best;
+      report.add(Row.of("shuffle", "RAPIDS shuffle (MULTITHREADED), join", medians(rapids))
+          .withNote(String.format(Locale.ROOT, "%s; job %.2f s, fetch wait %.2f s, executors' CPU %.2f s/GB (medians);"
+              + " gpudirect's median job time %.2fx the better of Spark's and this (goal <= 1x: %s); each round's job"
+              + " time and CPU/GB, ours then RAPIDS': %s", shuffleRapidsManager,
+              median(each(rapids, SparkShuffle.Run::seconds)), median(each(rapids, SparkShuffle.Run::fetchWaitSeconds)),
+              median(each(rapids, SparkShuffle.Run::cpuSecondsPerGb)), ofBest, ofBest <= 1.0 ? "met" : "not met",
+              rounds(ours, rapids))));
+    }
   }
 
   /** Each round's figures, so that the report shows their spread beside the medians. */

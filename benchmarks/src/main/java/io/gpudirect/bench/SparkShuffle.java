@@ -5,6 +5,7 @@ import io.gpudirect.spark.shuffle.StandaloneCluster;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 import org.apache.spark.scheduler.SparkListener;
 import org.apache.spark.scheduler.SparkListenerTaskEnd;
 import org.apache.spark.sql.Row;
@@ -18,14 +19,24 @@ import org.apache.spark.sql.SparkSession;
  * a sixteenth of its size, untimed, so that neither side is timed with cold executors.
  */
 final class SparkShuffle {
-  /** Spark's own shuffle (Netty's block transfer service), and ours. */
-  enum Manager {
-    SPARK("sort"), GPUDIRECT(GpuDirectShuffleManager.class.getName());
+  /**
+   * A shuffle manager the bench runs the job with: its short name (the timeline's), how the report
+   * names it, and the settings that choose it.
+   */
+  record Manager(String key, String label, Map<String, String> settings) {
+    /** Spark's own (sort-based, Netty's block transfer service). */
+    static final Manager SPARK = new Manager("spark", "Spark's Netty shuffle", Map.of("spark.shuffle.manager", "sort"));
+    /** Ours. */
+    static final Manager GPUDIRECT = new Manager("gpudirect", "gpudirect shuffle",
+        Map.of("spark.shuffle.manager", GpuDirectShuffleManager.class.getName()));
 
-    final String setting;
-
-    Manager(String setting) {
-      this.setting = setting;
+    /**
+     * The RAPIDS Accelerator's own shuffle manager in its MULTITHREADED mode (its class is named
+     * for the Spark version, e.g. com.nvidia.spark.rapids.spark353.RapidsShuffleManager).
+     */
+    static Manager rapidsMultithreaded(String managerClass) {
+      return new Manager("rapids", "RAPIDS shuffle (MULTITHREADED)",
+          Map.of("spark.shuffle.manager", managerClass, "spark.rapids.shuffle.mode", "MULTITHREADED"));
     }
   }
 
@@ -41,8 +52,9 @@ final class SparkShuffle {
   }
 
   /**
-   * Bytes shuffled per row of the larger table, about: its row (a long key and 64 hex characters
-   * as Spark's unsafe row, lz4-compressed) and a quarter of the smaller table's.
+   * Bytes shuffled per row of the larger table, about: its row (a long key and four longs' decimal
+   * digits, some 76 characters, as Spark's unsafe row, lz4-compressed) and a quarter of the smaller
+   * table's.
    */
   private static final long BYTES_PER_ROW = 100;
 
@@ -54,13 +66,19 @@ final class SparkShuffle {
         + " a key, broadcasts off", cluster.describe(), rows(bytes), rows(bytes) / 4);
   }
 
-  static Run run(StandaloneCluster cluster, Manager manager, long bytes) throws Exception {
-    SparkSession spark = cluster.start(cluster.application("gpudirect bench shuffle")
-        .config("spark.shuffle.manager", manager.setting)
+  /**
+   * Runs the job once untimed at a sixteenth of its size, then timed, with {@code manager} and the
+   * settings {@code conf} adds for every manager (e.g. the RAPIDS Accelerator's).
+   */
+  static Run run(StandaloneCluster cluster, Manager manager, Map<String, String> conf, long bytes) throws Exception {
+    SparkSession.Builder application = cluster.application("gpudirect bench shuffle")
         .config("spark.sql.shuffle.partitions", String.valueOf(2 * mapTasks(bytes)))
         // Spark's reducers read blocks of another executor on their host from its disk unless told
         // not to; the bench is of the network's shuffle, Netty's against ours (which ignores it).
-        .config("spark.shuffle.readHostLocalDisk", "false"));
+        .config("spark.shuffle.readHostLocalDisk", "false");
+    conf.forEach(application::config);
+    manager.settings().forEach(application::config);
+    SparkSession spark = cluster.start(application);
     try {
       spark.sparkContext().setLogLevel("WARN");
       job(spark, Math.max(1, rows(bytes) / 16), mapTasks(bytes));
@@ -90,13 +108,17 @@ final class SparkShuffle {
 
   /** The job; its one row (count and checksum) as text, which every run must give alike. */
   private static String job(SparkSession spark, long rows, int maps) {
-    String payload = "concat(hex(xxhash64(id)), hex(xxhash64(id, 1)), hex(xxhash64(id, 2)), hex(xxhash64(id, 3)))";
+    // Expressions the RAPIDS Accelerator runs on the GPU too (it has no hex and no bit_xor), so
+    // that with it on the whole job, exchanges included, is its.
+    String payload = "concat(cast(xxhash64(id) AS string), cast(xxhash64(id, 1) AS string),"
+        + " cast(xxhash64(id, 2) AS string), cast(xxhash64(id, 3) AS string))";
     spark.range(0, rows, 1, maps).selectExpr("id % " + Math.max(1, rows / 4) + " AS k", payload + " AS v")
         .createOrReplaceTempView("facts");
     spark.range(0, Math.max(1, rows / 4), 1, maps).selectExpr("id AS k", payload + " AS w")
         .createOrReplaceTempView("dims");
-    // bit_xor, not sum: a sum of hashes overflows a long, an error under Spark 4's ANSI default.
-    List<Row> result = spark.sql("SELECT count(*), bit_xor(xxhash64(v, w)) FROM facts JOIN dims USING (k)").collectAsList();
+    // Each hash's low 32 bits: a sum of whole hashes overflows a long, an error under Spark 4's ANSI default.
+    List<Row> result = spark.sql("SELECT count(*), sum(xxhash64(v, w) & 4294967295) FROM facts JOIN dims USING (k)")
+        .collectAsList();
     return result.get(0).toString();
   }
 

@@ -118,6 +118,9 @@ class BenchSmokeTest {
     assertTrue(err.toString().contains("--duration"), err.toString());
     assertEquals(2, cli.execute("--sections", "shuffle", "--shuffle-worker", " "));
     assertTrue(err.toString().contains("--shuffle-worker must start with the Worker's address"), err.toString());
+    assertEquals(2, cli.execute("--sections", "shuffle", "--shuffle-rapids-manager",
+        "com.nvidia.spark.rapids.spark353.RapidsShuffleManager"));
+    assertTrue(err.toString().contains("add --shuffle-conf spark.plugins=com.nvidia.spark.SQLPlugin"), err.toString());
   }
 
   private static void assertPositive(JsonNode row, String field, String name) {

@@ -1,0 +1,68 @@
+package io.gpudirect.spark.shuffle;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import io.gpudirect.gpu.GpuTest;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The RAPIDS Accelerator's columnar shuffle over gpudirect's shuffle manager (issue 29): with the
+ * plugin on both executors of a two-Worker cluster, its exchanges write GPU batches through its
+ * own serializer into Spark's sort-based writer, which ours delegates to, and ours fetches them
+ * from the other executor; the queries of {@link ShuffleClusterQueriesTest} give the rows Spark's
+ * CPU engine gives with its own shuffle.
+ *
+ * <p>Needs a GPU and the rapids-4-spark jar on the class path (executors get the driver's);
+ * skipped otherwise. The two executors share the one GPU, a third of its memory each.
+ */
+@GpuTest(cudf = false)
+@Timeout(value = 600, unit = TimeUnit.SECONDS)
+class RapidsShuffleGpuTest {
+  static final String PLUGIN = "com.nvidia.spark.SQLPlugin";
+
+  /** The plugin on every executor, sized so that two share one GPU. */
+  static final Map<String, String> RAPIDS = Map.of(
+      "spark.plugins", PLUGIN,
+      "spark.rapids.sql.enabled", "true",
+      "spark.rapids.memory.gpu.allocFraction", "0.3",
+      "spark.rapids.memory.gpu.minAllocFraction", "0",
+      "spark.rapids.memory.pinnedPool.size", "0",
+      "spark.rapids.sql.explain", "NOT_ON_GPU");
+
+  @TempDir Path tmp;
+
+  @Test
+  void theGpuSerializersBatchesCrossOurShuffleAndGiveSparksRows() throws Exception {
+    assumeTrue(onClassPath(PLUGIN), "skipped: needs the RAPIDS Accelerator jar (rapids-4-spark_2.12, cuda12) on the"
+        + " class path");
+    Map<String, List<String>> expected = ShuffleClusterQueriesTest.rowsOfSparksOwnShuffle();
+    try (ShuffleCluster cluster = ShuffleCluster.start("gpudirect-shuffle-rapids", tmp, RAPIDS)) {
+      ShuffleClusterQueriesTest.assertSameRows(expected, cluster);
+      // Without this the test would pass with the plugin silently off: the exchange must be the
+      // plugin's, its batches what crossed.
+      cluster.spark.conf().set("spark.sql.adaptive.enabled", false);
+      String plan = cluster.spark.range(0, 1000, 1, 2).selectExpr("id % 10 AS k", "id").groupBy("k").count()
+          .queryExecution().executedPlan().toString();
+      assertTrue(plan.contains("GpuColumnarExchange"), "the plugin's exchange planned:\n" + plan);
+      assertEquals(Set.of("tcp"), cluster.bytesFetchedByTransport().keySet(), "transport=auto, no RDMA here");
+    }
+  }
+
+  private static boolean onClassPath(String name) {
+    try {
+      Class.forName(name);
+      return true;
+    } catch (ClassNotFoundException e) {
+      return false;
+    }
+  }
+}
