@@ -2,6 +2,8 @@ package io.gpudirect.spark.shuffle;
 
 import java.io.IOException;
 import java.io.Writer;
+import java.net.URL;
+import java.net.URLClassLoader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -15,6 +17,7 @@ import java.util.regex.Pattern;
 import org.apache.spark.deploy.master.Master;
 import org.apache.spark.deploy.worker.Worker;
 import org.apache.spark.sql.SparkSession;
+import org.apache.spark.util.MutableURLClassLoader;
 
 /**
  * A real Spark standalone cluster on this machine, for the shuffle's tests and its bench: a
@@ -243,6 +246,12 @@ public final class StandaloneCluster implements AutoCloseable {
    * Worker, have registered; fails naming the Workers' logs. Closing the cluster stops it.
    */
   public SparkSession start(SparkSession.Builder builder) throws InterruptedException {
+    // As spark-submit does for a driver: a context class loader that jars can be added to. The
+    // RAPIDS Accelerator adds its Spark version's classes to it and fails on the JVM's own.
+    if (!(Thread.currentThread().getContextClassLoader() instanceof URLClassLoader)) {
+      Thread.currentThread().setContextClassLoader(
+          new MutableURLClassLoader(new URL[0], Thread.currentThread().getContextClassLoader()));
+    }
     SparkSession spark = builder.getOrCreate();
     application = spark;
     try {
