@@ -2,6 +2,7 @@ package io.gpudirect.spark;
 
 import io.gpudirect.remote.RemoteStores;
 import io.gpudirect.server.BlockServer;
+import java.nio.file.Path;
 import org.apache.spark.sql.SparkSession;
 
 /**
@@ -18,6 +19,22 @@ public final class LocalSessions {
         .master("local[" + cores + "]")
         .config("spark.ui.enabled", "false")
         .config("spark.driver.host", "127.0.0.1");
+  }
+
+  /**
+   * Serves the Parquet folders {@code tables} under {@code root} from a server on loopback and
+   * registers each twice in {@code spark}: {@code local_T} read by {@code spark.read.parquet},
+   * {@code remote_T} by gpudirect from that server, so that a test compares the two plans or rows
+   * of one query. Returns the server, for {@link #stop}.
+   */
+  public static BlockServer serveAsViews(SparkSession spark, Path root, String... tables) {
+    BlockServer server = BlockServer.builder().root(root).bindAddress("127.0.0.1").port(0).build().start();
+    for (String t : tables) {
+      spark.read().parquet(root.resolve(t).toString()).createOrReplaceTempView("local_" + t);
+      spark.read().format("gpudirect").load("gpudirect://127.0.0.1:" + server.port() + "/" + t)
+          .createOrReplaceTempView("remote_" + t);
+    }
+    return server;
   }
 
   /**

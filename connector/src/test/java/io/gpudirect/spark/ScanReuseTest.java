@@ -42,9 +42,7 @@ class ScanReuseTest {
     spark = LocalSessions.builder("gpudirect-scan-reuse", 2).getOrCreate();
     spark.sql("SELECT id AS key, CAST(id % 7 AS INT) AS small, concat('comment ', id) AS note FROM range(0, 5000)")
         .repartition(2).write().parquet(root.resolve("t").toString());
-    server = BlockServer.builder().root(root).bindAddress("127.0.0.1").port(0).build().start();
-    spark.read().parquet(root.resolve("t").toString()).createOrReplaceTempView("local_t");
-    spark.read().format("gpudirect").load("gpudirect://127.0.0.1:" + server.port() + "/t").createOrReplaceTempView("remote_t");
+    server = LocalSessions.serveAsViews(spark, root, "t");
   }
 
   @AfterAll

@@ -48,12 +48,7 @@ class ExistsSubqueryPruningTest {
     spark.sql("SELECT id % 2000 AS order_id, id AS line, CAST(id % 31 AS INT) AS committed,"
         + " CAST(id % 29 AS INT) AS received, id * 0.5 AS price, concat('note ', id) AS note FROM range(0, 8000)")
         .write().parquet(root.resolve("items").toString());
-    server = BlockServer.builder().root(root).bindAddress("127.0.0.1").port(0).build().start();
-    for (String t : new String[] {"orders", "items"}) {
-      spark.read().parquet(root.resolve(t).toString()).createOrReplaceTempView("local_" + t);
-      spark.read().format("gpudirect").load("gpudirect://127.0.0.1:" + server.port() + "/" + t)
-          .createOrReplaceTempView("remote_" + t);
-    }
+    server = LocalSessions.serveAsViews(spark, root, "orders", "items");
   }
 
   @AfterAll

@@ -50,12 +50,7 @@ class RapidsJoinReorderTest {
         .write().parquet(root.resolve("custs").toString());
     spark.sql("SELECT id AS n_id, concat('n', id) AS n_name FROM range(0, 25)")
         .write().parquet(root.resolve("nations").toString());
-    server = BlockServer.builder().root(root).bindAddress("127.0.0.1").port(0).build().start();
-    for (String t : new String[] {"lines", "supps", "custs", "nations"}) {
-      spark.read().parquet(root.resolve(t).toString()).createOrReplaceTempView("local_" + t);
-      spark.read().format("gpudirect").load("gpudirect://127.0.0.1:" + server.port() + "/" + t)
-          .createOrReplaceTempView("remote_" + t);
-    }
+    server = LocalSessions.serveAsViews(spark, root, "lines", "supps", "custs", "nations");
   }
 
   @AfterAll
