@@ -22,7 +22,7 @@ import org.apache.spark.SparkConf;
  * to each server to Spark's connections per peer ({@code spark.shuffle.io.numConnectionsPerPeer}, 1),
  * not a read's 4. A read is one client filling one server's link, which takes several streams; in a
  * shuffle every executor fetches from every other at once, so the flows are already many, and each
- * more per peer shares the same switch queues: on a shaped link four per server retransmitted four
+ * more per peer shares the same switch queues: on a shaped link four per server retransmitted 4-5
  * times what one did, at no better rate (docs/benchmarks.md, "The shuffle on the shaped link").
  */
 final class ShuffleTransport {
