@@ -1,9 +1,10 @@
 /*
  * LD_PRELOAD shim for dev/shaped-link --server-pacing: sets SO_MAX_PACING_RATE on every socket
- * the process accepts or connects (in --shuffle both ends of a connection may send: iperf3
- * --bidir's client does, as each executor's server does), which turns on the kernel's own TCP pacing (since Linux 4.13) at the
- * congestion control's pacing rate, capped by the value given: what `fq` on the sender's host
- * does, for kernels built without fq and for a JVM, which cannot set the option itself.
+ * the process accepts or connects (with --shuffle both ends send: iperf3 --bidir's client as its
+ * server, and each executor as a server), which turns on the kernel's own TCP pacing (since
+ * Linux 4.13) at the congestion control's pacing rate, capped by the value given: what `fq` on
+ * the sender's host does, for kernels built without fq and for a JVM, which cannot set the
+ * option itself.
  *
  * GD_MAX_PACING_RATE: the cap in bytes per second (default 2^40: no cap below TCP's own rate;
  * ~0 would leave pacing off, which is why the default is finite).
