@@ -1,8 +1,10 @@
 /*
  * LD_PRELOAD shim for dev/shaped-link --server-pacing: sets SO_MAX_PACING_RATE on every socket
- * the process accepts, which turns on the kernel's own TCP pacing (since Linux 4.13) at the
- * congestion control's pacing rate, capped by the value given: what `fq` on the sender's host
- * does, for kernels built without fq and for a JVM, which cannot set the option itself.
+ * the process accepts or connects (with --shuffle both ends send: iperf3 --bidir's client as its
+ * server, and each executor as a server), which turns on the kernel's own TCP pacing (since
+ * Linux 4.13) at the congestion control's pacing rate, capped by the value given: what `fq` on
+ * the sender's host does, for kernels built without fq and for a JVM, which cannot set the
+ * option itself.
  *
  * GD_MAX_PACING_RATE: the cap in bytes per second (default 2^40: no cap below TCP's own rate;
  * ~0 would leave pacing off, which is why the default is finite).
@@ -46,4 +48,13 @@ int accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags) {
   int s = real(fd, addr, len, flags);
   pace(s);
   return s;
+}
+
+int connect(int fd, const struct sockaddr *addr, socklen_t len) {
+  static int (*real)(int, const struct sockaddr *, socklen_t);
+  if (real == NULL) {
+    real = (int (*)(int, const struct sockaddr *, socklen_t)) dlsym(RTLD_NEXT, "connect");
+  }
+  pace(fd);
+  return real(fd, addr, len);
 }

@@ -18,7 +18,12 @@ import org.apache.spark.SparkConf;
  * and retries), parsed and checked by the same {@link ResolvedOptions} as a read's, and the
  * servers' TLS material ({@value #TLS_CERTIFICATE}, {@value #TLS_KEY}). The timeouts default to
  * Spark's own for its shuffle ({@code spark.shuffle.io.connectionTimeout}, {@code spark.network.timeout}),
- * so that a stalled executor fails its reducers' fetches when Spark's own fetcher would.
+ * so that a stalled executor fails its reducers' fetches when Spark's own fetcher would; the streams
+ * to each server to Spark's connections per peer ({@code spark.shuffle.io.numConnectionsPerPeer}, 1),
+ * not a read's 4. A read is one client filling one server's link, which takes several streams; in a
+ * shuffle every executor fetches from every other at once, so the flows are already many, and each
+ * more per peer shares the same switch queues: on a shaped link four per server retransmitted 4-5
+ * times what one did, at no better rate (docs/benchmarks.md, "The shuffle on the shaped link").
  */
 final class ShuffleTransport {
   static final String PREFIX = "spark.gpudirect.shuffle.";
@@ -66,13 +71,15 @@ final class ShuffleTransport {
 
   /**
    * Spark's setting for what it has one of: its shuffle's connection timeout for a connect, its
-   * network timeout for a request. Spark reads both in seconds where no unit is given.
+   * network timeout for a request (Spark reads both in seconds where no unit is given), its
+   * connections per peer for the streams to each server.
    */
   private static String sparkDefault(SparkConf conf, String key) {
     long network = conf.getTimeAsSeconds("spark.network.timeout", "120s");
     return switch (key.substring(PREFIX.length())) {
       case "connectTimeout" -> conf.getTimeAsSeconds("spark.shuffle.io.connectionTimeout", network + "s") + "s";
       case "requestTimeout" -> network + "s";
+      case "streams" -> conf.get("spark.shuffle.io.numConnectionsPerPeer", "1");
       default -> null;
     };
   }

@@ -63,6 +63,16 @@ class ShuffleTransportTest {
   }
 
   @Test
+  void streamsPerServerAreSparksConnectionsPerPeerUnlessSet() {
+    assertEquals(1, ShuffleTransport.of(new SparkConf(false)).client(null, ShuffleSecret.SETTING).streams(),
+        "one stream per server, as Spark's one connection per peer, not a read's 4");
+    assertEquals(3, ShuffleTransport.of(new SparkConf(false).set("spark.shuffle.io.numConnectionsPerPeer", "3"))
+        .client(null, ShuffleSecret.SETTING).streams());
+    assertEquals(4, ShuffleTransport.of(new SparkConf(false).set("spark.shuffle.io.numConnectionsPerPeer", "3")
+        .set("spark.gpudirect.shuffle.streams", "4")).client(null, ShuffleSecret.SETTING).streams());
+  }
+
+  @Test
   void tlsNeedsTheServersMaterialAndRpcEncryptionNeedsTls() {
     SparkConf noMaterial = new SparkConf(false).set("spark.gpudirect.shuffle.tls", "true");
     GpuDirectException e = assertThrows(GpuDirectException.class, () -> new GpuDirectShuffleManager(noMaterial, true));
