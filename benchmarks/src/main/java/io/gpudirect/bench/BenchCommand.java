@@ -635,13 +635,16 @@ public final class BenchCommand implements Callable<Integer>, BenchmarksCommand 
     report.add(Row.of("shuffle", "gpudirect shuffle, join", medians(ours))
         .against("Spark's Netty shuffle", time, cpu, "fetch wait <= 0.5x, time <= 0.9x, CPU/GB <= 1x", met)
         .withNote(String.format(Locale.ROOT, "%s shuffled; %s%s; median of %d rounds, alternated: job %.2f s vs %.2f s,"
-            + " fetch wait %.2f s vs %.2f s (ratio %.2f), executors' CPU %.2f vs %.2f s/GB; ratios = medians of the"
+            + " fetch wait %.2f s vs %.2f s (ratio %.2f), map phase %.2f vs %.2f s, reduce stages %.2f vs %.2f s,"
+            + " executors' CPU %.2f vs %.2f s/GB; ratios = medians of the"
             + " rounds' ratios; CPU = the executor JVMs' process CPU; Gbit/s = shuffled bytes / job time;"
             + " each round's job time and CPU/GB, ours then Spark's: %s",
             Sizes.show(ours[0].shuffleBytes()), SparkShuffle.describe(cluster, bytes), on, n,
             median(each(ours, SparkShuffle.Run::seconds)), median(each(spark, SparkShuffle.Run::seconds)),
             median(each(ours, SparkShuffle.Run::fetchWaitSeconds)), median(each(spark, SparkShuffle.Run::fetchWaitSeconds)),
-            wait, median(each(ours, SparkShuffle.Run::cpuSecondsPerGb)),
+            wait, median(each(ours, SparkShuffle.Run::mapSeconds)), median(each(spark, SparkShuffle.Run::mapSeconds)),
+            median(each(ours, SparkShuffle.Run::reduceSeconds)), median(each(spark, SparkShuffle.Run::reduceSeconds)),
+            median(each(ours, SparkShuffle.Run::cpuSecondsPerGb)),
             median(each(spark, SparkShuffle.Run::cpuSecondsPerGb)), rounds(ours, spark))));
     report.add(Row.of("shuffle", "Spark's Netty shuffle, join", medians(spark))
         .withNote("spark.shuffle.readHostLocalDisk=false, so that blocks of the other executor on this host cross the"
@@ -652,10 +655,12 @@ public final class BenchCommand implements Callable<Integer>, BenchmarksCommand 
       double best = Math.min(median(each(spark, SparkShuffle.Run::seconds)), median(each(rapids, SparkShuffle.Run::seconds)));
       double ofBest = median(each(ours, SparkShuffle.Run::seconds)) / best;
       report.add(Row.of("shuffle", "RAPIDS shuffle (MULTITHREADED), join", medians(rapids))
-          .withNote(String.format(Locale.ROOT, "%s; job %.2f s, fetch wait %.2f s, executors' CPU %.2f s/GB (medians);"
+          .withNote(String.format(Locale.ROOT, "%s; job %.2f s, fetch wait %.2f s, map phase %.2f s, reduce stages"
+              + " %.2f s, executors' CPU %.2f s/GB (medians);"
               + " gpudirect's median job time %.2fx the better of Spark's and this (goal <= 1x: %s); each round's job"
               + " time and CPU/GB, ours then RAPIDS': %s", shuffleRapidsManager,
               median(each(rapids, SparkShuffle.Run::seconds)), median(each(rapids, SparkShuffle.Run::fetchWaitSeconds)),
+              median(each(rapids, SparkShuffle.Run::mapSeconds)), median(each(rapids, SparkShuffle.Run::reduceSeconds)),
               median(each(rapids, SparkShuffle.Run::cpuSecondsPerGb)), ofBest, ofBest <= 1.0 ? "met" : "not met",
               rounds(ours, rapids))));
     }

@@ -7,7 +7,9 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import org.apache.spark.scheduler.SparkListener;
+import org.apache.spark.scheduler.SparkListenerStageCompleted;
 import org.apache.spark.scheduler.SparkListenerTaskEnd;
+import org.apache.spark.scheduler.StageInfo;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 
@@ -42,10 +44,13 @@ final class SparkShuffle {
 
   /**
    * What a timed job took: when it started, its wall time, the reducers' summed fetch wait, the
-   * executor JVMs' CPU, the bytes the map tasks wrote.
+   * executor JVMs' CPU, the bytes the map tasks wrote, its answer; and its two phases: from the
+   * start until the last stage that only wrote shuffle output ended (the map side: generating,
+   * serializing, writing), and the wall time of the stages that read shuffle output (the join and
+   * the final aggregate: fetching, deserializing, joining).
    */
   record Run(Instant started, double seconds, double fetchWaitSeconds, double executorCpuSeconds, long shuffleBytes,
-      String rows) {
+      String rows, double mapSeconds, double reduceSeconds) {
     double cpuSecondsPerGb() {
       return shuffleBytes > 0 ? executorCpuSeconds / (shuffleBytes / 1e9) : Double.NaN;
     }
@@ -91,7 +96,8 @@ final class SparkShuffle {
       double seconds = (System.nanoTime() - start) / 1e9;
       double executorCpu = (executorCpuNanos(cluster) - cpu) / 1e9;
       spark.sparkContext().listenerBus().waitUntilEmpty(60_000);
-      return new Run(started, seconds, totals.fetchWaitMs / 1e3, executorCpu, totals.bytesWritten, rows);
+      return new Run(started, seconds, totals.fetchWaitMs / 1e3, executorCpu, totals.bytesWritten, rows,
+          Math.max(0, totals.lastMapStageEndMs - started.toEpochMilli()) / 1e3, totals.reduceStagesMs / 1e3);
     } finally {
       spark.stop();
     }
@@ -128,16 +134,32 @@ final class SparkShuffle {
         .mapToLong(p -> p.info().totalCpuDuration().map(Duration::toNanos).orElse(0L)).sum();
   }
 
-  /** Sums over the tasks that end while it listens. */
+  /** Sums over the tasks and stages that end while it listens. */
   private static final class TaskTotals extends SparkListener {
     volatile long fetchWaitMs;
     volatile long bytesWritten;
+    volatile long lastMapStageEndMs;
+    volatile long reduceStagesMs;
 
     @Override
     public synchronized void onTaskEnd(SparkListenerTaskEnd end) {
       if (end.taskMetrics() != null) {
         fetchWaitMs += end.taskMetrics().shuffleReadMetrics().fetchWaitTime();
         bytesWritten += end.taskMetrics().shuffleWriteMetrics().bytesWritten();
+      }
+    }
+
+    @Override
+    public synchronized void onStageCompleted(SparkListenerStageCompleted completed) {
+      StageInfo stage = completed.stageInfo();
+      if (stage.submissionTime().isEmpty() || stage.completionTime().isEmpty() || stage.taskMetrics() == null) {
+        return;
+      }
+      long end = (Long) stage.completionTime().get();
+      if (stage.taskMetrics().shuffleReadMetrics().totalBlocksFetched() > 0) {
+        reduceStagesMs += end - (Long) stage.submissionTime().get();
+      } else if (stage.taskMetrics().shuffleWriteMetrics().bytesWritten() > 0) {
+        lastMapStageEndMs = Math.max(lastMapStageEndMs, end);
       }
     }
   }

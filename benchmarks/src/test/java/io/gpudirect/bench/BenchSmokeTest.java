@@ -106,6 +106,14 @@ class BenchSmokeTest {
     JsonNode ours = report.get("rows").get(0);
     assertPositive(ours, "ratio", "ours against Spark's");
     assertTrue(ours.get("met").isBoolean() && ours.get("note").asText().contains("fetch wait"), ours.toString());
+    // The job's two phases, from the stages' own times: none may be missing (zero) on either side.
+    java.util.regex.Matcher phases = java.util.regex.Pattern
+        .compile("map phase ([0-9.]+) vs ([0-9.]+) s, reduce stages ([0-9.]+) vs ([0-9.]+) s")
+        .matcher(ours.get("note").asText());
+    assertTrue(phases.find(), ours.get("note").asText());
+    for (int g = 1; g <= 4; g++) {
+      assertTrue(Double.parseDouble(phases.group(g)) > 0, "phase " + g + " in " + phases.group());
+    }
   }
 
   @Test
