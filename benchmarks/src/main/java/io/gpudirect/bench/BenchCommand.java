@@ -100,6 +100,11 @@ public final class BenchCommand implements Callable<Integer>, BenchmarksCommand 
           + " PREFIX if given (e.g. '10.201.0.2 ip netns exec NS'); once per Worker (default: two on --shuffle-host).")
   List<String> shuffleWorkers;
 
+  @Option(names = "--shuffle-job", defaultValue = "join",
+      description = "The shuffle section's job: join (two tables on a key, broadcasts off) or repartition (one table"
+          + " hash-repartitioned and checksummed: the least work around the shuffle) (default ${DEFAULT-VALUE}).")
+  SparkShuffle.Job shuffleJob;
+
   @Option(names = "--shuffle-conf", paramLabel = "KEY=VALUE",
       description = "A Spark setting for every application of the shuffle section, whichever its shuffle manager (e.g."
           + " spark.plugins=com.nvidia.spark.SQLPlugin for the RAPIDS Accelerator); once per setting.")
@@ -608,7 +613,7 @@ public final class BenchCommand implements Callable<Integer>, BenchmarksCommand 
       for (int j = 0; j < managers.size(); j++) {
         SparkShuffle.Manager m = managers.get((i + j) % managers.size());
         progress.step("shuffle: " + m.label() + ", round " + (i + 1));
-        SparkShuffle.Run r = SparkShuffle.run(cluster, m, conf, bytes);
+        SparkShuffle.Run r = SparkShuffle.run(cluster, m, conf, shuffleJob, bytes);
         progress.stepDone();
         if (shuffleTimeline != null) {
           double start = r.started().toEpochMilli() / 1e3;
@@ -632,21 +637,21 @@ public final class BenchCommand implements Callable<Integer>, BenchmarksCommand 
     double wait = median(ratios(ours, spark, SparkShuffle.Run::fetchWaitSeconds));
     double cpu = median(ratios(ours, spark, SparkShuffle.Run::cpuSecondsPerGb));
     boolean met = wait <= 0.5 && time <= 0.9 && cpu <= 1.0;
-    report.add(Row.of("shuffle", "gpudirect shuffle, join", medians(ours))
+    report.add(Row.of("shuffle", "gpudirect shuffle, " + shuffleJob, medians(ours))
         .against("Spark's Netty shuffle", time, cpu, "fetch wait <= 0.5x, time <= 0.9x, CPU/GB <= 1x", met)
         .withNote(String.format(Locale.ROOT, "%s shuffled; %s%s; median of %d rounds, alternated: job %.2f s vs %.2f s,"
             + " fetch wait %.2f s vs %.2f s (ratio %.2f), map phase %.2f vs %.2f s, reduce stages %.2f vs %.2f s,"
             + " executors' CPU %.2f vs %.2f s/GB; ratios = medians of the"
             + " rounds' ratios; CPU = the executor JVMs' process CPU; Gbit/s = shuffled bytes / job time;"
             + " each round's job time and CPU/GB, ours then Spark's: %s",
-            Sizes.show(ours[0].shuffleBytes()), SparkShuffle.describe(cluster, bytes), on, n,
+            Sizes.show(ours[0].shuffleBytes()), SparkShuffle.describe(cluster, shuffleJob, bytes), on, n,
             median(each(ours, SparkShuffle.Run::seconds)), median(each(spark, SparkShuffle.Run::seconds)),
             median(each(ours, SparkShuffle.Run::fetchWaitSeconds)), median(each(spark, SparkShuffle.Run::fetchWaitSeconds)),
             wait, median(each(ours, SparkShuffle.Run::mapSeconds)), median(each(spark, SparkShuffle.Run::mapSeconds)),
             median(each(ours, SparkShuffle.Run::reduceSeconds)), median(each(spark, SparkShuffle.Run::reduceSeconds)),
             median(each(ours, SparkShuffle.Run::cpuSecondsPerGb)),
             median(each(spark, SparkShuffle.Run::cpuSecondsPerGb)), rounds(ours, spark))));
-    report.add(Row.of("shuffle", "Spark's Netty shuffle, join", medians(spark))
+    report.add(Row.of("shuffle", "Spark's Netty shuffle, " + shuffleJob, medians(spark))
         .withNote("spark.shuffle.readHostLocalDisk=false, so that blocks of the other executor on this host cross the"
             + " network as ours do (by default Spark reads them from its disk)"));
     if (shuffleRapidsManager != null) {
@@ -654,7 +659,7 @@ public final class BenchCommand implements Callable<Integer>, BenchmarksCommand 
       // Issue 29's goal with the RAPIDS Accelerator: ours at or under the better of the two others.
       double best = Math.min(median(each(spark, SparkShuffle.Run::seconds)), median(each(rapids, SparkShuffle.Run::seconds)));
       double ofBest = median(each(ours, SparkShuffle.Run::seconds)) / best;
-      report.add(Row.of("shuffle", "RAPIDS shuffle (MULTITHREADED), join", medians(rapids))
+      report.add(Row.of("shuffle", "RAPIDS shuffle (MULTITHREADED), " + shuffleJob, medians(rapids))
           .withNote(String.format(Locale.ROOT, "%s; job %.2f s, fetch wait %.2f s, map phase %.2f s, reduce stages"
               + " %.2f s, executors' CPU %.2f s/GB (medians);"
               + " gpudirect's median job time %.2fx the better of Spark's and this (goal <= 1x: %s); each round's job"

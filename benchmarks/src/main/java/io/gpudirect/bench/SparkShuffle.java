@@ -10,8 +10,10 @@ import org.apache.spark.scheduler.SparkListener;
 import org.apache.spark.scheduler.SparkListenerStageCompleted;
 import org.apache.spark.scheduler.SparkListenerTaskEnd;
 import org.apache.spark.scheduler.StageInfo;
+import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.functions;
 
 /**
  * One run of the shuffle bench's job with one shuffle manager, as a fresh application on a
@@ -63,19 +65,32 @@ final class SparkShuffle {
    */
   private static final long BYTES_PER_ROW = 100;
 
+  /** What the bench's job does with its generated rows (--shuffle-job). */
+  enum Job {
+    /** Joined to a quarter as many on a key, broadcasts off: both tables shuffled. */
+    join,
+    /**
+     * Hash-repartitioned on the key and checksummed: one table shuffled, the least work around
+     * the shuffle, so that its transport shows most in the job's time.
+     */
+    repartition
+  }
+
   private SparkShuffle() {}
 
   /** The cluster and what the job is, for the report's method line. */
-  static String describe(StandaloneCluster cluster, long bytes) {
-    return String.format("%s, the driver in the bench's JVM, a fresh application per run; %,d rows joined to %,d on"
-        + " a key, broadcasts off", cluster.describe(), rows(bytes), rows(bytes) / 4);
+  static String describe(StandaloneCluster cluster, Job job, long bytes) {
+    return String.format("%s, the driver in the bench's JVM, a fresh application per run; %s", cluster.describe(),
+        job == Job.join ? String.format("%,d rows joined to %,d on a key, broadcasts off", rows(bytes), rows(bytes) / 4)
+            : String.format("%,d rows repartitioned on a key", rows(bytes)));
   }
 
   /**
    * Runs the job once untimed at a sixteenth of its size, then timed, with {@code manager} and the
    * settings {@code conf} adds for every manager (e.g. the RAPIDS Accelerator's).
    */
-  static Run run(StandaloneCluster cluster, Manager manager, Map<String, String> conf, long bytes) throws Exception {
+  static Run run(StandaloneCluster cluster, Manager manager, Map<String, String> conf, Job job, long bytes)
+      throws Exception {
     SparkSession.Builder application = cluster.application("gpudirect bench shuffle")
         .config("spark.sql.shuffle.partitions", String.valueOf(2 * mapTasks(bytes)))
         // Spark's reducers read blocks of another executor on their host from its disk unless told
@@ -86,13 +101,13 @@ final class SparkShuffle {
     SparkSession spark = cluster.start(application);
     try {
       spark.sparkContext().setLogLevel("WARN");
-      job(spark, Math.max(1, rows(bytes) / 16), mapTasks(bytes));
+      job(spark, job, Math.max(1, rows(bytes) / 16), mapTasks(bytes));
       TaskTotals totals = new TaskTotals();
       spark.sparkContext().addSparkListener(totals);
       long cpu = executorCpuNanos(cluster);
       Instant started = Instant.now();
       long start = System.nanoTime();
-      String rows = job(spark, rows(bytes), mapTasks(bytes));
+      String rows = job(spark, job, rows(bytes), mapTasks(bytes));
       double seconds = (System.nanoTime() - start) / 1e9;
       double executorCpu = (executorCpuNanos(cluster) - cpu) / 1e9;
       spark.sparkContext().listenerBus().waitUntilEmpty(60_000);
@@ -113,19 +128,23 @@ final class SparkShuffle {
   }
 
   /** The job; its one row (count and checksum) as text, which every run must give alike. */
-  private static String job(SparkSession spark, long rows, int maps) {
+  private static String job(SparkSession spark, Job job, long rows, int maps) {
     // Expressions the RAPIDS Accelerator runs on the GPU too (it has no hex and no bit_xor), so
     // that with it on the whole job, exchanges included, is its.
     String payload = "concat(cast(xxhash64(id) AS string), cast(xxhash64(id, 1) AS string),"
         + " cast(xxhash64(id, 2) AS string), cast(xxhash64(id, 3) AS string))";
-    spark.range(0, rows, 1, maps).selectExpr("id % " + Math.max(1, rows / 4) + " AS k", payload + " AS v")
-        .createOrReplaceTempView("facts");
-    spark.range(0, Math.max(1, rows / 4), 1, maps).selectExpr("id AS k", payload + " AS w")
-        .createOrReplaceTempView("dims");
+    Dataset<Row> facts = spark.range(0, rows, 1, maps).selectExpr("id % " + Math.max(1, rows / 4) + " AS k",
+        payload + " AS v");
     // Each hash's low 32 bits: a sum of whole hashes overflows a long, an error under Spark 4's ANSI default.
-    List<Row> result = spark.sql("SELECT count(*), sum(xxhash64(v, w) & 4294967295) FROM facts JOIN dims USING (k)")
-        .collectAsList();
-    return result.get(0).toString();
+    Dataset<Row> result;
+    if (job == Job.join) {
+      Dataset<Row> dims = spark.range(0, Math.max(1, rows / 4), 1, maps).selectExpr("id AS k", payload + " AS w");
+      result = facts.join(dims, "k").selectExpr("count(*)", "sum(xxhash64(v, w) & 4294967295)");
+    } else {
+      result = facts.repartition(functions.col("k")).selectExpr("count(*)", "sum(xxhash64(k, v) & 4294967295)");
+    }
+    List<Row> rowsOut = result.collectAsList();
+    return rowsOut.get(0).toString();
   }
 
   /** CPU of the application's executor JVMs so far, their every thread and server included. */
