@@ -4,7 +4,6 @@ import io.gpudirect.spark.shuffle.GpuDirectShuffleManager;
 import io.gpudirect.spark.shuffle.StandaloneCluster;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.List;
 import java.util.Map;
 import org.apache.spark.scheduler.SparkListener;
 import org.apache.spark.scheduler.SparkListenerStageCompleted;
@@ -48,8 +47,8 @@ final class SparkShuffle {
    * What a timed job took: when it started, its wall time, the reducers' summed fetch wait, the
    * executor JVMs' CPU, the bytes the map tasks wrote, its answer; and its two phases: from the
    * start until the last stage that only wrote shuffle output ended (the map side: generating,
-   * serializing, writing), and the wall time of the stages that read shuffle output (the join and
-   * the final aggregate: fetching, deserializing, joining).
+   * serializing, writing), and the wall time of the stages that read shuffle output (fetching,
+   * deserializing, then joining or aggregating).
    */
   record Run(Instant started, double seconds, double fetchWaitSeconds, double executorCpuSeconds, long shuffleBytes,
       String rows, double mapSeconds, double reduceSeconds) {
@@ -143,8 +142,7 @@ final class SparkShuffle {
     } else {
       result = facts.repartition(functions.col("k")).selectExpr("count(*)", "sum(xxhash64(k, v) & 4294967295)");
     }
-    List<Row> rowsOut = result.collectAsList();
-    return rowsOut.get(0).toString();
+    return result.collectAsList().get(0).toString();
   }
 
   /** CPU of the application's executor JVMs so far, their every thread and server included. */
