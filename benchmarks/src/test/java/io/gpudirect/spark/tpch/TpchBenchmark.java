@@ -1,6 +1,7 @@
 package io.gpudirect.spark.tpch;
 
 import io.gpudirect.spark.rapids.RapidsSessions;
+import java.nio.file.Path;
 import org.apache.spark.sql.SparkSession;
 
 /**
@@ -17,12 +18,20 @@ import org.apache.spark.sql.SparkSession;
 public final class TpchBenchmark {
   @org.junit.jupiter.api.Test
   void run() throws Exception {
-    org.junit.jupiter.api.Assumptions.assumeTrue(System.getProperty("gpudirect.tpch.sf") != null,
-        "a benchmark: run with -Dgpudirect.tpch.sf=SCALE_FACTOR");
+    org.junit.jupiter.api.Assumptions.assumeTrue(System.getProperty("gpudirect.tpch.sf") != null
+        || System.getProperty("gpudirect.tpch.merge") != null,
+        "a benchmark: run with -Dgpudirect.tpch.sf=SCALE_FACTOR, or -Dgpudirect.tpch.merge=A.json,B.json");
     main(new String[0]);
   }
 
   public static void main(String[] args) throws Exception {
+    String merge = System.getProperty("gpudirect.tpch.merge");
+    if (merge != null) {
+      TpchResults merged = TpchMerge.merge(TpchMerge.files(merge));
+      report(merged, Path.of(System.getProperty("gpudirect.tpch.out",
+          "tpch-sf" + TpchDataset.scaleName(merged.settings.scaleFactor()) + "-merged.json")));
+      return;
+    }
     TpchOptions o = TpchOptions.fromSystemProperties();
     if (!o.rapids()) {
       System.out.println(RapidsSessions.pluginVersion().isPresent() ? "the RAPIDS Accelerator is switched off"
@@ -35,9 +44,13 @@ public final class TpchBenchmark {
     } finally {
       spark.stop();
     }
+    report(results, o.resultFile());
+  }
+
+  private static void report(TpchResults results, Path file) {
     TpchReport.print(results, System.out);
-    TpchReport.write(results, o.resultFile());
-    System.out.println("results in " + o.resultFile().toAbsolutePath());
+    TpchReport.write(results, file);
+    System.out.println("results in " + file.toAbsolutePath());
     if (!results.differences().isEmpty()) {
       throw new AssertionError("TPC-H answers differ:\n" + String.join("\n", results.differences()));
     }
