@@ -40,7 +40,8 @@ public final class TpchBenchmark {
     SparkSession spark = TpchRunner.session(o);
     TpchResults results;
     try {
-      results = TpchRunner.run(spark, o);
+      // written after each round too: a command stopped at its time limit keeps the rounds it finished
+      results = TpchRunner.run(spark, o, r -> TpchReport.write(r, o.resultFile()));
     } finally {
       spark.stop();
     }

@@ -13,6 +13,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.function.BiFunction;
+import java.util.function.Consumer;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
@@ -62,9 +63,12 @@ final class TpchRunner {
   /**
    * Makes or reuses the tables (the warm-up's too, at its own scale factor), starts the server,
    * and runs {@code o}'s rounds in {@code spark}. The server serves the data root, so that the
-   * warm-up passes also warm up its JVM, which then serves the timed rounds' tables.
+   * warm-up passes also warm up its JVM, which then serves the timed rounds' tables. After each
+   * timed round, {@code eachRound} gets the results so far (to be used before it returns: the
+   * lists grow), so that a run stopped short, as a command that runs out of time is, can keep the
+   * rounds it finished.
    */
-  static TpchResults run(SparkSession spark, TpchOptions o) throws Exception {
+  static TpchResults run(SparkSession spark, TpchOptions o, Consumer<TpchResults> eachRound) throws Exception {
     String date = Instant.now().truncatedTo(ChronoUnit.MILLIS).toString();
     Path data = TpchDataset.at(spark, o.scaleFactor(), o.dataDir());
     Path warmupData = o.warmups() == 0 || o.warmupScaleFactor() == o.scaleFactor() ? data
@@ -75,14 +79,15 @@ final class TpchRunner {
           (s, table) -> s.read().parquet(o.dataDir().resolve(table).toString()));
       Side gpudirect = new Side("format(\"gpudirect\")", "gpudirect", spark.newSession(),
           (s, table) -> s.read().format("gpudirect").load(remote + table));
-      return rounds(o, date, warmupData, data, local, gpudirect, server.process().handle());
+      return rounds(o, date, warmupData, data, local, gpudirect, server.process().handle(), eachRound);
     } finally {
       RemoteStores.closeAll();
     }
   }
 
   private static TpchResults rounds(TpchOptions o, String date, Path warmupData, Path data, Side local, Side gpudirect,
-      ProcessHandle server) {
+      ProcessHandle server, Consumer<TpchResults> eachRound) {
+    TpchSettings settings = TpchSettings.of(o, local.name, gpudirect.name);
     List<TpchResults.QueryResult> results = new ArrayList<>();
     for (Query q : o.queries()) {
       results.add(new TpchResults.QueryResult(q));
@@ -123,10 +128,15 @@ final class TpchRunner {
             local.name, ofLocal.wall, gpudirect.name, ofGpudirect.wall, ofLocal.rows.size(),
             difference.map(d -> ", DIFFERENT: " + d).orElse(""));
       }
+      if (timed) {
+        TpchResults.Launch launch = new TpchResults.Launch(date, o.resultFile().toString(), round - o.warmups() + 1,
+            warmupLocal, warmupGpudirect, warmupRows);
+        eachRound.accept(new TpchResults(settings, List.of(launch), results));
+      }
     }
     TpchResults.Launch launch = new TpchResults.Launch(date, o.resultFile().toString(), o.rounds(), warmupLocal,
         warmupGpudirect, warmupRows);
-    return new TpchResults(TpchSettings.of(o, local.name, gpudirect.name), List.of(launch), results);
+    return new TpchResults(settings, List.of(launch), results);
   }
 
   /** One query on one side: wall time, this JVM's CPU (driver and executors) and the server's; no rows when read from a result file. */

@@ -57,7 +57,7 @@ class TpchRunnerTest {
   @Test
   @Timeout(value = 240, unit = TimeUnit.SECONDS)
   void everyQueryAnswersAlikeOnBothSides() throws Exception {
-    TpchResults results = TpchRunner.run(spark, options);
+    TpchResults results = TpchRunner.run(spark, options, r -> {});
     TpchReport.print(results, System.out);
     TpchReport.write(results, options.resultFile());
 
@@ -114,7 +114,7 @@ class TpchRunnerTest {
   @Timeout(value = 120, unit = TimeUnit.SECONDS)
   void warmsUpAtAScaleFactorOfItsOwnBeforeTheTimedRounds() throws Exception {
     TpchOptions o = tiny("16", 1, 1, 0.001, "warmup.json");
-    TpchResults results = TpchRunner.run(spark, o);
+    TpchResults results = TpchRunner.run(spark, o, r -> {});
     TpchReport.print(results, System.out);
     TpchReport.write(results, o.resultFile());
 
@@ -162,7 +162,12 @@ class TpchRunnerTest {
   @Timeout(value = 120, unit = TimeUnit.SECONDS)
   void runsOfTheSameSettingsMergeIntoOneReportOverAllTheirRounds() throws Exception {
     Path a = runAndWrite(tiny("6", 1, 0, 0.01, "a.json"));
-    Path b = runAndWrite(tiny("6", 2, 0, 0.01, "b.json"));
+    List<String> soFar = new ArrayList<>();
+    TpchOptions twoRounds = tiny("6", 2, 0, 0.01, "b.json");
+    TpchReport.write(TpchRunner.run(spark, twoRounds, r -> soFar.add(r.rounds() + " " + r.queries.get(0).local.size())),
+        twoRounds.resultFile());
+    assertEquals(List.of("1 1", "2 2"), soFar, "the results after each timed round, for a run stopped short");
+    Path b = twoRounds.resultFile();
 
     TpchResults merged = TpchMerge.merge(TpchMerge.files(a + ", " + b));
     TpchReport.print(merged, System.out);
@@ -212,7 +217,7 @@ class TpchRunnerTest {
   }
 
   private static Path runAndWrite(TpchOptions o) throws Exception {
-    TpchReport.write(TpchRunner.run(spark, o), o.resultFile());
+    TpchReport.write(TpchRunner.run(spark, o, r -> {}), o.resultFile());
     return o.resultFile();
   }
 
