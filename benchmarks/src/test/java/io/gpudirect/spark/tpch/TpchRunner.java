@@ -95,6 +95,7 @@ final class TpchRunner {
     double warmupLocal = 0;
     double warmupGpudirect = 0;
     long warmupRows = 0;
+    TpchResults soFar = null; // there is at least one timed round
     for (int round = 0; round < o.warmups() + o.rounds(); round++) {
       boolean timed = round >= o.warmups();
       if (round == 0 || round == o.warmups()) {
@@ -131,12 +132,11 @@ final class TpchRunner {
       if (timed) {
         TpchResults.Launch launch = new TpchResults.Launch(date, o.resultFile().toString(), round - o.warmups() + 1,
             warmupLocal, warmupGpudirect, warmupRows);
-        eachRound.accept(new TpchResults(settings, List.of(launch), results));
+        soFar = new TpchResults(settings, List.of(launch), results);
+        eachRound.accept(soFar);
       }
     }
-    TpchResults.Launch launch = new TpchResults.Launch(date, o.resultFile().toString(), o.rounds(), warmupLocal,
-        warmupGpudirect, warmupRows);
-    return new TpchResults(settings, List.of(launch), results);
+    return soFar;
   }
 
   /** One query on one side: wall time, this JVM's CPU (driver and executors) and the server's; no rows when read from a result file. */

@@ -30,7 +30,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The TPC-H runner of docs/benchmarks.md on the CPU, in one local Spark, at SF 0.01 (10 MB): the
- * generated tables (the specification's types, the cache on disk), made once for both tests
+ * generated tables (the specification's types, the cache on disk), made once for all tests
  * whichever runs first, and the 22 queries, whose answers through {@code format("gpudirect")}
  * from a real server on loopback must be those of {@code spark.read.parquet} on the same files;
  * and, with one or two queries, what lets a scale factor run in several sittings: warm-up passes
