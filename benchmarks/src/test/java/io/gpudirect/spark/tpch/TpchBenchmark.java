@@ -1,6 +1,7 @@
 package io.gpudirect.spark.tpch;
 
 import io.gpudirect.spark.rapids.RapidsSessions;
+import java.nio.file.Path;
 import org.apache.spark.sql.SparkSession;
 
 /**
@@ -13,16 +14,43 @@ import org.apache.spark.sql.SparkSession;
  * --select-method io.gpudirect.spark.tpch.TpchBenchmark#run}; by hand elsewhere with {@code java
  * -cp ... io.gpudirect.spark.tpch.TpchBenchmark}. {@link TpchOptions} lists the properties;
  * docs/benchmarks.md gives the commands and keeps the figures.
+ *
+ * <p>SF 30 on the GPU lab, whose commands end after 600 s, in sittings on a machine that stays
+ * warm (the tables are made once; each run warms up at SF 1 and writes its file after every timed
+ * round; the merge's medians are over all rounds), each command beginning {@code
+ * O="<the --add-opens that dev/gpu-lab-rapids prints>"; B=io.gpudirect.spark.tpch.TpchBenchmark#run}:
+ *
+ * <pre>
+ * # 1: makes SF 30 and SF 1, warms up at SF 1, one timed round
+ * JAVA_OPTS="$O -Dgpudirect.tpch.sf=30 -Dgpudirect.tpch.warmupSf=1 -Dgpudirect.tpch.warmups=1 -Dgpudirect.tpch.rounds=1 \
+ *   -Dgpudirect.tpch.out=$OUT/sf30-1.json" /tmp/gpu-lab/root/run.sh junit --select-method $B; cp $OUT/sf30-1.json /tmp/gpudirect-tpch/
+ * # 2: warms up at SF 1, two timed rounds (one if command 1's round took over 270 s, and a third command), the merge
+ * JAVA_OPTS="$O -Dgpudirect.tpch.sf=30 -Dgpudirect.tpch.warmupSf=1 -Dgpudirect.tpch.warmups=1 -Dgpudirect.tpch.rounds=2 \
+ *   -Dgpudirect.tpch.out=$OUT/sf30-2.json" /tmp/gpu-lab/root/run.sh junit --select-method $B; \
+ * JAVA_OPTS="-Dgpudirect.tpch.merge=/tmp/gpudirect-tpch/sf30-1.json,$OUT/sf30-2.json -Dgpudirect.tpch.out=$OUT/tpch-sf30.json" \
+ *   /tmp/gpu-lab/root/run.sh junit --select-method $B
+ * </pre>
+ *
+ * The merge needs neither Spark nor a GPU: {@code java -Dgpudirect.tpch.merge=a.json,b.json ...
+ * io.gpudirect.spark.tpch.TpchBenchmark} runs it anywhere, on the files the commands returned.
  */
 public final class TpchBenchmark {
   @org.junit.jupiter.api.Test
   void run() throws Exception {
-    org.junit.jupiter.api.Assumptions.assumeTrue(System.getProperty("gpudirect.tpch.sf") != null,
-        "a benchmark: run with -Dgpudirect.tpch.sf=SCALE_FACTOR");
+    org.junit.jupiter.api.Assumptions.assumeTrue(System.getProperty("gpudirect.tpch.sf") != null
+        || System.getProperty("gpudirect.tpch.merge") != null,
+        "a benchmark: run with -Dgpudirect.tpch.sf=SCALE_FACTOR, or -Dgpudirect.tpch.merge=A.json,B.json");
     main(new String[0]);
   }
 
   public static void main(String[] args) throws Exception {
+    String merge = System.getProperty("gpudirect.tpch.merge");
+    if (merge != null) {
+      TpchResults merged = TpchMerge.merge(TpchMerge.files(merge));
+      report(merged, Path.of(System.getProperty("gpudirect.tpch.out",
+          "tpch-sf" + TpchDataset.scaleName(merged.settings.scaleFactor()) + "-merged.json")));
+      return;
+    }
     TpchOptions o = TpchOptions.fromSystemProperties();
     if (!o.rapids()) {
       System.out.println(RapidsSessions.pluginVersion().isPresent() ? "the RAPIDS Accelerator is switched off"
@@ -31,13 +59,18 @@ public final class TpchBenchmark {
     SparkSession spark = TpchRunner.session(o);
     TpchResults results;
     try {
-      results = TpchRunner.run(spark, o);
+      // written after each round too: a command stopped at its time limit keeps the rounds it finished
+      results = TpchRunner.run(spark, o, r -> TpchReport.write(r, o.resultFile()));
     } finally {
       spark.stop();
     }
+    report(results, o.resultFile());
+  }
+
+  private static void report(TpchResults results, Path file) {
     TpchReport.print(results, System.out);
-    TpchReport.write(results, o.resultFile());
-    System.out.println("results in " + o.resultFile().toAbsolutePath());
+    TpchReport.write(results, file);
+    System.out.println("results in " + file.toAbsolutePath());
     if (!results.differences().isEmpty()) {
       throw new AssertionError("TPC-H answers differ:\n" + String.join("\n", results.differences()));
     }

@@ -6,26 +6,40 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.TreeMap;
 
 /**
  * What one TPC-H run does. From system properties ({@link #fromSystemProperties}), each with its
  * default: {@code gpudirect.tpch.sf} (1), {@code .rounds} (3, timed), {@code .warmups} (1, untimed,
- * checked), {@code .queries} ("all", or such as "1,3,18-22"), {@code .data} (the cache of generated
+ * checked), {@code .warmupSf} (the scale factor of the warm-up passes, on tables of their own: the
+ * main one), {@code .queries} ("all", or such as "1,3,18-22"), {@code .data} (the cache of generated
  * tables, {@code java.io.tmpdir}/gpudirect-tpch), {@code .rapids} ("auto": the RAPIDS Accelerator
  * when its jar is on the class path; "off"), {@code .master} ("local[*]"), {@code .out} (the
  * result file, tpch-sf&lt;SF&gt;.json), {@code .profile} (a folder: each query's final plan with its SQL
- * metrics per side, from the last round; none when unset). Spark settings come as {@code -Dspark.*}, which Spark reads
- * itself.
+ * metrics per side, from the last round; none when unset). Spark settings come as {@code -Dspark.*}.
  *
- * @param sparkConf settings over the session's defaults (tests use this; runs by hand use -Dspark.*)
+ * <p>A scale factor too large for one sitting (SF 30 on the GPU lab, whose commands end after 10
+ * minutes) runs in several, on a machine that stays up between them: the tables are made once and
+ * reused ({@link TpchDataset}), each sitting warms up at a small {@code warmupSf} and times a round
+ * or two, and {@link TpchMerge} joins their result files; docs/benchmarks.md ("TPC-H") gives the commands.
+ *
+ * @param sparkConf settings over the session's defaults: the {@code -Dspark.*} given, so that the
+ *     result file records them ({@link TpchSettings})
  */
-record TpchOptions(double scaleFactor, int rounds, int warmups, List<Query> queries, Path dataDir, boolean rapids,
-    String master, Path resultFile, Optional<Path> profileDir, Map<String, String> sparkConf) {
+record TpchOptions(double scaleFactor, int rounds, int warmups, double warmupScaleFactor, List<Query> queries,
+    Path dataDir, boolean rapids, String master, Path resultFile, Optional<Path> profileDir, Map<String, String> sparkConf) {
 
   TpchOptions {
     if (rounds < 1 || warmups < 0) {
       throw new IllegalArgumentException("TPC-H rounds " + rounds + " and warm-ups " + warmups
           + ": at least one timed round (gpudirect.tpch.rounds), and no negative warm-ups (gpudirect.tpch.warmups)");
+    }
+    if (!(warmupScaleFactor > 0)) {
+      throw new IllegalArgumentException("gpudirect.tpch.warmupSf=" + warmupScaleFactor + ": a scale factor above 0");
+    }
+    if (warmups == 0 && warmupScaleFactor != scaleFactor) {
+      throw new IllegalArgumentException("gpudirect.tpch.warmupSf=" + TpchDataset.scaleName(warmupScaleFactor)
+          + " with gpudirect.tpch.warmups=0: nothing would warm up at it; set warmups to 1 or more, or leave warmupSf out");
     }
   }
 
@@ -36,16 +50,20 @@ record TpchOptions(double scaleFactor, int rounds, int warmups, List<Query> quer
       throw new IllegalArgumentException("gpudirect.tpch.rapids=" + rapids + ": auto (the plugin when its jar is on the"
           + " class path) or off");
     }
+    Map<String, String> spark = new TreeMap<>();
+    System.getProperties().stringPropertyNames().stream().filter(k -> k.startsWith("spark."))
+        .forEach(k -> spark.put(k, System.getProperty(k)));
     return new TpchOptions(sf,
         whole(number("gpudirect.tpch.rounds", "3"), "gpudirect.tpch.rounds"),
         whole(number("gpudirect.tpch.warmups", "1"), "gpudirect.tpch.warmups"),
+        number("gpudirect.tpch.warmupSf", Double.toString(sf)),
         TpchQueries.select(System.getProperty("gpudirect.tpch.queries", "all")),
         Path.of(System.getProperty("gpudirect.tpch.data", Path.of(System.getProperty("java.io.tmpdir"), "gpudirect-tpch").toString())),
         rapids.equals("auto") && RapidsSessions.pluginVersion().isPresent(),
         System.getProperty("gpudirect.tpch.master", "local[*]"),
         Path.of(System.getProperty("gpudirect.tpch.out", "tpch-sf" + TpchDataset.scaleName(sf) + ".json")),
         Optional.ofNullable(System.getProperty("gpudirect.tpch.profile")).map(Path::of),
-        Map.of());
+        spark);
   }
 
   private static int whole(double value, String property) {

@@ -5,19 +5,28 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.function.ToDoubleFunction;
 
-/** What a TPC-H run measured: per query, the timed runs of each side and the first difference. */
+/**
+ * What a TPC-H run measured, or several runs of the same settings merged: per query, the timed
+ * runs of each side and the first difference; and the launches (JVMs) whose rounds these are.
+ */
 final class TpchResults {
-  final TpchOptions options;
-  final String localName;
-  final String gpudirectName;
+  final TpchSettings settings;
+  final List<Launch> launches;
   final List<QueryResult> queries;
 
-  TpchResults(TpchOptions options, String localName, String gpudirectName, List<QueryResult> queries) {
-    this.options = options;
-    this.localName = localName;
-    this.gpudirectName = gpudirectName;
+  TpchResults(TpchSettings settings, List<Launch> launches, List<QueryResult> queries) {
+    this.settings = settings;
+    this.launches = launches;
     this.queries = queries;
   }
+
+  /**
+   * One launch of the runner: when it started, the result file it wrote, its timed rounds, and
+   * what its warm-up passes (at {@link TpchSettings#warmupScaleFactor}) took on each side, with
+   * the rows of their answers.
+   */
+  record Launch(String date, String file, int rounds, double warmupReferenceSeconds, double warmupMeasuredSeconds,
+      long warmupRows) {}
 
   /** One query's timed runs on each side, its answer's size, and the first difference. */
   static final class QueryResult {
@@ -39,6 +48,11 @@ final class TpchResults {
 
   static double median(List<TpchRunner.Run> runs, ToDoubleFunction<TpchRunner.Run> figure) {
     return Medians.of(runs.stream().mapToDouble(figure).toArray());
+  }
+
+  /** The timed rounds of all launches. */
+  int rounds() {
+    return launches.stream().mapToInt(Launch::rounds).sum();
   }
 
   /** The sum over the queries of each one's median wall time on one side. */

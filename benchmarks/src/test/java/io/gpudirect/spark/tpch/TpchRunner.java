@@ -7,10 +7,13 @@ import io.gpudirect.spark.tpch.TpchQueries.Query;
 import io.gpudirect.testing.ServerProcess;
 import io.trino.tpch.TpchTable;
 import java.nio.file.Path;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.function.BiFunction;
+import java.util.function.Consumer;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
@@ -27,8 +30,18 @@ import org.apache.spark.sql.SparkSession;
 final class TpchRunner {
   private TpchRunner() {}
 
-  /** One way of reading the tables: its name, its short name for files, and the session whose temporary views read them so. */
-  private record Side(String name, String key, SparkSession session) {}
+  /**
+   * One way of reading the tables: its name, its short name for files, the session whose temporary
+   * views read them so, and how it reads a table (a folder of the data root, such as sf10/lineitem).
+   */
+  private record Side(String name, String key, SparkSession session, BiFunction<SparkSession, String, Dataset<Row>> read) {
+    /** Points the queries' table names at the tables of {@code scale} (a folder of the data root, such as sf10). */
+    void use(Path scale) {
+      for (TpchTable<?> t : TpchTable.getTables()) {
+        read.apply(session, scale.getFileName() + "/" + t.getTableName()).createOrReplaceTempView(t.getTableName());
+      }
+    }
+  }
 
   /** The local Spark of a run: {@code o}'s master, the plugin if asked for, and {@code o.sparkConf()}. */
   static SparkSession session(TpchOptions o) {
@@ -47,34 +60,48 @@ final class TpchRunner {
     return spark;
   }
 
-  /** Makes or reuses the tables, starts the server, and runs {@code o}'s rounds in {@code spark}. */
-  static TpchResults run(SparkSession spark, TpchOptions o) throws Exception {
+  /**
+   * Makes or reuses the tables (the warm-up's too, at its own scale factor), starts the server,
+   * and runs {@code o}'s rounds in {@code spark}. The server serves the data root, so that the
+   * warm-up passes also warm up its JVM, which then serves the timed rounds' tables. After each
+   * timed round, {@code eachRound} gets the results so far (to be used before it returns: the
+   * lists grow), so that a run stopped short, as a command that runs out of time is, can keep the
+   * rounds it finished.
+   */
+  static TpchResults run(SparkSession spark, TpchOptions o, Consumer<TpchResults> eachRound) throws Exception {
+    String date = Instant.now().truncatedTo(ChronoUnit.MILLIS).toString();
     Path data = TpchDataset.at(spark, o.scaleFactor(), o.dataDir());
-    try (ServerProcess.Running server = ServerProcess.start(TpchRunner.class, data.toString())) {
+    Path warmupData = o.warmups() == 0 || o.warmupScaleFactor() == o.scaleFactor() ? data
+        : TpchDataset.at(spark, o.warmupScaleFactor(), o.dataDir());
+    try (ServerProcess.Running server = ServerProcess.start(TpchRunner.class, o.dataDir().toString())) {
       String remote = "gpudirect://127.0.0.1:" + server.port() + "/";
-      Side local = side("spark.read.parquet", "local", spark, (s, table) -> s.read().parquet(data.resolve(table).toString()));
-      Side gpudirect = side("format(\"gpudirect\")", "gpudirect", spark, (s, table) -> s.read().format("gpudirect").load(remote + table));
-      return rounds(o, local, gpudirect, server.process().handle());
+      Side local = new Side("spark.read.parquet", "local", spark.newSession(),
+          (s, table) -> s.read().parquet(o.dataDir().resolve(table).toString()));
+      Side gpudirect = new Side("format(\"gpudirect\")", "gpudirect", spark.newSession(),
+          (s, table) -> s.read().format("gpudirect").load(remote + table));
+      return rounds(o, date, warmupData, data, local, gpudirect, server.process().handle(), eachRound);
     } finally {
       RemoteStores.closeAll();
     }
   }
 
-  private static Side side(String name, String key, SparkSession spark, BiFunction<SparkSession, String, Dataset<Row>> read) {
-    SparkSession session = spark.newSession();
-    for (TpchTable<?> t : TpchTable.getTables()) {
-      read.apply(session, t.getTableName()).createOrReplaceTempView(t.getTableName());
-    }
-    return new Side(name, key, session);
-  }
-
-  private static TpchResults rounds(TpchOptions o, Side local, Side gpudirect, ProcessHandle server) {
+  private static TpchResults rounds(TpchOptions o, String date, Path warmupData, Path data, Side local, Side gpudirect,
+      ProcessHandle server, Consumer<TpchResults> eachRound) {
+    TpchSettings settings = TpchSettings.of(o, local.name, gpudirect.name);
     List<TpchResults.QueryResult> results = new ArrayList<>();
     for (Query q : o.queries()) {
       results.add(new TpchResults.QueryResult(q));
     }
+    double warmupLocal = 0;
+    double warmupGpudirect = 0;
+    long warmupRows = 0;
+    TpchResults soFar = null; // there is at least one timed round
     for (int round = 0; round < o.warmups() + o.rounds(); round++) {
       boolean timed = round >= o.warmups();
+      if (round == 0 || round == o.warmups()) {
+        local.use(timed ? data : warmupData);
+        gpudirect.use(timed ? data : warmupData);
+      }
       for (int i = 0; i < results.size(); i++) {
         TpchResults.QueryResult result = results.get(i);
         boolean localFirst = (round + i) % 2 == 0;
@@ -87,21 +114,32 @@ final class TpchRunner {
         if (timed) {
           result.local.add(ofLocal);
           result.gpudirect.add(ofGpudirect);
+          result.rows = ofLocal.rows.size();
+        } else {
+          warmupLocal += ofLocal.wall;
+          warmupGpudirect += ofGpudirect.wall;
+          warmupRows += ofLocal.rows.size();
         }
-        result.rows = ofLocal.rows.size();
+        String pass = timed ? "" : " (warm-up at SF " + TpchDataset.scaleName(o.warmupScaleFactor()) + ")";
         Optional<String> difference = Answers.difference(ofLocal.rows, ofGpudirect.rows, result.query.ordered());
         if (difference.isPresent() && result.difference == null) {
-          result.difference = "round " + round + ": " + difference.get();
+          result.difference = "round " + round + pass + ": " + difference.get();
         }
-        System.out.printf("%s round %d%s: %s %.2f s, %s %.2f s, %d rows%s%n", result.query.name(), round,
-            timed ? "" : " (warm-up)", local.name, ofLocal.wall, gpudirect.name, ofGpudirect.wall, result.rows,
+        System.out.printf("%s round %d%s: %s %.2f s, %s %.2f s, %d rows%s%n", result.query.name(), round, pass,
+            local.name, ofLocal.wall, gpudirect.name, ofGpudirect.wall, ofLocal.rows.size(),
             difference.map(d -> ", DIFFERENT: " + d).orElse(""));
       }
+      if (timed) {
+        TpchResults.Launch launch = new TpchResults.Launch(date, o.resultFile().toString(), round - o.warmups() + 1,
+            warmupLocal, warmupGpudirect, warmupRows);
+        soFar = new TpchResults(settings, List.of(launch), results);
+        eachRound.accept(soFar);
+      }
     }
-    return new TpchResults(o, local.name, gpudirect.name, results);
+    return soFar;
   }
 
-  /** One query on one side: wall time, this JVM's CPU (driver and executors) and the server's. */
+  /** One query on one side: wall time, this JVM's CPU (driver and executors) and the server's; no rows when read from a result file. */
   record Run(double wall, double cpu, double serverCpu, List<Row> rows) {}
 
   private static Run run(Side side, Query q, ProcessHandle server, Optional<Path> profileDir) {

@@ -2,11 +2,16 @@ package io.gpudirect.spark.tpch;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.gpudirect.testing.Medians;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -25,9 +30,11 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The TPC-H runner of docs/benchmarks.md on the CPU, in one local Spark, at SF 0.01 (10 MB): the
- * generated tables (the specification's types, the cache on disk), made once for both tests
+ * generated tables (the specification's types, the cache on disk), made once for all tests
  * whichever runs first, and the 22 queries, whose answers through {@code format("gpudirect")}
- * from a real server on loopback must be those of {@code spark.read.parquet} on the same files.
+ * from a real server on loopback must be those of {@code spark.read.parquet} on the same files;
+ * and, with one or two queries, what lets a scale factor run in several sittings: warm-up passes
+ * at a scale factor of their own, and the merge of the result files of runs of the same settings.
  */
 class TpchRunnerTest {
   @TempDir
@@ -37,7 +44,7 @@ class TpchRunnerTest {
 
   @BeforeAll
   static void start() {
-    options = new TpchOptions(0.01, 1, 0, TpchQueries.select("all"), root, false, "local[2]",
+    options = new TpchOptions(0.01, 1, 0, 0.01, TpchQueries.select("all"), root, false, "local[2]",
         root.resolve("tpch.json"), Optional.of(root.resolve("profile")), Map.of("spark.sql.shuffle.partitions", "4"));
     spark = TpchRunner.session(options);
   }
@@ -50,7 +57,7 @@ class TpchRunnerTest {
   @Test
   @Timeout(value = 240, unit = TimeUnit.SECONDS)
   void everyQueryAnswersAlikeOnBothSides() throws Exception {
-    TpchResults results = TpchRunner.run(spark, options);
+    TpchResults results = TpchRunner.run(spark, options, r -> {});
     TpchReport.print(results, System.out);
     TpchReport.write(results, options.resultFile());
 
@@ -101,6 +108,127 @@ class TpchRunnerTest {
     assertTrue(Files.exists(dir.resolve(TpchDataset.MARKER)));
     assertNotEquals(files, dataFiles(dir), "an incomplete copy is made again");
     assertEquals(60_175, spark.read().parquet(dir.resolve("lineitem").toString()).count(), "and replaced, not added to");
+  }
+
+  @Test
+  @Timeout(value = 120, unit = TimeUnit.SECONDS)
+  void warmsUpAtAScaleFactorOfItsOwnBeforeTheTimedRounds() throws Exception {
+    TpchOptions o = tiny("16", 1, 1, 0.001, "warmup.json");
+    TpchResults results = TpchRunner.run(spark, o, r -> {});
+    TpchReport.print(results, System.out);
+    TpchReport.write(results, o.resultFile());
+
+    Path warmupTables = root.resolve("sf0.001");
+    assertTrue(Files.exists(warmupTables.resolve(TpchDataset.MARKER)), "the warm-up's tables, made for it");
+    // q16 counts groups of parts, which a tenth of the scale factor has fewer of.
+    SparkSession reference = spark.newSession();
+    for (String table : List.of("part", "partsupp", "supplier")) {
+      reference.read().parquet(warmupTables.resolve(table).toString()).createOrReplaceTempView(table);
+    }
+    long atWarmupScale = reference.sql(TpchQueries.get(16).sql()).count();
+    TpchResults.Launch launch = results.launches.get(0);
+    assertEquals(atWarmupScale, launch.warmupRows(), "the warm-up's answers are those of SF 0.001");
+    assertNotEquals(atWarmupScale, results.queries.get(0).rows, "and the timed round's those of SF 0.01");
+    assertTrue(launch.warmupReferenceSeconds() > 0 && launch.warmupMeasuredSeconds() > 0, launch.toString());
+    assertEquals(1, results.queries.get(0).local.size(), "the warm-up is not timed");
+    assertEquals("1 warm-up pass at SF 0.001 (its own tables)", results.settings.warmup());
+    String json = Files.readString(o.resultFile());
+    assertTrue(json.contains("\"warmedUp\" : \"1 warm-up pass at SF 0.001 (its own tables)\""), json);
+    assertTrue(json.contains("\"warmupScaleFactor\" : 0.001"), json);
+  }
+
+  @Test
+  void aWarmUpScaleFactorWithoutWarmUpsIsRefused() {
+    var e = assertThrows(IllegalArgumentException.class, () -> tiny("6", 1, 0, 1, "none.json"));
+    assertEquals("gpudirect.tpch.warmupSf=1 with gpudirect.tpch.warmups=0: nothing would warm up at it; set warmups"
+        + " to 1 or more, or leave warmupSf out", e.getMessage());
+  }
+
+  @Test
+  void theSparkSettingsGivenAreRecordedWithoutTheirSecrets() {
+    System.setProperty("spark.sql.shuffle.partitions", "7");
+    System.setProperty("spark.gpudirect.auth.secret", "hunter2");
+    try {
+      TpchSettings settings = TpchSettings.of(TpchOptions.fromSystemProperties(), "local", "remote");
+      assertEquals("7", settings.spark().get("spark.sql.shuffle.partitions"));
+      assertEquals("(redacted)", settings.spark().get("spark.gpudirect.auth.secret"));
+    } finally {
+      System.clearProperty("spark.sql.shuffle.partitions");
+      System.clearProperty("spark.gpudirect.auth.secret");
+    }
+  }
+
+  @Test
+  @Timeout(value = 120, unit = TimeUnit.SECONDS)
+  void runsOfTheSameSettingsMergeIntoOneReportOverAllTheirRounds() throws Exception {
+    Path a = runAndWrite(tiny("6", 1, 0, 0.01, "a.json"));
+    List<String> soFar = new ArrayList<>();
+    TpchOptions twoRounds = tiny("6", 2, 0, 0.01, "b.json");
+    TpchReport.write(TpchRunner.run(spark, twoRounds, r -> soFar.add(r.rounds() + " " + r.queries.get(0).local.size())),
+        twoRounds.resultFile());
+    assertEquals(List.of("1 1", "2 2"), soFar, "the results after each timed round, for a run stopped short");
+    Path b = twoRounds.resultFile();
+
+    TpchResults merged = TpchMerge.merge(TpchMerge.files(a + ", " + b));
+    TpchReport.print(merged, System.out);
+    TpchResults first = TpchReport.read(a);
+    TpchResults second = TpchReport.read(b);
+    assertEquals(3, merged.rounds());
+    assertEquals(List.of(first.launches.get(0), second.launches.get(0)), merged.launches);
+    TpchResults.QueryResult q6 = merged.queries.get(0);
+    List<TpchRunner.Run> local = new ArrayList<>(first.queries.get(0).local);
+    local.addAll(second.queries.get(0).local);
+    assertEquals(local, q6.local);
+    assertEquals(3, q6.gpudirect.size());
+    double median = Medians.of(local.stream().map(TpchRunner.Run::wall).toList());
+    assertEquals(median, merged.total(false), "the total: the median over all 3 rounds");
+    assertEquals(1, q6.rows);
+    assertEquals(List.of(), merged.differences());
+
+    Path m = root.resolve("merged.json");
+    TpchReport.write(merged, m);
+    assertEquals(local, TpchReport.read(m).queries.get(0).local, "a merged file reads back");
+
+    var twice = assertThrows(IllegalArgumentException.class, () -> TpchMerge.merge(List.of(a, m)));
+    assertTrue(twice.getMessage().contains("are in " + a + " and again in " + m + ": name each run once"),
+        twice.getMessage());
+    Path otherScale = edited(a, "sf.json", "scaleFactor", 0.02);
+    var scale = assertThrows(IllegalArgumentException.class, () -> TpchMerge.merge(List.of(a, otherScale)));
+    assertEquals("Cannot merge the TPC-H runs of " + a + " and " + otherScale + ": their scaleFactor differs (0.01"
+        + " against 0.02); only runs of the same scale factor, queries and settings merge", scale.getMessage());
+    Path otherQueries = edited(b, "queries.json", "queries", List.of("q1"));
+    var queries = assertThrows(IllegalArgumentException.class, () -> TpchMerge.merge(List.of(a, otherQueries)));
+    assertTrue(queries.getMessage().contains("their queries differs ([q6] against [q1])"), queries.getMessage());
+    Path otherMaster = edited(b, "master.json", "master", "local[*]");
+    var master = assertThrows(IllegalArgumentException.class, () -> TpchMerge.merge(List.of(a, otherMaster)));
+    assertTrue(master.getMessage().contains("their master differs (local[2] against local[*])"), master.getMessage());
+    Path old = Files.writeString(root.resolve("old.json"), "{\"scaleFactor\" : 0.01, \"queries\" : []}");
+    var unreadable = assertThrows(IllegalArgumentException.class, () -> TpchMerge.merge(List.of(a, old)));
+    assertTrue(unreadable.getMessage().startsWith(old.toAbsolutePath() + " holds no TPC-H results with settings"),
+        unreadable.getMessage());
+    var none = assertThrows(IllegalArgumentException.class, () -> TpchMerge.files(" , "));
+    assertTrue(none.getMessage().contains("names no result files"), none.getMessage());
+  }
+
+  /** SF 0.01 on the test's session, {@code queries} only. */
+  private static TpchOptions tiny(String queries, int rounds, int warmups, double warmupScaleFactor, String out) {
+    return new TpchOptions(0.01, rounds, warmups, warmupScaleFactor, TpchQueries.select(queries), root, false,
+        "local[2]", root.resolve(out), Optional.empty(), Map.of("spark.sql.shuffle.partitions", "4"));
+  }
+
+  private static Path runAndWrite(TpchOptions o) throws Exception {
+    TpchReport.write(TpchRunner.run(spark, o, r -> {}), o.resultFile());
+    return o.resultFile();
+  }
+
+  /** A copy of the result file {@code from} whose setting {@code name} is {@code value}. */
+  private static Path edited(Path from, String to, String name, Object value) throws IOException {
+    ObjectMapper json = new ObjectMapper();
+    ObjectNode tree = (ObjectNode) json.readTree(from.toFile());
+    ((ObjectNode) tree.get("settings")).set(name, json.valueToTree(value));
+    Path copy = root.resolve(to);
+    json.writeValue(copy.toFile(), tree);
+    return copy;
   }
 
   /** Spark names its files with a fresh UUID each time: the same names are the same files. */
