@@ -2,7 +2,6 @@ package io.gpudirect.spark;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.gpudirect.gpu.GpuTest;
 import io.gpudirect.remote.RemoteStores;
@@ -37,7 +36,6 @@ import org.junit.jupiter.params.provider.ValueSource;
  */
 @GpuTest(cudf = false)
 class RapidsPluginGpuTest {
-  private static final String PLUGIN = "com.nvidia.spark.SQLPlugin";
   private static final int ROWS = 300_000;
 
   private static SparkSession spark;
@@ -46,18 +44,11 @@ class RapidsPluginGpuTest {
 
   @BeforeAll
   static void start() throws Exception {
-    boolean plugin;
-    try {
-      Class.forName(PLUGIN);
-      plugin = true;
-    } catch (ClassNotFoundException e) {
-      plugin = false;
-    }
-    assumeTrue(plugin, "skipped: needs the RAPIDS Accelerator jar (rapids-4-spark_2.12, cuda12) on the classpath");
+    RapidsJar.assumeOnClassPath();
     spark = LocalSessions.builder("gpudirect-rapids", 4)
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.sql.adaptive.enabled", "false")
-        .config("spark.plugins", PLUGIN)
+        .config("spark.plugins", RapidsJar.PLUGIN)
         .config("spark.rapids.sql.enabled", "true")
         .config("spark.rapids.memory.gpu.allocFraction", "0.3")
         .config("spark.rapids.memory.gpu.minAllocFraction", "0")

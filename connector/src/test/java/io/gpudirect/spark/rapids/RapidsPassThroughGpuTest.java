@@ -12,6 +12,7 @@ import io.gpudirect.gpu.GpuTest;
 import io.gpudirect.remote.RemoteStores;
 import io.gpudirect.server.BlockServer;
 import io.gpudirect.spark.LocalSessions;
+import io.gpudirect.spark.RapidsJar;
 import io.gpudirect.testing.TestData;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -59,7 +60,6 @@ import scala.collection.JavaConverters;
 @GpuTest(cudf = false)
 @org.junit.jupiter.api.TestMethodOrder(org.junit.jupiter.api.MethodOrderer.OrderAnnotation.class)
 class RapidsPassThroughGpuTest {
-  private static final String PLUGIN = "com.nvidia.spark.SQLPlugin";
   private static final Set<String> PASSED_THROUGH = ConcurrentHashMap.newKeySet();
 
   private static SparkSession spark;
@@ -69,14 +69,7 @@ class RapidsPassThroughGpuTest {
 
   @BeforeAll
   static void start() {
-    boolean plugin;
-    try {
-      Class.forName(PLUGIN);
-      plugin = true;
-    } catch (ClassNotFoundException e) {
-      plugin = false;
-    }
-    assumeTrue(plugin, "skipped: needs the RAPIDS Accelerator jar (rapids-4-spark_2.12 24.12, cuda12) on the class path");
+    RapidsJar.assumeOnClassPath();
     server = BlockServer.builder().root(TestData.root()).bindAddress("127.0.0.1").port(0).build().start();
     base = "gpudirect://127.0.0.1:" + server.port() + "/";
     spark = LocalSessions.builder("gpudirect-rapids-pass-through", 4)
@@ -84,7 +77,7 @@ class RapidsPassThroughGpuTest {
         .config("spark.sql.adaptive.enabled", "false")
         // A broadcast keeps its device batch cached on executors; the leak check wants none.
         .config("spark.sql.autoBroadcastJoinThreshold", "-1")
-        .config("spark.plugins", PLUGIN)
+        .config("spark.plugins", RapidsJar.PLUGIN)
         .config("spark.sql.extensions", GpuDirectRapidsExtensions.class.getName())
         .config("spark.rapids.sql.enabled", "true")
         .config("spark.rapids.memory.gpu.allocFraction", "0.3")

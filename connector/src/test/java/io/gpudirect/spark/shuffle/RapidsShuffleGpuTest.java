@@ -2,9 +2,9 @@ package io.gpudirect.spark.shuffle;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.gpudirect.gpu.GpuTest;
+import io.gpudirect.spark.RapidsJar;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -27,11 +27,9 @@ import org.junit.jupiter.api.io.TempDir;
 @GpuTest(cudf = false)
 @Timeout(value = 600, unit = TimeUnit.SECONDS)
 class RapidsShuffleGpuTest {
-  static final String PLUGIN = "com.nvidia.spark.SQLPlugin";
-
   /** The plugin on every executor, sized so that two share one GPU. */
   static final Map<String, String> RAPIDS = Map.of(
-      "spark.plugins", PLUGIN,
+      "spark.plugins", RapidsJar.PLUGIN,
       "spark.rapids.sql.enabled", "true",
       "spark.rapids.memory.gpu.allocFraction", "0.3",
       "spark.rapids.memory.gpu.minAllocFraction", "0",
@@ -42,8 +40,7 @@ class RapidsShuffleGpuTest {
 
   @Test
   void theGpuSerializersBatchesCrossOurShuffleAndGiveSparksRows() throws Exception {
-    assumeTrue(onClassPath(PLUGIN), "skipped: needs the RAPIDS Accelerator jar (rapids-4-spark_2.12, cuda12) on the"
-        + " class path");
+    RapidsJar.assumeOnClassPath();
     Map<String, List<String>> expected = ShuffleClusterQueriesTest.rowsOfSparksOwnShuffle();
     try (ShuffleCluster cluster = ShuffleCluster.start("gpudirect-shuffle-rapids", tmp, RAPIDS)) {
       ShuffleClusterQueriesTest.assertSameRows(expected, cluster);
@@ -54,15 +51,6 @@ class RapidsShuffleGpuTest {
           .queryExecution().executedPlan().toString();
       assertTrue(plan.contains("GpuColumnarExchange"), "the plugin's exchange planned:\n" + plan);
       assertEquals(Set.of("tcp"), cluster.bytesFetchedByTransport().keySet(), "transport=auto, no RDMA here");
-    }
-  }
-
-  private static boolean onClassPath(String name) {
-    try {
-      Class.forName(name);
-      return true;
-    } catch (ClassNotFoundException e) {
-      return false;
     }
   }
 }
