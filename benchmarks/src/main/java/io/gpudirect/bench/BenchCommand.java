@@ -599,11 +599,11 @@ public final class BenchCommand implements Callable<Integer>, BenchmarksCommand 
 
   private void shuffle(BenchReport report, Progress progress, StandaloneCluster cluster, long bytes) throws Exception {
     int n = shuffleRounds;
-    List<SparkShuffle.Manager> managers = new java.util.ArrayList<>(List.of(SparkShuffle.Manager.SPARK,
-        SparkShuffle.Manager.GPUDIRECT));
-    if (shuffleRapidsManager != null) {
-      managers.add(SparkShuffle.Manager.rapidsMultithreaded(shuffleRapidsManager));
-    }
+    SparkShuffle.Manager rapidsManager = shuffleRapidsManager == null ? null
+        : SparkShuffle.Manager.rapidsMultithreaded(shuffleRapidsManager);
+    List<SparkShuffle.Manager> managers = rapidsManager == null
+        ? List.of(SparkShuffle.Manager.SPARK, SparkShuffle.Manager.GPUDIRECT)
+        : List.of(SparkShuffle.Manager.SPARK, SparkShuffle.Manager.GPUDIRECT, rapidsManager);
     Map<String, String> conf = shuffleConf == null ? Map.of() : shuffleConf;
     Map<SparkShuffle.Manager, SparkShuffle.Run[]> runs = new java.util.LinkedHashMap<>();
     managers.forEach(m -> runs.put(m, new SparkShuffle.Run[n]));
@@ -654,8 +654,8 @@ public final class BenchCommand implements Callable<Integer>, BenchmarksCommand 
     report.add(Row.of("shuffle", "Spark's Netty shuffle, " + shuffleJob, medians(spark))
         .withNote("spark.shuffle.readHostLocalDisk=false, so that blocks of the other executor on this host cross the"
             + " network as ours do (by default Spark reads them from its disk)"));
-    if (shuffleRapidsManager != null) {
-      SparkShuffle.Run[] rapids = runs.get(managers.get(2));
+    if (rapidsManager != null) {
+      SparkShuffle.Run[] rapids = runs.get(rapidsManager);
       // Issue 29's goal with the RAPIDS Accelerator: ours at or under the better of the two others.
       double best = Math.min(median(each(spark, SparkShuffle.Run::seconds)), median(each(rapids, SparkShuffle.Run::seconds)));
       double ofBest = median(each(ours, SparkShuffle.Run::seconds)) / best;
