@@ -1,6 +1,7 @@
 package io.gpudirect.shuffle;
 
 import io.gpudirect.GpuDirectException;
+import io.gpudirect.client.RemoteStore;
 import io.gpudirect.memory.BufferAllocator;
 import io.gpudirect.shuffle.ShuffleFetchException.Reason;
 import java.net.InetSocketAddress;
@@ -9,6 +10,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.NoSuchElementException;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.LinkedBlockingQueue;
 
@@ -41,13 +43,17 @@ import java.util.concurrent.LinkedBlockingQueue;
 public final class ShuffleBlockFetcher implements AutoCloseable {
   /**
    * One server's blocks: those still to ask for, and how many it has outstanding; lost once a
-   * block of it failed as {@link ShuffleFetchException.Reason#SERVER_LOST}, retries spent.
+   * block of it failed as {@link ShuffleFetchException.Reason#SERVER_LOST}, retries spent. Its
+   * client is asked for once per fetch: a connect that failed fails every block already asked
+   * for, rather than the later ones connecting again after the executor's clients forgot the
+   * failure (seen: a fourth connect on a loaded machine, the first three retries spent).
    */
   private static final class Server {
     final InetSocketAddress address;
     final ArrayDeque<BlockToFetch> waiting;
     int inFlight;
     boolean lost;
+    CompletableFuture<RemoteStore> client;
 
     Server(InetSocketAddress address, List<BlockToFetch> blocks) {
       this.address = address;
@@ -63,7 +69,7 @@ public final class ShuffleBlockFetcher implements AutoCloseable {
       boolean sent) {}
 
   /** A request chosen under the lock and sent outside it (sending may connect). */
-  private record Send(Server server, BlockToFetch block) {}
+  private record Send(Server server, CompletableFuture<RemoteStore> client, BlockToFetch block) {}
 
   private final FetchLimits limits;
   private final FetchToDisk toDisk;
@@ -172,7 +178,10 @@ public final class ShuffleBlockFetcher implements AutoCloseable {
         s.inFlight++;
         requestsInFlight++;
         bytesInFlight += b.size();
-        sends.add(new Send(s, b));
+        if (s.client == null) {
+          s.client = clients.client(s.address);
+        }
+        sends.add(new Send(s, s.client, b));
       }
     }
     sends.forEach(this::send);
@@ -196,7 +205,7 @@ public final class ShuffleBlockFetcher implements AutoCloseable {
         : new BlockBytes(allocator, block.id());
     InetSocketAddress address = send.server().address;
     long sent = System.nanoTime();
-    clients.client(address)
+    send.client()
         .thenCompose(client -> client.readShuffleBlock(block.id(), memory))
         .thenApply(length -> memory.fetched(address, length, System.nanoTime() - sent))
         .whenComplete((fetched, err) -> {
