@@ -38,7 +38,8 @@ import java.util.concurrent.LinkedBlockingQueue;
  * and why. After a failure the task may go on taking the other results (Spark stops at the
  * first). {@link #close()} gives back the memory (or deletes the file) of every block not taken,
  * and of every block still arriving once it has arrived. {@link #next()} is for one thread, the
- * task's; the results arrive on the client's threads.
+ * task's, or results are taken with {@link #poll()} as {@link #onResult} tells of them, on
+ * threads of the caller's; the results arrive on the client's threads.
  */
 public final class ShuffleBlockFetcher implements AutoCloseable {
   /**
@@ -84,6 +85,8 @@ public final class ShuffleBlockFetcher implements AutoCloseable {
   /** Results not yet taken by {@link #next()}. */
   private int remaining;
   private boolean closed;
+  /** Told of every result as it arrives, where the caller asked ({@link #onResult}). */
+  private Runnable listener;
 
   private ShuffleBlockFetcher(Map<InetSocketAddress, List<BlockToFetch>> blocks, FetchLimits limits,
       FetchToDisk toDisk, ShuffleClients clients, BufferAllocator allocator) {
@@ -129,14 +132,7 @@ public final class ShuffleBlockFetcher implements AutoCloseable {
    * memory ran out); {@link NoSuchElementException} when every result has been taken.
    */
   public FetchedBlock next() {
-    synchronized (this) {
-      if (closed) {
-        throw new GpuDirectException("The shuffle fetcher is closed");
-      }
-      if (remaining == 0) {
-        throw new NoSuchElementException("Every block of this fetch has been taken");
-      }
-    }
+    checkTakeable();
     Result r;
     try {
       r = results.take();
@@ -144,6 +140,45 @@ public final class ShuffleBlockFetcher implements AutoCloseable {
       Thread.currentThread().interrupt();
       throw new GpuDirectException("Interrupted while waiting for a shuffle block", e);
     }
+    return taken(r);
+  }
+
+  /**
+   * As {@link #next()}, but null at once where no result has arrived yet. Unlike {@code next()},
+   * several threads may poll at once: each result goes to one of them.
+   */
+  public FetchedBlock poll() {
+    checkTakeable();
+    Result r = results.poll();
+    return r == null ? null : taken(r);
+  }
+
+  /**
+   * Calls {@code listener} once for every result from now on as it arrives (and at once for each
+   * already waiting to be taken), on the thread that delivered it: a client's, which it must not
+   * block. For a caller that takes results with {@link #poll()} on threads of its own.
+   */
+  public void onResult(Runnable listener) {
+    int waiting;
+    synchronized (this) {
+      this.listener = listener;
+      waiting = results.size();
+    }
+    for (int i = 0; i < waiting; i++) {
+      listener.run();
+    }
+  }
+
+  private synchronized void checkTakeable() {
+    if (closed) {
+      throw new GpuDirectException("The shuffle fetcher is closed");
+    }
+    if (remaining == 0) {
+      throw new NoSuchElementException("Every block of this fetch has been taken");
+    }
+  }
+
+  private FetchedBlock taken(Result r) {
     synchronized (this) {
       remaining--;
       if (r.sent()) {
@@ -225,23 +260,33 @@ public final class ShuffleBlockFetcher implements AutoCloseable {
    * connection attempts too), and a reducer fails at its first fetch failure anyway.
    */
   private void arrived(Result r) {
+    Runnable tell = null;
+    int told = 1;
+    boolean kept = false;
     synchronized (this) {
       if (!closed) {
+        kept = true;
+        tell = listener;
         results.add(r);
         Server s = r.server();
         if (r.failure() instanceof ShuffleFetchException f && f.reason() == Reason.SERVER_LOST && !s.lost) {
           s.lost = true;
-          for (BlockToFetch b; (b = s.waiting.poll()) != null; ) {
+          for (BlockToFetch b; (b = s.waiting.poll()) != null; told++) {
             results.add(new Result(s, b, null, new ShuffleFetchException(b.id(), s.address, Reason.SERVER_LOST,
                 "Cannot fetch shuffle block " + b.id().name() + " (" + b.id().describe() + "): not asked for,"
                     + " its server was lost fetching " + f.block().name() + ": " + f.getMessage(), f), false));
           }
         }
-        return;
       }
     }
-    if (r.fetched() != null) {
-      r.fetched().close();
+    if (!kept) {
+      if (r.fetched() != null) {
+        r.fetched().close();
+      }
+      return;
+    }
+    for (int i = 0; tell != null && i < told; i++) {
+      tell.run();
     }
   }
 

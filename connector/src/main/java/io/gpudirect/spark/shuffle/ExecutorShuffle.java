@@ -1,5 +1,6 @@
 package io.gpudirect.spark.shuffle;
 
+import io.gpudirect.GpuDirectException;
 import io.gpudirect.client.ClientContext;
 import io.gpudirect.memory.BufferAllocator;
 import io.gpudirect.shuffle.FetchLimits;
@@ -10,6 +11,9 @@ import java.io.File;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
 import org.apache.spark.SparkConf;
 import org.apache.spark.SparkEnv;
@@ -28,9 +32,17 @@ final class ExecutorShuffle implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(ExecutorShuffle.class);
   /** Spark's limit on a remote block fetched into memory; those above it go to disk. */
   static final String MAX_IN_MEMORY = "spark.network.maxRemoteBlockSizeFetchToMem";
+  /**
+   * Threads of the executor that decode (decrypt and decompress) its reduce tasks' remote blocks
+   * ahead of them ({@link DecodeAhead}); 0, the default, decodes each on its task's thread, as
+   * Spark's own reader does.
+   */
+  static final String DECODE_THREADS = ShuffleTransport.PREFIX + "decodeThreads";
 
   private final SparkConf conf;
   private final ShuffleTransport transport;
+  private final int decodeThreads;
+  private ExecutorService decoders;
   private ExecutorShuffleServer server;
   private ShuffleClients clients;
   private BufferAllocator memory;
@@ -39,6 +51,42 @@ final class ExecutorShuffle implements AutoCloseable {
   ExecutorShuffle(SparkConf conf, ShuffleTransport transport) {
     this.conf = conf;
     this.transport = transport;
+    this.decodeThreads = decodeThreads(conf);
+  }
+
+  /** {@value #DECODE_THREADS}, checked: a bad value stops the application at start, naming the key. */
+  static int decodeThreads(SparkConf conf) {
+    String value = conf.get(DECODE_THREADS, "0").trim();
+    int n;
+    try {
+      n = Integer.parseInt(value);
+    } catch (NumberFormatException e) {
+      n = -1;
+    }
+    if (n < 0 || n > 256) {
+      throw new GpuDirectException(DECODE_THREADS + " must be a whole number from 0 (decode on the task's"
+          + " thread) to 256, not '" + value + "'");
+    }
+    return n;
+  }
+
+  /** How many of {@link #decoders()} one reduce task may use at once; 0: none, its own thread decodes. */
+  int decodeThreads() {
+    return decodeThreads;
+  }
+
+  /** The threads that decode remote blocks ahead of their tasks; only where {@link #decodeThreads()} > 0. */
+  synchronized ExecutorService decoders() {
+    checkOpen();
+    if (decoders == null) {
+      AtomicInteger n = new AtomicInteger();
+      decoders = Executors.newFixedThreadPool(decodeThreads, r -> {
+        Thread t = new Thread(r, "gpudirect-shuffle-decode-" + n.incrementAndGet());
+        t.setDaemon(true);
+        return t;
+      });
+    }
+    return decoders;
   }
 
   /** The port of this executor's server, started now if it is not yet. */
@@ -113,6 +161,10 @@ final class ExecutorShuffle implements AutoCloseable {
   @Override
   public synchronized void close() {
     closed = true;
+    if (decoders != null) {
+      // Blocks a decoder still holds are given back by their fetchers, which their tasks close.
+      decoders.shutdownNow();
+    }
     // Closed in reverse order: the memory last, once no fetch can still be charged to it.
     try (BufferAllocator m = memory; ShuffleClients c = clients; ExecutorShuffleServer s = server) {
       LOG.debug("Stopping the gpudirect shuffle of this executor");

@@ -5,6 +5,7 @@ import io.gpudirect.shuffle.BlockToFetch;
 import io.gpudirect.shuffle.FetchedBlock;
 import io.gpudirect.shuffle.ShuffleBlockFetcher;
 import io.gpudirect.shuffle.ShuffleFetchException;
+import java.io.ByteArrayInputStream;
 import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -31,7 +32,8 @@ import scala.Option;
  * Spark's own fetcher does, deleted once read or when the task ends). As in Spark's
  * {@code ShuffleBlockFetcherIterator}, any failure to get or to decode a block's bytes is thrown
  * as a {@code FetchFailedException} naming that block's map output, so that Spark runs its map
- * task again; a server that refused this reducer (a wrong secret) fails the task instead, which
+ * task again (the remote blocks are decoded on the executor's threads ahead of the task where
+ * {@value ExecutorShuffle#DECODE_THREADS} is set, see {@link DecodeAhead}); a server that refused this reducer (a wrong secret) fails the task instead, which
  * no rerun of the map would mend. Spark's read metrics are counted as blocks are taken.
  */
 final class ShuffleBlockStreams implements AutoCloseable {
@@ -43,6 +45,8 @@ final class ShuffleBlockStreams implements AutoCloseable {
   private final SerializerManager serializers;
   private final ShuffleReadMetricsReporter metrics;
   private final ShuffleBlockFetcher fetcher;
+  /** The remote blocks decoded on the executor's threads, where it has them; else null. */
+  private final DecodeAhead ahead;
   /** The block being read, closed when the next is taken. */
   private BlockStream current;
   /**
@@ -74,6 +78,9 @@ final class ShuffleBlockStreams implements AutoCloseable {
     }
     fetcher = remote.isEmpty() ? null : ShuffleBlockFetcher.start(byServer, shuffle.limits(), shuffle.toDisk(),
         shuffle.clients(), shuffle.memory());
+    ahead = fetcher == null || shuffle.decodeThreads() == 0 ? null : new DecodeAhead(fetcher, remote.size(),
+        shuffle.decoders(), shuffle.decodeThreads(), shuffle.limits().maxBytesInFlight(),
+        (id, raw) -> serializers.wrapStream(remote.get(id).sparkId(), raw));
   }
 
   /** The next block's bytes, or null once every block has been read; closes the one before. */
@@ -87,7 +94,7 @@ final class ShuffleBlockStreams implements AutoCloseable {
     MapOutputBlock b = local.poll();
     if (b != null) {
       current = openLocal(b);
-    } else if (fetcher != null && fetcher.hasNext()) {
+    } else if (ahead != null ? ahead.hasNext() : fetcher != null && fetcher.hasNext()) {
       current = nextRemote();
     }
     return current;
@@ -104,14 +111,23 @@ final class ShuffleBlockStreams implements AutoCloseable {
     }
     metrics.incLocalBlocksFetched(1);
     metrics.incLocalBytesRead(buffer.size());
-    return new BlockStream(b, in, in);
+    return new BlockStream(b, in, in, true);
   }
 
   private BlockStream nextRemote() {
     long start = System.nanoTime();
     FetchedBlock fetched;
+    DecodeAhead.Ready decodedAhead = null;
     try {
-      fetched = fetcher.next();
+      if (ahead == null) {
+        fetched = fetcher.next();
+      } else {
+        decodedAhead = ahead.next();
+        if (decodedAhead.failure() != null) {
+          throw decodedAhead.failure();
+        }
+        fetched = decodedAhead.block();
+      }
     } catch (ShuffleFetchException e) {
       MapOutputBlock b = remote.get(e.block());
       if (e.reason() == ShuffleFetchException.Reason.REFUSED) {
@@ -127,6 +143,12 @@ final class ShuffleBlockStreams implements AutoCloseable {
     }
     countRemote(fetched);
     MapOutputBlock b = remote.get(fetched.id());
+    if (decodedAhead != null && decodedAhead.undecodable() != null) {
+      throw undecodable(b, decodedAhead.undecodable());
+    }
+    if (decodedAhead != null && decodedAhead.decoded() != null) {
+      return new BlockStream(b, new ByteArrayInputStream(decodedAhead.decoded()), fetched, false);
+    }
     InputStream in;
     try {
       in = fetched.inputStream();
@@ -136,7 +158,13 @@ final class ShuffleBlockStreams implements AutoCloseable {
       throw sneaky(b.fetchFailed("Cannot read shuffle block " + b.describe() + " fetched to disk: " + e.getMessage(),
           e));
     }
-    return new BlockStream(b, in, fetched);
+    return new BlockStream(b, in, fetched, true);
+  }
+
+  /** A block whose bytes would not decode: damaged, so its map task runs again. */
+  private static RuntimeException undecodable(MapOutputBlock block, Exception e) {
+    return sneaky(block.fetchFailed("Shuffle block " + block.describe() + " cannot be decoded, its bytes are"
+        + " damaged (" + e + "); its map task runs again", e));
   }
 
   /** Spark's read metrics of a remote block the task has taken. */
@@ -168,27 +196,28 @@ final class ShuffleBlockStreams implements AutoCloseable {
       try {
         closeCurrent();
       } finally {
-        if (fetcher != null) {
-          fetcher.close();
+        try (ShuffleBlockFetcher f = fetcher; DecodeAhead a = ahead) {
+          // Closed in reverse order: the blocks decoded ahead first, then those still being fetched.
         }
       }
     }
   }
 
   /**
-   * One block's records' bytes, decoded by Spark's serializer manager; a failure to read or
-   * decode them (a codec's checksum, a truncated stream) is the block's fetch failure.
+   * One block's records' bytes, decoded by Spark's serializer manager (here, or ahead by
+   * {@link DecodeAhead}); a failure to read or decode them (a codec's checksum, a truncated
+   * stream) is the block's fetch failure.
    */
   private final class BlockStream extends FilterInputStream {
     private final MapOutputBlock block;
     private final AutoCloseable bytes;
 
-    BlockStream(MapOutputBlock block, InputStream raw, AutoCloseable bytes) {
+    BlockStream(MapOutputBlock block, InputStream stream, AutoCloseable bytes, boolean toDecode) {
       super(null);
       this.block = block;
       this.bytes = bytes;
       try {
-        in = serializers.wrapStream(block.sparkId(), raw);
+        in = toDecode ? serializers.wrapStream(block.sparkId(), stream) : stream;
       } catch (Exception e) {
         closeQuietly();
         throw corrupt(e);
@@ -232,8 +261,7 @@ final class ShuffleBlockStreams implements AutoCloseable {
     }
 
     private RuntimeException corrupt(Exception e) {
-      return sneaky(block.fetchFailed("Shuffle block " + block.describe() + " cannot be decoded, its bytes are"
-          + " damaged (" + e + "); its map task runs again", e));
+      return undecodable(block, e);
     }
 
     /** Idempotent: the deserializer and this reader may both close it. */

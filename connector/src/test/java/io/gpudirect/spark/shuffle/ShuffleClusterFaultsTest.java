@@ -36,7 +36,8 @@ import scala.Tuple2;
  * shuffle manager: the reducers' fetches (remote, over the other executor's server, and local)
  * fail as Spark's fetch failures, never hang, Spark runs the lost map tasks again, and the job
  * gives every row, once. Spark's authentication is on, so the servers ask the secret each
- * executor derives from Spark's.
+ * executor derives from Spark's; the remote blocks are decoded ahead of their tasks, on two
+ * threads of each executor ({@link DecodeAhead}).
  */
 @org.junit.jupiter.api.Tag("spark35-line")
 @Timeout(value = 240, unit = TimeUnit.SECONDS)
@@ -61,7 +62,10 @@ class ShuffleClusterFaultsTest {
         "spark.network.timeout", STALL_TIMEOUT_S + "s", "spark.executor.heartbeatInterval", "1s",
         "spark.storage.blockManagerHeartbeatTimeoutMs", "600s",
         // One block in flight per server: a reducer held after its first record still has blocks to fetch.
-        "spark.reducer.maxBlocksInFlightPerAddress", "1"));
+        "spark.reducer.maxBlocksInFlightPerAddress", "1",
+        // Blocks decoded on the executors' threads ahead of their tasks, so that the damaged ones fail
+        // there (ShuffleClusterFetchToDiskTest's damaged blocks decode on their tasks' threads).
+        ExecutorShuffle.DECODE_THREADS, "2"));
     jsc = JavaSparkContext.fromSparkContext(cluster.spark.sparkContext());
     pairs = IntStream.range(0, 20_000).mapToObj(i -> new Tuple2<>(i % 1000, i)).toList();
   }

@@ -203,6 +203,127 @@ class SparkShuffleFilesTest {
     }
   }
 
+  /** Every single-partition block of every map output with bytes, and Spark's decoding of each. */
+  private static Map<ShuffleBlockId, byte[]> decodedBySpark(List<BlockToFetch> blocks) throws IOException {
+    Map<ShuffleBlockId, byte[]> decoded = new HashMap<>();
+    for (Path index : indexFiles()) {
+      Matcher m = INDEX.matcher(index.getFileName().toString());
+      assertTrue(m.matches());
+      int shuffleId = Integer.parseInt(m.group(1));
+      long mapId = Long.parseLong(m.group(2));
+      for (int r = 0; r < Files.size(index) / 8 - 1; r++) {
+        ShuffleBlockId id = ShuffleBlockId.of(shuffleId, mapId, r);
+        byte[] bytes = sparkBytes(sparkId(id));
+        if (bytes.length > 0) {
+          blocks.add(new BlockToFetch(id, bytes.length));
+          decoded.put(id, sparkDecode(id, new java.io.ByteArrayInputStream(bytes)));
+        }
+      }
+    }
+    return decoded;
+  }
+
+  private static BlockId sparkId(ShuffleBlockId id) {
+    return new org.apache.spark.storage.ShuffleBlockId(id.shuffleId(), id.mapId(), id.startReduceId());
+  }
+
+  private static byte[] sparkDecode(ShuffleBlockId id, InputStream raw) throws IOException {
+    try (InputStream in = SparkEnv.get().serializerManager().wrapStream(sparkId(id), raw)) {
+      return in.readAllBytes();
+    }
+  }
+
+  /**
+   * Blocks decoded ahead of their task on two threads, from Spark's compressed shuffle files:
+   * those that decode within their share of the budget come as Spark's serializer manager
+   * decodes them, the others as fetched (decoded here the same), one whose bytes were damaged on
+   * the way (a byte flipped before the codec saw it) as undecodable, never as bytes; and every
+   * block's memory is given back.
+   */
+  @Test
+  void blocksDecodedAheadAreWhatSparksSerializerManagerDecodes() throws Exception {
+    List<BlockToFetch> blocks = new ArrayList<>();
+    Map<ShuffleBlockId, byte[]> expected = decodedBySpark(blocks);
+    ShuffleBlockId damaged = blocks.get(blocks.size() / 2).id();
+    long budget = 2048;
+    assertTrue(expected.values().stream().anyMatch(b -> b.length <= budget / 4)
+        && expected.values().stream().anyMatch(b -> b.length > budget), "blocks on both sides of the budget");
+    DecodeAhead.Decoder decoder = (id, raw) -> {
+      if (!id.equals(damaged)) {
+        return SparkEnv.get().serializerManager().wrapStream(sparkId(id), raw);
+      }
+      byte[] bytes = raw.readAllBytes();
+      bytes[bytes.length / 2] ^= 0x5a;
+      return SparkEnv.get().serializerManager().wrapStream(sparkId(id), new java.io.ByteArrayInputStream(bytes));
+    };
+    int decodedAhead = 0;
+    int asFetched = 0;
+    List<ShuffleBlockId> undecodable = new ArrayList<>();
+    Map<ShuffleBlockId, byte[]> got = new HashMap<>();
+    java.util.concurrent.ExecutorService threads = java.util.concurrent.Executors.newFixedThreadPool(2);
+    try (ClientContext context = new ClientContext();
+        ShuffleClients clients = new ShuffleClients(ClientConfig.builder().secret(SECRET).transport("tcp").build(),
+            context);
+        BufferAllocator memory = BufferAllocator.root().newChildAllocator("decode-ahead-test", 64L << 20)) {
+      try (ShuffleBlockFetcher fetcher = ShuffleBlockFetcher.start(
+              Map.of(new InetSocketAddress("127.0.0.1", server.port()), blocks), new FetchLimits(16 << 10, 8, 8),
+              clients, memory);
+          DecodeAhead ahead = new DecodeAhead(fetcher, blocks.size(), threads, 2, budget, decoder)) {
+        while (ahead.hasNext()) {
+          DecodeAhead.Ready r = ahead.next();
+          assertTrue(r.failure() == null, () -> "fetched: " + r.failure());
+          ShuffleBlockId id = r.block().id();
+          if (r.undecodable() != null) {
+            undecodable.add(id);
+          } else if (r.decoded() != null) {
+            decodedAhead++;
+            got.put(id, r.decoded());
+          } else {
+            asFetched++;
+            try (FetchedBlock b = r.block()) {
+              got.put(id, sparkDecode(id, b.inputStream()));
+            }
+          }
+        }
+      }
+      assertEquals(0, memory.outstandingBytes(), "every block's memory given back: " + memory.outstanding());
+    } finally {
+      threads.shutdownNow();
+    }
+    assertEquals(List.of(damaged), undecodable);
+    assertTrue(decodedAhead > 0 && asFetched > 0, decodedAhead + " decoded ahead, " + asFetched + " as fetched");
+    expected.remove(damaged);
+    assertEquals(expected.keySet(), got.keySet());
+    expected.forEach((id, bytes) -> assertTrue(java.util.Arrays.equals(bytes, got.get(id)), id.name()));
+  }
+
+  /** A task that stops after its first block: the blocks decoded, being decoded and in flight are all given back. */
+  @Test
+  void aTaskThatStopsEarlyLeavesNoBlockBehindItsDecoders() throws Exception {
+    List<BlockToFetch> blocks = new ArrayList<>();
+    decodedBySpark(blocks);
+    java.util.concurrent.ExecutorService threads = java.util.concurrent.Executors.newFixedThreadPool(2);
+    try (ClientContext context = new ClientContext();
+        ShuffleClients clients = new ShuffleClients(ClientConfig.builder().secret(SECRET).transport("tcp").build(),
+            context);
+        BufferAllocator memory = BufferAllocator.root().newChildAllocator("decode-ahead-stop-test", 64L << 20)) {
+      try (ShuffleBlockFetcher fetcher = ShuffleBlockFetcher.start(
+              Map.of(new InetSocketAddress("127.0.0.1", server.port()), blocks), FetchLimits.SPARK_DEFAULTS,
+              clients, memory);
+          DecodeAhead ahead = new DecodeAhead(fetcher, blocks.size(), threads, 2, 1L << 20,
+              (id, raw) -> SparkEnv.get().serializerManager().wrapStream(sparkId(id), raw))) {
+        ahead.next().release();
+      }
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+      while (memory.outstandingBytes() > 0 && System.nanoTime() < deadline) {
+        Thread.sleep(10);
+      }
+      assertEquals(0, memory.outstandingBytes(), "every block's memory given back: " + memory.outstanding());
+    } finally {
+      threads.shutdownNow();
+    }
+  }
+
   private static List<Path> indexFiles() throws IOException {
     List<Path> out = new ArrayList<>();
     for (Path dir : localDirs) {
