@@ -18,6 +18,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.EnumSet;
 import java.util.List;
@@ -116,6 +117,12 @@ public final class BenchCommand implements Callable<Integer>, BenchmarksCommand 
           + " needs the plugin, through --shuffle-conf.")
   String shuffleRapidsManager;
 
+  @Option(names = "--shuffle-variant", paramLabel = "KEY=VALUE",
+      description = "Also run the shuffle section's job with gpudirect's shuffle and this setting of its own (under"
+          + " spark.gpudirect.shuffle., e.g. spark.gpudirect.shuffle.decodeThreads=4), a side of its own timed against"
+          + " gpudirect's without it; once per setting, all on the one side.")
+  Map<String, String> shuffleVariant;
+
   @Option(names = "--shuffle-timeline", paramLabel = "FILE",
       description = "Append a line per timed shuffle job to FILE: the shuffle, the round, its start and end (Unix"
           + " seconds) and the bytes its map tasks wrote (dev/shaped-link --shuffle reads it).")
@@ -183,6 +190,11 @@ public final class BenchCommand implements Callable<Integer>, BenchmarksCommand 
         || !shuffleConf.getOrDefault("spark.plugins", "").contains("com.nvidia.spark.SQLPlugin"))) {
       throw new CommandLine.ParameterException(spec.commandLine(), "--shuffle-rapids-manager needs the RAPIDS"
           + " Accelerator on in every application: add --shuffle-conf spark.plugins=com.nvidia.spark.SQLPlugin");
+    }
+    if (shuffleVariant != null && !shuffleVariant.keySet().stream().allMatch(k -> k.startsWith("spark.gpudirect.shuffle."))) {
+      throw new CommandLine.ParameterException(spec.commandLine(), "--shuffle-variant takes gpudirect's shuffle settings"
+          + " (spark.gpudirect.shuffle.*), not " + shuffleVariant.keySet() + ": a setting for every side goes in"
+          + " --shuffle-conf");
     }
     Set<Section> run = sections == null || sections.isEmpty() ? EnumSet.complementOf(EnumSet.of(Section.shuffle))
         : EnumSet.copyOf(sections);
@@ -303,7 +315,7 @@ public final class BenchCommand implements Callable<Integer>, BenchmarksCommand 
       once += 1 + 2 * joinPairs; // starting Spark and writing the tables, then the pairs
     }
     if (run.contains(Section.shuffle)) {
-      once += 1 + (shuffleRapidsManager == null ? 2 : 3) * shuffleRounds;
+      once += 1 + (2 + (shuffleRapidsManager == null ? 0 : 1) + (shuffleVariant == null ? 0 : 1)) * shuffleRounds;
     }
     return perRound * rounds + once + (run.contains(Section.memory) ? 1 : 0);
   }
@@ -601,9 +613,15 @@ public final class BenchCommand implements Callable<Integer>, BenchmarksCommand 
     int n = shuffleRounds;
     SparkShuffle.Manager rapidsManager = shuffleRapidsManager == null ? null
         : SparkShuffle.Manager.rapidsMultithreaded(shuffleRapidsManager);
-    List<SparkShuffle.Manager> managers = rapidsManager == null
-        ? List.of(SparkShuffle.Manager.SPARK, SparkShuffle.Manager.GPUDIRECT)
-        : List.of(SparkShuffle.Manager.SPARK, SparkShuffle.Manager.GPUDIRECT, rapidsManager);
+    SparkShuffle.Manager variant = shuffleVariant == null ? null : SparkShuffle.Manager.gpudirectWith(shuffleVariant);
+    List<SparkShuffle.Manager> managers = new ArrayList<>(List.of(SparkShuffle.Manager.SPARK,
+        SparkShuffle.Manager.GPUDIRECT));
+    if (rapidsManager != null) {
+      managers.add(rapidsManager);
+    }
+    if (variant != null) {
+      managers.add(variant);
+    }
     Map<String, String> conf = shuffleConf == null ? Map.of() : shuffleConf;
     Map<SparkShuffle.Manager, SparkShuffle.Run[]> runs = new java.util.LinkedHashMap<>();
     managers.forEach(m -> runs.put(m, new SparkShuffle.Run[n]));
@@ -669,6 +687,32 @@ public final class BenchCommand implements Callable<Integer>, BenchmarksCommand 
               median(each(rapids, SparkShuffle.Run::cpuSecondsPerGb)), ofBest, ofBest <= 1.0 ? "met" : "not met",
               rounds(ours, rapids))));
     }
+    if (variant != null) {
+      double best = rapidsManager == null ? Double.NaN : Math.min(median(each(spark, SparkShuffle.Run::seconds)),
+          median(each(runs.get(rapidsManager), SparkShuffle.Run::seconds)));
+      report.add(variantRow(variant, runs.get(variant), ours, best, shuffleJob));
+    }
+  }
+
+  /**
+   * The variant of ours, against ours without it (the ratio) and, with the plugin's side, the
+   * better of Spark's and the plugin's shuffles (issue 29's goal).
+   */
+  private static Row variantRow(SparkShuffle.Manager variant, SparkShuffle.Run[] runs, SparkShuffle.Run[] ours,
+      double best, SparkShuffle.Job job) {
+    double time = median(ratios(runs, ours, SparkShuffle.Run::seconds));
+    double cpu = median(ratios(runs, ours, SparkShuffle.Run::cpuSecondsPerGb));
+    return Row.of("shuffle", variant.label() + ", " + job, medians(runs))
+        .comparedWith("gpudirect shuffle", time, cpu)
+        .withNote(String.format(Locale.ROOT, "job %.2f s, fetch wait %.2f s, map phase %.2f s, reduce stages %.2f s,"
+            + " executors' CPU %.2f s/GB (medians); ratios = medians of the rounds' ratios to gpudirect's without"
+            + " the variant%s; each round's job time and CPU/GB, the variant's then gpudirect's: %s",
+            median(each(runs, SparkShuffle.Run::seconds)), median(each(runs, SparkShuffle.Run::fetchWaitSeconds)),
+            median(each(runs, SparkShuffle.Run::mapSeconds)), median(each(runs, SparkShuffle.Run::reduceSeconds)),
+            median(each(runs, SparkShuffle.Run::cpuSecondsPerGb)),
+            Double.isNaN(best) ? "" : String.format(Locale.ROOT, "; median job time %.2fx the better of Spark's and"
+                + " the RAPIDS shuffle (goal <= 1x)", median(each(runs, SparkShuffle.Run::seconds)) / best),
+            rounds(runs, ours)));
   }
 
   /** Each round's figures, so that the report shows their spread beside the medians. */

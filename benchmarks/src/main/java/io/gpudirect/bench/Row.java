@@ -24,6 +24,12 @@ record Row(String section, String name, double gbitPerSecond, double cpuSecondsP
         ratioValue, cpuRatio, targetText, ok, note);
   }
 
+  /** Ratios to {@code ref} with no target: a comparison, not a goal. */
+  Row comparedWith(String ref, double ratioValue, double cpuRatio) {
+    return new Row(section, name, gbitPerSecond, cpuSecondsPerGb, p50Micros, p99Micros, ref,
+        ratioValue, cpuRatio, null, null, note);
+  }
+
   Row withNote(String text) {
     return new Row(section, name, gbitPerSecond, cpuSecondsPerGb, p50Micros, p99Micros,
         reference, ratio, cpuRatio, target, met, text);

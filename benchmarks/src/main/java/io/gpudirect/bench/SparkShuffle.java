@@ -33,6 +33,13 @@ final class SparkShuffle {
     static final Manager GPUDIRECT = new Manager("gpudirect", "gpudirect shuffle",
         Map.of("spark.shuffle.manager", GpuDirectShuffleManager.class.getName()));
 
+    /** Ours with {@code settings} of its own (spark.gpudirect.shuffle.*), a side of its own. */
+    static Manager gpudirectWith(Map<String, String> settings) {
+      Map<String, String> all = new java.util.TreeMap<>(settings);
+      all.putAll(GPUDIRECT.settings());
+      return new Manager("gpudirect-variant", "gpudirect shuffle with " + new java.util.TreeMap<>(settings), all);
+    }
+
     /**
      * The RAPIDS Accelerator's own shuffle manager in its MULTITHREADED mode (its class is named
      * for the Spark version, e.g. com.nvidia.spark.rapids.spark353.RapidsShuffleManager).

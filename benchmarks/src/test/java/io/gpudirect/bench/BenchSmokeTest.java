@@ -92,9 +92,9 @@ class BenchSmokeTest {
 
   @Test
   @Timeout(value = 300, unit = TimeUnit.SECONDS)
-  void shuffleSectionRunsBothShufflesOnTwoExecutors() throws Exception {
+  void shuffleSectionRunsEachShuffleOnTwoExecutors() throws Exception {
     JsonNode report = new ObjectMapper().readTree(run("--json", "--sections", "shuffle", "--shuffle-size", "4m",
-        "--shuffle-rounds", "1"));
+        "--shuffle-rounds", "1", "--shuffle-variant", "spark.gpudirect.shuffle.decodeThreads=2"));
     List<String> names = new ArrayList<>();
     for (JsonNode row : report.get("rows")) {
       String name = row.get("section").asText() + ": " + row.get("name").asText();
@@ -102,7 +102,11 @@ class BenchSmokeTest {
       assertPositive(row, "gbit_per_s", name);
       assertPositive(row, "cpu_s_per_gb", name);
     }
-    assertEquals(List.of("shuffle: gpudirect shuffle, join", "shuffle: Spark's Netty shuffle, join"), names);
+    assertEquals(List.of("shuffle: gpudirect shuffle, join", "shuffle: Spark's Netty shuffle, join",
+        "shuffle: gpudirect shuffle with {spark.gpudirect.shuffle.decodeThreads=2}, join"), names);
+    JsonNode variant = report.get("rows").get(2);
+    assertPositive(variant, "ratio", "the variant against ours");
+    assertTrue(variant.get("met").isNull() && variant.get("note").asText().contains("reduce stages"), variant.toString());
     JsonNode ours = report.get("rows").get(0);
     assertPositive(ours, "ratio", "ours against Spark's");
     assertTrue(ours.get("met").isBoolean() && ours.get("note").asText().contains("fetch wait"), ours.toString());
@@ -129,6 +133,8 @@ class BenchSmokeTest {
     assertEquals(2, cli.execute("--sections", "shuffle", "--shuffle-rapids-manager",
         "com.nvidia.spark.rapids.spark353.RapidsShuffleManager"));
     assertTrue(err.toString().contains("add --shuffle-conf spark.plugins=com.nvidia.spark.SQLPlugin"), err.toString());
+    assertEquals(2, cli.execute("--sections", "shuffle", "--shuffle-variant", "spark.sql.shuffle.partitions=8"));
+    assertTrue(err.toString().contains("--shuffle-variant takes gpudirect's shuffle settings"), err.toString());
   }
 
   private static void assertPositive(JsonNode row, String field, String name) {
