@@ -230,8 +230,13 @@ public final class BlockClient implements RemoteStore {
    */
   @Override
   public CompletableFuture<Long> readShuffleBlock(ShuffleBlockId block, BlockMemory memory) {
+    return readShuffleBlock(block, -1, memory);
+  }
+
+  @Override
+  public CompletableFuture<Long> readShuffleBlock(ShuffleBlockId block, long expectedLength, BlockMemory memory) {
     try {
-      return threads.onWorker(chunks.readBlock(block, memory));
+      return threads.onWorker(chunks.readBlock(block, expectedLength, memory));
     } catch (RuntimeException e) {
       return CompletableFuture.failedFuture(e);
     }

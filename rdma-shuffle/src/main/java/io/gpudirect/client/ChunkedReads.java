@@ -63,7 +63,8 @@ final class ChunkedReads {
     this.threads = threads;
     this.retries = retries;
     this.window = new Semaphore(config.maxBytesInFlight());
-    this.queue = new StreamQueue<>(connections.size());
+    this.queue = new StreamQueue<>(connections.size(), (long) StreamQueue.DEPTH * config.chunkSize(),
+        a -> a.chunk().bytes());
   }
 
   /** Below this a read is not split further to spread it over the streams: the cost of a request would show. */
@@ -245,7 +246,7 @@ final class ChunkedReads {
    * length is unknown before its answer, and the fetcher that asks for blocks bounds them with
    * the limits of its own (Spark's). Completes with the block's length.
    */
-  CompletableFuture<Long> readBlock(ShuffleBlockId block, BlockMemory memory) {
+  CompletableFuture<Long> readBlock(ShuffleBlockId block, long expectedLength, BlockMemory memory) {
     connections.checkOpen();
     long start = System.nanoTime();
     int window = memory instanceof DrainedBlockMemory ? chunkLength()
@@ -253,11 +254,11 @@ final class ChunkedReads {
     AtomicBoolean failed = new AtomicBoolean();
     AtomicReference<ShuffleData> first = new AtomicReference<>();
     List<CompletableFuture<Void>> parts = new ArrayList<>();
-    parts.add(sendWindow(block, FileVersion.ANY, -1, 0, window, memory, first, failed));
+    parts.add(sendWindow(block, FileVersion.ANY, expectedLength, false, 0, window, memory, first, failed));
     return parts.get(0).thenComposeAsync(v -> {
       ShuffleData answer = first.get();
       for (long off = window; off < answer.blockLength(); off += window) {
-        parts.add(sendWindow(block, answer.version(), answer.blockLength(), off, window, memory,
+        parts.add(sendWindow(block, answer.version(), answer.blockLength(), true, off, window, memory,
             new AtomicReference<>(), failed));
       }
       return CompletableFuture.allOf(parts.toArray(new CompletableFuture<?>[0]));
@@ -269,10 +270,11 @@ final class ChunkedReads {
 
   /**
    * One window of a block, from {@code offset} within it, of a block of {@code blockLength} bytes
-   * as the first window said (-1 for the first); {@code answer} gets its header.
+   * as the first window said ({@code known}), or as its map status says for the first (-1 where
+   * unknown); {@code answer} gets its header.
    */
   private CompletableFuture<Void> sendWindow(ShuffleBlockId block, FileVersion version,
-      long blockLength, long offset, int window, BlockMemory memory,
+      long blockLength, boolean known, long offset, int window, BlockMemory memory,
       AtomicReference<ShuffleData> answer, AtomicBoolean failed) {
     CompletableFuture<Void> part = new CompletableFuture<>();
     part.whenComplete((v, err) -> {
@@ -281,7 +283,7 @@ final class ChunkedReads {
       }
     });
     sendChunk(new Chunk(block.name(), version, offset, window,
-        new BlockTarget(block, blockLength, memory, answer), part, failed), 0, false);
+        new BlockTarget(block, known ? blockLength : -1, blockLength, memory, answer), part, failed), 0, false);
     return part;
   }
 
@@ -303,6 +305,18 @@ final class ChunkedReads {
    */
   private record Chunk(String path, FileVersion version, long offset, int length, Target target,
       CompletableFuture<Void> done, AtomicBoolean readFailed) {
+    /**
+     * What it weighs in its stream's queue ({@link StreamQueue}): its length; for a window of a
+     * block, the part of the block it will carry, as far as known (the length its map status
+     * gave, for a first window), since a window's length is only the most it may be.
+     */
+    long bytes() {
+      if (target instanceof BlockTarget b && b.expectedLength() >= 0) {
+        return Math.max(1, Math.min(length, b.expectedLength() - offset));
+      }
+      return length;
+    }
+
     /** The action as a user would say it, for errors. */
     String what() {
       return target instanceof BlockTarget ? "fetch shuffle block " + path
@@ -330,7 +344,7 @@ final class ChunkedReads {
    * long as the first did ({@code blockLength}): the same data file with an index written again
    * may place the block elsewhere.
    */
-  private record BlockTarget(ShuffleBlockId block, long blockLength, BlockMemory memory,
+  private record BlockTarget(ShuffleBlockId block, long blockLength, long expectedLength, BlockMemory memory,
       AtomicReference<ShuffleData> answer) implements Target {
     @Override
     public CompletableFuture<Void> read(Connection conn, ReadRequest request, boolean callerReads) {
@@ -432,7 +446,7 @@ final class ChunkedReads {
   /** Sends a chunk on {@code stream}, which has counted it outstanding until it completes. */
   private void sendOn(int stream, Chunk c, int attempt, boolean callerReads, long nowNanos) {
     if (connections.isClosed()) {
-      finished(stream);
+      finished(stream, c);
       c.done.completeExceptionally(connections.closedError());
       return;
     }
@@ -440,7 +454,7 @@ final class ChunkedReads {
     try {
       conn = connections.connection(stream);
     } catch (RuntimeException e) {
-      finished(stream);
+      finished(stream, c);
       retryOrFail(c, attempt, e);
       return;
     }
@@ -498,7 +512,7 @@ final class ChunkedReads {
     }
     if (err == null) {
       // The stream's next chunk goes out before this one's reader hears of it.
-      finished(stream);
+      finished(stream, c);
       c.done.complete(null);
       return;
     }
@@ -514,32 +528,32 @@ final class ChunkedReads {
     } else {
       retryOrFail(c, attempt, cause);
     }
-    finished(stream);
+    finished(stream, c);
   }
 
   /**
-   * {@code stream} is done with a request: the chunk that waited longest goes out, from this
-   * thread (usually a connection's reader: one small write) where its stream's connection is
-   * open, else from a worker, since connecting must not hold up a reader or the timer.
+   * {@code stream} is done with {@code done}: the chunks that waited longest go out, as many as
+   * the streams now have room for, from this thread (usually a connection's reader: one small
+   * write each) where their stream's connection is open, else from a worker, since connecting
+   * must not hold up a reader or the timer.
    */
-  private void finished(int stream) {
-    StreamQueue.Assignment<Attempt> next = queue.finished(stream);
-    while (next != null && (connections.isClosed() || next.task().chunk().readFailed().get())) {
-      // A chunk of a read that has already failed is not sent: against a stalled server it
-      // would only wait out a request timeout of its own before the caller hears of the failure.
-      Chunk c = next.task().chunk();
-      c.done.completeExceptionally(connections.isClosed() ? connections.closedError() : notRead(c));
-      next = queue.finished(next.stream());
-    }
-    if (next == null) {
-      return;
-    }
-    StreamQueue.Assignment<Attempt> a = next;
-    if (connections.isLive(a.stream())) {
-      sendOn(a.stream(), a.task().chunk(), a.task().attempt(), false, NOT_TIMED);
-    } else {
-      threads.runWorker(() -> sendOn(a.stream(), a.task().chunk(), a.task().attempt(), false,
-          NOT_TIMED));
+  private void finished(int stream, Chunk done) {
+    queue.finished(stream, new Attempt(done, 0));
+    for (StreamQueue.Assignment<Attempt> a; (a = queue.nextToSend()) != null; ) {
+      Chunk c = a.task().chunk();
+      if (connections.isClosed() || c.readFailed().get()) {
+        // A chunk of a read that has already failed is not sent: against a stalled server it
+        // would only wait out a request timeout of its own before the caller hears of the failure.
+        queue.finished(a.stream(), a.task());
+        c.done.completeExceptionally(connections.isClosed() ? connections.closedError() : notRead(c));
+        continue;
+      }
+      StreamQueue.Assignment<Attempt> next = a;
+      if (connections.isLive(next.stream())) {
+        sendOn(next.stream(), c, next.task().attempt(), false, NOT_TIMED);
+      } else {
+        threads.runWorker(() -> sendOn(next.stream(), c, next.task().attempt(), false, NOT_TIMED));
+      }
     }
   }
 

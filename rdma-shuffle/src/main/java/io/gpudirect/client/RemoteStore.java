@@ -129,6 +129,16 @@ public interface RemoteStore extends AutoCloseable {
         + ": it reads files only"));
   }
 
+  /**
+   * As {@link #readShuffleBlock(ShuffleBlockId, BlockMemory)}, for a block its map status says
+   * is {@code expectedLength} bytes long: a request counts that much against its stream's
+   * outstanding bytes, not a whole window's most, so that many small blocks can be in flight at
+   * once over a long round trip. A block of another length is still read whole.
+   */
+  default CompletableFuture<Long> readShuffleBlock(ShuffleBlockId block, long expectedLength, BlockMemory memory) {
+    return readShuffleBlock(block, memory);
+  }
+
   /** Blocking form of {@link #readAsync(String, FileVersion, long, ByteBuffer)}. */
   void read(String path, FileVersion version, long offset, ByteBuffer dst);
 

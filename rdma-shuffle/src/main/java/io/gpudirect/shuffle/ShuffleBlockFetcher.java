@@ -241,7 +241,7 @@ public final class ShuffleBlockFetcher implements AutoCloseable {
     InetSocketAddress address = send.server().address;
     long sent = System.nanoTime();
     send.client()
-        .thenCompose(client -> client.readShuffleBlock(block.id(), memory))
+        .thenCompose(client -> client.readShuffleBlock(block.id(), block.size(), memory))
         .thenApply(length -> memory.fetched(address, length, System.nanoTime() - sent))
         .whenComplete((fetched, err) -> {
           if (err == null) {

@@ -230,8 +230,14 @@ class ShuffleFaultsTest {
             refused.message());
       }
 
-      // Through the fetcher: held after the first window, the files written again, then let go.
-      try (LoopbackCutter hold = new LoopbackCutter(server.port(), Protocol.MIN_MAX_READ_LENGTH + 1000, 1)
+      // Through the fetcher: held after the first window, the files written again, then let go. A
+      // client whose chunk is the window keeps two windows outstanding, so that the later ones are
+      // asked for after the files changed (with 4 MiB chunks all four go at once, are answered from
+      // the first version before the hold, and the block arrives whole and unchanged: also right).
+      try (ShuffleFetches windowed = new ShuffleFetches("shuffle-faults-windowed", ClientConfig.builder().streams(1)
+              .chunkSize(Protocol.MIN_MAX_READ_LENGTH).maxRetries(2).retryBackoff(Duration.ofMillis(20))
+              .connectTimeout(Duration.ofSeconds(2)).requestTimeout(Duration.ofSeconds(10)).build());
+          LoopbackCutter hold = new LoopbackCutter(server.port(), Protocol.MIN_MAX_READ_LENGTH + 1000, 1)
           .holdUntilReleased()) {
         Thread release = new Thread(() -> {
           try {
@@ -247,9 +253,10 @@ class ShuffleFaultsTest {
           }
         });
         release.start();
-        ShuffleFetchException e = reducer.fetchOne(hold.port(), ShuffleBlockId.of(2, 2, 0)).fetchFailure();
+        ShuffleFetchException e = windowed.fetchOne(hold.port(), ShuffleBlockId.of(2, 2, 0)).fetchFailure();
         release.join();
         assertEquals(Reason.MAP_OUTPUT_CHANGED, e.reason(), e.getMessage());
+        assertEquals(0, windowed.allocator.outstandingBytes(), "the windows that came are given back");
       }
     }
     assertEquals(0, reducer.allocator.outstandingBytes(), "the windows that came are given back");
