@@ -297,17 +297,21 @@ class SparkShuffleFilesTest {
     expected.forEach((id, bytes) -> assertTrue(java.util.Arrays.equals(bytes, got.get(id)), id.name()));
   }
 
-  /** A task that stops after its first block: the blocks decoded, being decoded and in flight are all given back. */
+  /**
+   * A task that stops after its first block: the blocks decoded, being decoded and in flight are
+   * all given back (those in flight once the executor's clients close, as they arrive or fail).
+   */
   @Test
   void aTaskThatStopsEarlyLeavesNoBlockBehindItsDecoders() throws Exception {
     List<BlockToFetch> blocks = new ArrayList<>();
     decodedBySpark(blocks);
     java.util.concurrent.ExecutorService threads = java.util.concurrent.Executors.newFixedThreadPool(2);
-    try (ClientContext context = new ClientContext();
-        ShuffleClients clients = new ShuffleClients(ClientConfig.builder().secret(SECRET).transport("tcp").build(),
-            context);
-        BufferAllocator memory = BufferAllocator.root().newChildAllocator("decode-ahead-stop-test", 64L << 20)) {
-      try (ShuffleBlockFetcher fetcher = ShuffleBlockFetcher.start(
+    BufferAllocator memory = BufferAllocator.root().newChildAllocator("decode-ahead-stop-test", 64L << 20);
+    try {
+      try (ClientContext context = new ClientContext();
+          ShuffleClients clients = new ShuffleClients(ClientConfig.builder().secret(SECRET).transport("tcp").build(),
+              context);
+          ShuffleBlockFetcher fetcher = ShuffleBlockFetcher.start(
               Map.of(new InetSocketAddress("127.0.0.1", server.port()), blocks), FetchLimits.SPARK_DEFAULTS,
               clients, memory);
           DecodeAhead ahead = new DecodeAhead(fetcher, blocks.size(), threads, 2, 1L << 20,
@@ -321,6 +325,7 @@ class SparkShuffleFilesTest {
       assertEquals(0, memory.outstandingBytes(), "every block's memory given back: " + memory.outstanding());
     } finally {
       threads.shutdownNow();
+      memory.close();
     }
   }
 
