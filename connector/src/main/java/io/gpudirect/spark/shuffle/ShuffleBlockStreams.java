@@ -33,8 +33,9 @@ import scala.Option;
  * {@code ShuffleBlockFetcherIterator}, any failure to get or to decode a block's bytes is thrown
  * as a {@code FetchFailedException} naming that block's map output, so that Spark runs its map
  * task again (the remote blocks are decoded on the executor's threads ahead of the task where
- * {@value ExecutorShuffle#DECODE_THREADS} is set, see {@link DecodeAhead}); a server that refused this reducer (a wrong secret) fails the task instead, which
- * no rerun of the map would mend. Spark's read metrics are counted as blocks are taken.
+ * {@value ExecutorShuffle#DECODE_THREADS} is set, see {@link DecodeAhead}); a server that
+ * refused this reducer (a wrong secret) fails the task instead, which no rerun of the map would
+ * mend. Spark's read metrics are counted as blocks are taken.
  */
 final class ShuffleBlockStreams implements AutoCloseable {
   private final ArrayDeque<MapOutputBlock> local = new ArrayDeque<>();
