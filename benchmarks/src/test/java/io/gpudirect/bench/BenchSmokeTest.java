@@ -90,7 +90,13 @@ class BenchSmokeTest {
     assertTrue(table.contains("# date: ") && table.contains("# method: "), table);
   }
 
+  /**
+   * On the Spark 3.5 line only: the bench ships in that build ({@code bin/gpudirect}), and the
+   * shuffle it times runs on Spark 4 through the connector's cluster tests; a cluster and three
+   * applications are a minute of CI's time on each line.
+   */
   @Test
+  @org.junit.jupiter.api.Tag("spark35-line")
   @Timeout(value = 300, unit = TimeUnit.SECONDS)
   void shuffleSectionRunsEachShuffleOnTwoExecutors() throws Exception {
     JsonNode report = new ObjectMapper().readTree(run("--json", "--sections", "shuffle", "--shuffle-size", "4m",
