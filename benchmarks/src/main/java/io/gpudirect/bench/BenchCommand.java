@@ -672,26 +672,29 @@ public final class BenchCommand implements Callable<Integer>, BenchmarksCommand 
     report.add(Row.of("shuffle", "Spark's Netty shuffle, " + shuffleJob, medians(spark))
         .withNote("spark.shuffle.readHostLocalDisk=false, so that blocks of the other executor on this host cross the"
             + " network as ours do (by default Spark reads them from its disk)"));
+    // Issue 29's goal with the RAPIDS Accelerator: ours at or under the better of the two others.
+    double best = rapidsManager == null ? Double.NaN : Math.min(median(each(spark, SparkShuffle.Run::seconds)),
+        median(each(runs.get(rapidsManager), SparkShuffle.Run::seconds)));
     if (rapidsManager != null) {
       SparkShuffle.Run[] rapids = runs.get(rapidsManager);
-      // Issue 29's goal with the RAPIDS Accelerator: ours at or under the better of the two others.
-      double best = Math.min(median(each(spark, SparkShuffle.Run::seconds)), median(each(rapids, SparkShuffle.Run::seconds)));
       double ofBest = median(each(ours, SparkShuffle.Run::seconds)) / best;
       report.add(Row.of("shuffle", "RAPIDS shuffle (MULTITHREADED), " + shuffleJob, medians(rapids))
-          .withNote(String.format(Locale.ROOT, "%s; job %.2f s, fetch wait %.2f s, map phase %.2f s, reduce stages"
-              + " %.2f s, executors' CPU %.2f s/GB (medians);"
-              + " gpudirect's median job time %.2fx the better of Spark's and this (goal <= 1x: %s); each round's job"
-              + " time and CPU/GB, ours then RAPIDS': %s", shuffleRapidsManager,
-              median(each(rapids, SparkShuffle.Run::seconds)), median(each(rapids, SparkShuffle.Run::fetchWaitSeconds)),
-              median(each(rapids, SparkShuffle.Run::mapSeconds)), median(each(rapids, SparkShuffle.Run::reduceSeconds)),
-              median(each(rapids, SparkShuffle.Run::cpuSecondsPerGb)), ofBest, ofBest <= 1.0 ? "met" : "not met",
-              rounds(ours, rapids))));
+          .withNote(String.format(Locale.ROOT, "%s; %s; gpudirect's median job time %.2fx the better of Spark's and"
+              + " this (goal <= 1x: %s); each round's job time and CPU/GB, ours then RAPIDS': %s", shuffleRapidsManager,
+              phases(rapids), ofBest, ofBest <= 1.0 ? "met" : "not met", rounds(ours, rapids))));
     }
     if (variant != null) {
-      double best = rapidsManager == null ? Double.NaN : Math.min(median(each(spark, SparkShuffle.Run::seconds)),
-          median(each(runs.get(rapidsManager), SparkShuffle.Run::seconds)));
       report.add(variantRow(variant, runs.get(variant), ours, best, shuffleJob));
     }
+  }
+
+  /** A side's medians of job time, fetch wait, map phase, reduce stages and CPU per GB, as a note says them. */
+  private static String phases(SparkShuffle.Run[] runs) {
+    return String.format(Locale.ROOT, "job %.2f s, fetch wait %.2f s, map phase %.2f s, reduce stages %.2f s,"
+        + " executors' CPU %.2f s/GB (medians)",
+        median(each(runs, SparkShuffle.Run::seconds)), median(each(runs, SparkShuffle.Run::fetchWaitSeconds)),
+        median(each(runs, SparkShuffle.Run::mapSeconds)), median(each(runs, SparkShuffle.Run::reduceSeconds)),
+        median(each(runs, SparkShuffle.Run::cpuSecondsPerGb)));
   }
 
   /**
@@ -704,12 +707,8 @@ public final class BenchCommand implements Callable<Integer>, BenchmarksCommand 
     double cpu = median(ratios(runs, ours, SparkShuffle.Run::cpuSecondsPerGb));
     return Row.of("shuffle", variant.label() + ", " + job, medians(runs))
         .comparedWith("gpudirect shuffle", time, cpu)
-        .withNote(String.format(Locale.ROOT, "job %.2f s, fetch wait %.2f s, map phase %.2f s, reduce stages %.2f s,"
-            + " executors' CPU %.2f s/GB (medians); ratios = medians of the rounds' ratios to gpudirect's without"
-            + " the variant%s; each round's job time and CPU/GB, the variant's then gpudirect's: %s",
-            median(each(runs, SparkShuffle.Run::seconds)), median(each(runs, SparkShuffle.Run::fetchWaitSeconds)),
-            median(each(runs, SparkShuffle.Run::mapSeconds)), median(each(runs, SparkShuffle.Run::reduceSeconds)),
-            median(each(runs, SparkShuffle.Run::cpuSecondsPerGb)),
+        .withNote(String.format(Locale.ROOT, "%s; ratios = medians of the rounds' ratios to gpudirect's without"
+            + " the variant%s; each round's job time and CPU/GB, the variant's then gpudirect's: %s", phases(runs),
             Double.isNaN(best) ? "" : String.format(Locale.ROOT, "; median job time %.2fx the better of Spark's and"
                 + " the RAPIDS shuffle (goal <= 1x)", median(each(runs, SparkShuffle.Run::seconds)) / best),
             rounds(runs, ours)));

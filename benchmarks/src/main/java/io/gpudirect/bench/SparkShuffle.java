@@ -35,9 +35,10 @@ final class SparkShuffle {
 
     /** Ours with {@code settings} of its own (spark.gpudirect.shuffle.*), a side of its own. */
     static Manager gpudirectWith(Map<String, String> settings) {
-      Map<String, String> all = new java.util.TreeMap<>(settings);
+      Map<String, String> own = new java.util.TreeMap<>(settings);
+      Map<String, String> all = new java.util.TreeMap<>(own);
       all.putAll(GPUDIRECT.settings());
-      return new Manager("gpudirect-variant", "gpudirect shuffle with " + new java.util.TreeMap<>(settings), all);
+      return new Manager("gpudirect-variant", "gpudirect shuffle with " + own, all);
     }
 
     /**

@@ -10,7 +10,6 @@ import io.gpudirect.server.BlockServer;
 import io.gpudirect.testing.LoopbackDelay;
 import io.gpudirect.testing.SparkShuffleLayout;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -40,9 +39,6 @@ class ShuffleOverLatencyTest {
   @BeforeAll
   static void write() throws IOException {
     layout = new SparkShuffleLayout(List.of(tmp.resolve("d1/blockmgr-x")), 64);
-    for (Path d : layout.localDirs()) {
-      Files.createDirectories(d);
-    }
     for (int m = 0; m < MAPS; m++) {
       layout.write(1, m, bytes(m, 0), bytes(m, 1));
     }

@@ -15,24 +15,10 @@ import org.apache.spark.sql.SparkSession;
  * -cp ... io.gpudirect.spark.tpch.TpchBenchmark}. {@link TpchOptions} lists the properties;
  * docs/benchmarks.md gives the commands and keeps the figures.
  *
- * <p>SF 30 on the GPU lab, whose commands end after 600 s, in sittings on a machine that stays
- * warm (the tables are made once; each run warms up at SF 1 and writes its file after every timed
- * round; the merge's medians are over all rounds), each command beginning {@code
- * O="<the --add-opens that dev/gpu-lab-rapids prints>"; B=io.gpudirect.spark.tpch.TpchBenchmark#run}:
- *
- * <pre>
- * # 1: makes SF 30 and SF 1, warms up at SF 1, one timed round
- * JAVA_OPTS="$O -Dgpudirect.tpch.sf=30 -Dgpudirect.tpch.warmupSf=1 -Dgpudirect.tpch.warmups=1 -Dgpudirect.tpch.rounds=1 \
- *   -Dgpudirect.tpch.out=$OUT/sf30-1.json" /tmp/gpu-lab/root/run.sh junit --select-method $B; cp $OUT/sf30-1.json /tmp/gpudirect-tpch/
- * # 2: warms up at SF 1, two timed rounds (one if command 1's round took over 270 s, and a third command), the merge
- * JAVA_OPTS="$O -Dgpudirect.tpch.sf=30 -Dgpudirect.tpch.warmupSf=1 -Dgpudirect.tpch.warmups=1 -Dgpudirect.tpch.rounds=2 \
- *   -Dgpudirect.tpch.out=$OUT/sf30-2.json" /tmp/gpu-lab/root/run.sh junit --select-method $B; \
- * JAVA_OPTS="-Dgpudirect.tpch.merge=/tmp/gpudirect-tpch/sf30-1.json,$OUT/sf30-2.json -Dgpudirect.tpch.out=$OUT/tpch-sf30.json" \
- *   /tmp/gpu-lab/root/run.sh junit --select-method $B
- * </pre>
- *
- * The merge needs neither Spark nor a GPU: {@code java -Dgpudirect.tpch.merge=a.json,b.json ...
- * io.gpudirect.spark.tpch.TpchBenchmark} runs it anywhere, on the files the commands returned.
+ * <p>SF 30 on the GPU lab, whose commands end after 600 s, runs in sittings on a machine that
+ * stays warm (tables made once, warm-ups at SF 1, the file written after every timed round, the
+ * sittings' files merged with {@code -Dgpudirect.tpch.merge}, which needs neither Spark nor a
+ * GPU): docs/benchmarks.md, "SF 30, in sittings", gives the commands.
  */
 public final class TpchBenchmark {
   @org.junit.jupiter.api.Test
