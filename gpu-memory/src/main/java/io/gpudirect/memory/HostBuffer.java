@@ -9,18 +9,21 @@ import java.util.concurrent.atomic.AtomicInteger;
  * reference, owned by whoever allocated it; {@link #retain()} adds one for another owner and
  * every owner calls {@link #close()} once. The last close returns the bytes to the allocator's
  * accounting. The memory itself is freed by the JDK when the {@code ByteBuffer} is collected,
- * so nobody may keep the result of {@link #nioBuffer()} past its own close.
+ * or at that last close for a buffer allocated with {@link BufferAllocator#allocateFreedAtClose};
+ * either way nobody may keep the result of {@link #nioBuffer()} past its own close.
  */
 public final class HostBuffer implements AutoCloseable {
   private final Charge charge;
   private final BufferAllocator allocator;
   private final ByteBuffer buffer;
   private final AtomicInteger refCount = new AtomicInteger(1);
+  private final boolean freedAtClose;
 
-  HostBuffer(Charge charge, ByteBuffer buffer) {
+  HostBuffer(Charge charge, ByteBuffer buffer, boolean freedAtClose) {
     this.charge = charge;
     this.allocator = charge.allocator();
     this.buffer = buffer;
+    this.freedAtClose = freedAtClose;
   }
 
   /** Capacity in bytes. */
@@ -60,12 +63,15 @@ public final class HostBuffer implements AutoCloseable {
     }
   }
 
-  /** Drops one reference; the last one returns the bytes to the allocator. */
+  /** Drops one reference; the last one returns the bytes to the allocator (and frees them, where asked). */
   @Override
   public void close() {
     int left = refCount.decrementAndGet();
     if (left == 0) {
       charge.close();
+      if (freedAtClose) {
+        DirectMemory.free(buffer);
+      }
     } else if (left < 0) {
       refCount.incrementAndGet();
       throw new GpuDirectException("Buffer of " + capacity() + " bytes from allocator '"

@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.gpudirect.GpuDirectException;
+import java.lang.management.BufferPoolMXBean;
+import java.lang.management.ManagementFactory;
 import java.nio.ByteBuffer;
 import org.junit.jupiter.api.Test;
 
@@ -119,5 +121,31 @@ class BufferAllocatorTest {
       b.close();
       device.close();
     }
+  }
+
+  /**
+   * The JVM's own count of direct memory: a buffer freed at close gives its bytes back at its
+   * last close (not its first, while another owner holds it), with no collection in between.
+   */
+  @Test
+  void aBufferFreedAtCloseGivesItsMemoryBackAtItsLastClose() {
+    int size = 32 << 20;
+    try (BufferAllocator root = BufferAllocator.newRoot("test", Long.MAX_VALUE)) {
+      long before = directBytesUsed();
+      HostBuffer b = root.allocateFreedAtClose(size, "window");
+      b.nioBuffer().put(0, (byte) 1);
+      assertEquals(before + size, directBytesUsed());
+      b.retain();
+      b.close();
+      assertEquals(before + size, directBytesUsed(), "freed while another owner still held it");
+      b.close();
+      assertEquals(before, directBytesUsed(), "not freed at its last close");
+      assertEquals(0, root.outstandingBytes());
+    }
+  }
+
+  private static long directBytesUsed() {
+    return ManagementFactory.getPlatformMXBeans(BufferPoolMXBean.class).stream()
+        .filter(p -> p.getName().equals("direct")).mapToLong(BufferPoolMXBean::getMemoryUsed).sum();
   }
 }

@@ -15,6 +15,14 @@ import java.util.TreeMap;
  * when the window's answer has said its length (on the connection's reader thread), the same one
  * again for a retry of the same length, a new one for a retry that found another. Ends either
  * as a {@link FetchedBlock}, which owns the block's bytes from then on, or given back.
+ *
+ * <p>A window's memory is freed when it is given back, not when the JVM collects it: a reducer
+ * makes and drops windows at the rate blocks arrive ({@link BufferAllocator#allocateFreedAtClose}
+ * says what that cost). That is safe because nothing writes a window once its block's fetch has
+ * ended: a transport completes a window's request only after its last byte is written (a
+ * connection's reader alone fails what it was reading), and a block's fetch ends only when every
+ * window's request has ({@code ChunkedReads.readBlock}); a {@link FetchedBlock} refuses reads once
+ * closed.
  */
 abstract sealed class FetchMemory implements BlockMemory permits BlockBytes, BlockDownload {
   private static final ByteBuffer EMPTY = ByteBuffer.allocate(0);
@@ -46,7 +54,7 @@ abstract sealed class FetchMemory implements BlockMemory permits BlockBytes, Blo
     if (answer.length() == 0) {
       return EMPTY.duplicate();
     }
-    HostBuffer b = allocator.allocate(answer.length());
+    HostBuffer b = allocator.allocateFreedAtClose(answer.length(), "window of shuffle block " + block.name());
     windows.put(answer.offset(), b);
     return b.nioBuffer();
   }
