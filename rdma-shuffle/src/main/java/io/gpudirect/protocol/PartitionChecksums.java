@@ -50,15 +50,6 @@ public record PartitionChecksums(ChecksumAlgorithm algorithm, long firstStart, i
     return lengths.length;
   }
 
-  /** Where partition {@code i} of the listed ones starts within the block. */
-  public long start(int i) {
-    long at = firstStart;
-    for (int k = 0; k < i; k++) {
-      at += lengths[k];
-    }
-    return at;
-  }
-
   /**
    * Whether these are the non-empty partitions that hold the bytes {@code [offset, offset +
    * length)} of {@code block}, of {@code blockLength} bytes, and no others: the first holds the

@@ -134,7 +134,7 @@ final class BlockWindow implements AutoCloseable {
     if (offsets[0] != range.start() || offsets[offsets.length - 1] != range.end()) {
       return PartitionChecksums.NONE;
     }
-    return dirs.checksumFiles().of(dirs, block, offsets, index.size() / 8 - 1, offset, length);
+    return dirs.mapOutputChecksums().of(dirs, block, offsets, index.size() / 8 - 1, offset, length);
   }
 
   /** The answer's header: the block's length, the data file's version, the window. */

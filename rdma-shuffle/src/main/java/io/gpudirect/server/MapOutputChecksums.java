@@ -48,7 +48,7 @@ final class MapOutputChecksums {
     if (algorithm == null || length == 0 || block.partitions() > PartitionChecksums.MAX_PARTITIONS) {
       return PartitionChecksums.NONE;
     }
-    Placed placed = dirs.checksums(block);
+    Placed placed = dirs.checksumFile(block);
     long[] values;
     try (FoundFile file = placed.directory().openFile(placed.path(), null, null)) {
       values = read(placed, file, block, mapPartitions);

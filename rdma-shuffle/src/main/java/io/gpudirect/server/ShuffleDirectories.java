@@ -84,7 +84,7 @@ final class ShuffleDirectories implements AutoCloseable {
    * Where Spark puts a map output's partition checksums ({@code ShuffleChecksumBlockId}'s name and
    * the algorithm as extension); only with a {@link #checksumAlgorithm}.
    */
-  Placed checksums(ShuffleBlockId block) {
+  Placed checksumFile(ShuffleBlockId block) {
     return place("shuffle_" + block.shuffleId() + "_" + block.mapId() + "_0.checksum." + checksumAlgorithm.name());
   }
 
@@ -92,8 +92,8 @@ final class ShuffleDirectories implements AutoCloseable {
     return checksumAlgorithm;
   }
 
-  /** The reader of the map outputs' checksum files. */
-  MapOutputChecksums checksumFiles() {
+  /** Where blocks' partition checksums are read from the map outputs' checksum files. */
+  MapOutputChecksums mapOutputChecksums() {
     return checksums;
   }
 
