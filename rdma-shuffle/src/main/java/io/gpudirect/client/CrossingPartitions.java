@@ -1,10 +1,9 @@
 package io.gpudirect.client;
 
-import io.gpudirect.protocol.ErrorCode;
+import io.gpudirect.protocol.FileVersion;
 import io.gpudirect.protocol.ShuffleBlockId;
 import io.gpudirect.transport.PartitionChecksumMismatchException;
 import io.gpudirect.transport.PartitionPiece;
-import io.gpudirect.transport.ServerErrorException;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -37,7 +36,8 @@ final class CrossingPartitions {
    * After the block's last window: throws a {@link PartitionChecksumMismatchException} for the
    * first partition whose parts do not make Spark's checksum, or, for one whose parts do not
    * cover it (a window answered without the checksums the others had: the map output's checksum
-   * file came or went meanwhile), FILE_CHANGED, so that the block is fetched anew.
+   * file came or went meanwhile), a {@link FileChangedException}, as for a map output written
+   * again while it was read.
    */
   synchronized void check() {
     Map<Long, List<PartitionPiece>> byPartition = new TreeMap<>();
@@ -67,10 +67,11 @@ final class CrossingPartitions {
     }
   }
 
-  private ServerErrorException uncovered(PartitionPiece p) {
-    return new ServerErrorException(ErrorCode.FILE_CHANGED, "Shuffle block " + block.name() + " ("
-        + block.describe() + "): its windows came with different checksums of reduce partition "
-        + p.reduceId() + ", or without, from gpudirect server " + serverName
-        + ": its map output's checksum file changed while it was read");
+  /** As a map output written again while read: a fetch failure that reruns its map task. */
+  private FileChangedException uncovered(PartitionPiece p) {
+    return new FileChangedException(serverName, block.name(), FileVersion.ANY, "Cannot fetch shuffle block "
+        + block.name() + " (" + block.describe() + ") on gpudirect server " + serverName + ": its windows came"
+        + " with different checksums of reduce partition " + p.reduceId() + ", or some without: its map"
+        + " output's checksum file changed while it was read", null);
   }
 }
