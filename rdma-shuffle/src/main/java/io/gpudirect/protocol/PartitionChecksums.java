@@ -33,6 +33,8 @@ public record PartitionChecksums(ChecksumAlgorithm algorithm, long firstStart, i
    * windows of both kinds.
    */
   public static final int MAX_PARTITIONS = 448;
+  /** The most bytes they take in a frame. */
+  public static final int MAX_ENCODED_BYTES = 1 + 8 + 4 + MAX_PARTITIONS * (4 + 8 + 4);
 
   public PartitionChecksums {
     if (lengths.length != checksums.length || reduceIds.length != checksums.length) {

@@ -32,10 +32,9 @@ final class ReadAnswers {
   static final int SMALL_READ_BYTES = 64 * 1024;
   /**
    * Room for an answer's frame before its payload: READ_DATA's (25 bytes) or SHUFFLE_DATA's,
-   * whose version holds a file id of up to 256 bytes and whose partition checksums take up to
-   * 12 bytes for each of {@link PartitionChecksums#MAX_PARTITIONS}.
+   * whose version holds a file id of up to 256 bytes, and its partition checksums.
    */
-  private static final int HEADER_ROOM = 512 + 13 + PartitionChecksums.MAX_PARTITIONS * 12;
+  private static final int HEADER_ROOM = 512 + PartitionChecksums.MAX_ENCODED_BYTES;
 
   /** The server as its connections see it. */
   private final ServerContext server;

@@ -186,6 +186,37 @@ class ShuffleChecksumsTest {
     }
   }
 
+  /**
+   * A range of as many partitions as an answer lists (their checksums fill most of its header)
+   * comes with them; one of a partition more, with the server's CRC32C. A byte flipped in either:
+   * the first fails naming Spark's checksum, the second passes, as the server's CRC32C of the
+   * rotten bytes cannot see it.
+   */
+  @Test
+  void aRangeOfMorePartitionsThanAnAnswerListsIsCheckedWithCrc32c() throws IOException {
+    int max = io.gpudirect.protocol.PartitionChecksums.MAX_PARTITIONS;
+    byte[][] map = new byte[max + 10][];
+    Random random = new Random(50);
+    for (int i = 0; i < map.length; i++) {
+      map[i] = new byte[1 + random.nextInt(60)];
+      random.nextBytes(map[i]);
+    }
+    write(50, 1, ChecksumAlgorithm.CRC32, map);
+    int port = servers.get(ChecksumAlgorithm.CRC32).port();
+    ShuffleBlockId listed = new ShuffleBlockId(50, 1, 0, max);
+    ShuffleBlockId tooMany = new ShuffleBlockId(50, 1, 0, max + 1);
+    assertArrayEquals(concat(map, 0, max), reducer.fetchOne(port, listed).orThrow());
+    assertArrayEquals(concat(map, 0, max + 1), reducer.fetchOne(port, tooMany).orThrow());
+
+    byte[] data = Files.readAllBytes(layout.data(50, 1));
+    flip(layout.data(50, 1), 10);
+    assertTrue(reducer.fetchOne(port, listed).fetchFailure().getMessage()
+        .contains("CRC32 checksum of shuffle 50, map 1, reduce 0"));
+    data[10] ^= 0x10;
+    assertArrayEquals(java.util.Arrays.copyOf(data, concat(map, 0, max + 1).length),
+        reducer.fetchOne(port, tooMany).orThrow());
+  }
+
   /** A checksum file that lies (well-formed, wrong): a fetch failure naming the partition, never good bytes. */
   @Test
   void aChecksumFileThatLiesFailsTheFetch() throws IOException {

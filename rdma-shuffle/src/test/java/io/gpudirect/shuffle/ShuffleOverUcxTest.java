@@ -151,6 +151,16 @@ class ShuffleOverUcxTest {
         assertArrayEquals(ShuffleServingTest.concat(map, id.startReduceId(), id.endReduceId()), ucx.get(id).orThrow(),
             id.name());
       }
+      // As many partitions as an answer lists: RDMA_SHUFFLE_DONE still fits the queue pair's slot.
+      int max = io.gpudirect.protocol.PartitionChecksums.MAX_PARTITIONS;
+      byte[][] wide = new byte[max][];
+      for (int i = 0; i < max; i++) {
+        wide[i] = new byte[] {(byte) i, (byte) (i >> 8), 7};
+      }
+      layout.writeWithChecksums(4, 3, "CRC32", java.util.zip.CRC32::new, wide);
+      assertArrayEquals(ShuffleServingTest.concat(wide, 0, max),
+          overUcx.fetchOne(checked.port(), new ShuffleBlockId(4, 3, 0, max)).orThrow());
+
       ShuffleFetchException e = overUcx.fetchOne(checked.port(), new ShuffleBlockId(4, 2, 0, 4)).fetchFailure();
       assertEquals(Reason.MAP_OUTPUT_CORRUPT, e.reason(), e.getMessage());
       assertTrue(e.getMessage().contains("CRC32 checksum of shuffle 4, map 2, reduce 2 (100000 bytes"),
