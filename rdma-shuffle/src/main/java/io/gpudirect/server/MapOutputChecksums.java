@@ -38,16 +38,15 @@ final class MapOutputChecksums {
 
   /**
    * The checksums of the partitions of {@code block} holding bytes of its window {@code [offset,
-   * offset + length)}, or {@link PartitionChecksums#NONE} to answer it with CRC32C.
-   * {@code offsets}: where each of the block's partitions starts in the data file and, last,
-   * where the block ends, from its index; {@code mapPartitions}: how many the map output has.
+   * offset + length)}, a window of some bytes, or {@link PartitionChecksums#NONE} to answer it
+   * with CRC32C. {@code offsets}: where each of the block's partitions (at most
+   * {@link PartitionChecksums#MAX_PARTITIONS}) starts in the data file and, last, where the block
+   * ends, from its index; {@code mapPartitions}: how many the map output has. Only where
+   * {@code dirs} has a checksum algorithm.
    */
   PartitionChecksums of(ShuffleDirectories dirs, ShuffleBlockId block, long[] offsets, long mapPartitions,
       long offset, int length) {
     ChecksumAlgorithm algorithm = dirs.checksumAlgorithm();
-    if (algorithm == null || length == 0 || block.partitions() > PartitionChecksums.MAX_PARTITIONS) {
-      return PartitionChecksums.NONE;
-    }
     Placed placed = dirs.checksumFile(block);
     long[] values;
     try (FoundFile file = placed.directory().openFile(placed.path(), null, null)) {
