@@ -241,7 +241,9 @@ final class ChunkedReads {
    * {@link io.gpudirect.transport.Transport#blockWindow}), tells the block's length and its
    * data file's version; any further windows follow, on whichever streams have room, naming that
    * version, so that a map output written again meanwhile fails the read rather than mixing two
-   * versions. Each window is a request of its own, retried and timed out as a chunk is. The
+   * versions. Each window is a request of its own, retried and timed out as a chunk is, and
+   * checked as it arrives (its CRC32C, or Spark's checksums of the partitions it holds: those
+   * crossing into other windows are checked once all are in, see {@link CrossingPartitions}). The
    * window of bytes in flight ({@link ClientConfig#maxBytesInFlight}) is not taken: a block's
    * length is unknown before its answer, and the fetcher that asks for blocks bounds them with
    * the limits of its own (Spark's). Completes with the block's length.
@@ -253,15 +255,18 @@ final class ChunkedReads {
         : connections.transport().blockWindow(connections.maxReadLength(), chunkLength());
     AtomicBoolean failed = new AtomicBoolean();
     AtomicReference<ShuffleData> first = new AtomicReference<>();
+    CrossingPartitions crossing = new CrossingPartitions(block, serverName);
     List<CompletableFuture<Void>> parts = new ArrayList<>();
-    parts.add(sendWindow(block, FileVersion.ANY, expectedLength, false, 0, window, memory, first, failed));
+    parts.add(sendWindow(block, FileVersion.ANY, expectedLength, false, 0, window, memory, first, crossing,
+        failed));
     return parts.get(0).thenComposeAsync(v -> {
       ShuffleData answer = first.get();
       for (long off = window; off < answer.blockLength(); off += window) {
         parts.add(sendWindow(block, answer.version(), answer.blockLength(), true, off, window, memory,
-            new AtomicReference<>(), failed));
+            new AtomicReference<>(), crossing, failed));
       }
-      return CompletableFuture.allOf(parts.toArray(new CompletableFuture<?>[0]));
+      return CompletableFuture.allOf(parts.toArray(new CompletableFuture<?>[0]))
+          .thenRun(crossing::check);
     }, threads::runWorker).handle((v, err) -> {
       settled(start, parts, err, err == null ? first.get().blockLength() : 0);
       return first.get().blockLength();
@@ -275,7 +280,7 @@ final class ChunkedReads {
    */
   private CompletableFuture<Void> sendWindow(ShuffleBlockId block, FileVersion version,
       long blockLength, boolean known, long offset, int window, BlockMemory memory,
-      AtomicReference<ShuffleData> answer, AtomicBoolean failed) {
+      AtomicReference<ShuffleData> answer, CrossingPartitions crossing, AtomicBoolean failed) {
     CompletableFuture<Void> part = new CompletableFuture<>();
     part.whenComplete((v, err) -> {
       if (err != null) {
@@ -283,7 +288,8 @@ final class ChunkedReads {
       }
     });
     sendChunk(new Chunk(block.name(), version, offset, window,
-        new BlockTarget(block, known ? blockLength : -1, blockLength, memory, answer), part, failed), 0, false);
+        new BlockTarget(block, known ? blockLength : -1, blockLength, memory, answer, crossing), part, failed),
+        0, false);
     return part;
   }
 
@@ -345,11 +351,12 @@ final class ChunkedReads {
    * may place the block elsewhere.
    */
   private record BlockTarget(ShuffleBlockId block, long blockLength, long expectedLength, BlockMemory memory,
-      AtomicReference<ShuffleData> answer) implements Target {
+      AtomicReference<ShuffleData> answer, CrossingPartitions crossing) implements Target {
     @Override
     public CompletableFuture<Void> read(Connection conn, ReadRequest request, boolean callerReads) {
       return conn.readBlock(new ShuffleRead(request.requestId(), block, request.offset(),
-          request.length(), request.version()), memory).thenAccept(a -> {
+          request.length(), request.version()), memory).thenAccept(received -> {
+            ShuffleData a = received.header();
             if (blockLength >= 0 && a.blockLength() != blockLength) {
               throw new ServerErrorException(ErrorCode.FILE_CHANGED, "Shuffle block " + block.name()
                   + " (" + block.describe() + ") was " + blockLength + " bytes long at its first"
@@ -357,6 +364,7 @@ final class ChunkedReads {
                   + ": its map output was written again meanwhile");
             }
             answer.set(a);
+            crossing.add(received.pieces());
             if (memory instanceof DrainedBlockMemory drained) {
               drained.drain(a);
             }

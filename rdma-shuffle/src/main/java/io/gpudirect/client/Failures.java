@@ -60,7 +60,7 @@ final class Failures {
     }
     if (err instanceof ChecksumMismatchException) {
       return new ChecksumMismatchException(err.getMessage() + "; still wrong after "
-          + attempts + " attempt(s)");
+          + attempts + " attempt(s)", err);
     }
     if (ofTransport(err)) {
       return new TransportException("Cannot " + what + ": " + err.getMessage(), err);

@@ -3,7 +3,7 @@ package io.gpudirect.protocol;
 import java.nio.charset.StandardCharsets;
 
 /**
- * Constants of the gpudirect wire protocol, version 7.
+ * Constants of the gpudirect wire protocol, version 8.
  *
  * <pre>
  * connection := MAGIC(4, each side, first) frame*
@@ -12,7 +12,8 @@ import java.nio.charset.StandardCharsets;
  * READ_DATA  := its frame, then exactly READ_DATA.length raw payload bytes (not in length),
  *               then status:int8 (0 good; 1 void, an ERROR for the request follows), then
  *               the payload's CRC32C (int32) when CRC32C was negotiated
- * SHUFFLE_DATA := its frame (checksummed), then payload and trailer as READ_DATA's
+ * SHUFFLE_DATA := its frame (checksummed), then payload and trailer as READ_DATA's, the trailer
+ *               without CRC32C where the frame carries Spark's partition checksums
  * </pre>
  * All integers are big-endian; strings are int32 byte length + UTF-8.
  */
@@ -37,9 +38,14 @@ public final class Protocol {
    * map and reduce ids and answered from the map output's index and data files, and
    * {@link ErrorCode#CORRUPT_MAP_OUTPUT} for files that cannot be served. 7: RDMA_SHUFFLE_READ
    * and RDMA_SHUFFLE_DONE, a shuffle block's window over the queue pair, its bytes RDMA-written
-   * into the client's memory (a peer of version 6 would break the queue pair on them).
+   * into the client's memory (a peer of version 6 would break the queue pair on them). 8:
+   * SHUFFLE_DATA (so RDMA_SHUFFLE_DONE too) ends in Spark's checksums of the reduce partitions
+   * the window holds bytes of ({@link PartitionChecksums}), read from the map output's checksum
+   * file; with them the trailer carries no CRC32C (RDMA_SHUFFLE_DONE says hasCrc false), so the
+   * server reads a block's bytes once (sendfile), and the client checks them in its one pass
+   * against the writer's checksums, which catch a map output corrupted on the disk as well.
    */
-  public static final int VERSION = 7;
+  public static final int VERSION = 8;
 
   /** Capability bits exchanged in HELLO / HELLO_ACK; the connection uses their intersection. */
   public static final long CAP_TCP = 1L;

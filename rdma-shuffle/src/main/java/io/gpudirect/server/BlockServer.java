@@ -5,6 +5,7 @@ import io.gpudirect.server.peers.RefusalLog;
 import io.gpudirect.GpuDirectException;
 import io.gpudirect.memory.BufferAllocator;
 import io.gpudirect.memory.MemoryLeakException;
+import io.gpudirect.protocol.ChecksumAlgorithm;
 import io.gpudirect.protocol.Protocol;
 import io.gpudirect.server.rdma.RdmaService;
 import io.gpudirect.verbs.RdmaException;
@@ -67,6 +68,7 @@ public final class BlockServer implements AutoCloseable {
   private final Path rootPath;
   private final java.util.List<Path> shuffleDirectoryPaths;
   private final int shuffleSubDirectories;
+  private final ChecksumAlgorithm shuffleChecksums;
   private final String bindAddress;
   private final int requestedPort;
   private final byte[] secret;
@@ -124,6 +126,7 @@ public final class BlockServer implements AutoCloseable {
     this.rootPath = b.root;
     this.shuffleDirectoryPaths = b.shuffleDirectories;
     this.shuffleSubDirectories = b.shuffleSubDirectories;
+    this.shuffleChecksums = b.shuffleChecksums;
     this.bindAddress = b.bindAddress;
     this.requestedPort = b.port;
     this.secret = b.secret == null ? null : b.secret.clone();
@@ -163,7 +166,7 @@ public final class BlockServer implements AutoCloseable {
     }
     try {
       shuffle = shuffleDirectoryPaths.isEmpty() ? null
-          : ShuffleDirectories.open(shuffleDirectoryPaths, shuffleSubDirectories);
+          : ShuffleDirectories.open(shuffleDirectoryPaths, shuffleSubDirectories, shuffleChecksums);
     } catch (RuntimeException e) {
       closeDirectories();
       throw e;

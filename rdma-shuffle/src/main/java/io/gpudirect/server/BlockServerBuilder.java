@@ -1,5 +1,6 @@
 package io.gpudirect.server;
 
+import io.gpudirect.protocol.ChecksumAlgorithm;
 import io.gpudirect.protocol.Protocol;
 import io.gpudirect.server.rdma.RdmaService;
 import io.gpudirect.verbs.Verbs;
@@ -21,6 +22,7 @@ public final class BlockServerBuilder {
   Path root;
   java.util.List<Path> shuffleDirectories = java.util.List.of();
   int shuffleSubDirectories = ShuffleDirectories.SPARK_SUB_DIRECTORIES;
+  ChecksumAlgorithm shuffleChecksums;
   String bindAddress = "127.0.0.1";
   int port = 7337;
   byte[] secret;
@@ -145,6 +147,18 @@ public final class BlockServerBuilder {
   public BlockServerBuilder shuffleDirectories(java.util.List<Path> localDirectories, int subDirectories) {
     this.shuffleDirectories = java.util.List.copyOf(localDirectories);
     this.shuffleSubDirectories = subDirectories;
+    return this;
+  }
+
+  /**
+   * The algorithm of the partition checksums Spark's shuffle writers keep beside the map outputs
+   * ({@code spark.shuffle.checksum.algorithm} where {@code spark.shuffle.checksum.enabled}), or
+   * null (the default) for none. With it, a block's answer carries the writer's checksums of its
+   * partitions, and the server computes no CRC32C of its bytes; where a map output has no usable
+   * checksum file, its blocks are answered with CRC32C as without it.
+   */
+  public BlockServerBuilder shuffleChecksums(ChecksumAlgorithm algorithm) {
+    this.shuffleChecksums = algorithm;
     return this;
   }
 

@@ -2,6 +2,7 @@ package io.gpudirect.server;
 
 import io.gpudirect.protocol.ErrorCode;
 import io.gpudirect.protocol.FileVersion;
+import io.gpudirect.protocol.PartitionChecksums;
 import io.gpudirect.protocol.ShuffleBlockId;
 import io.gpudirect.protocol.ShuffleData;
 import io.gpudirect.protocol.ShuffleRead;
@@ -49,9 +50,11 @@ final class BlockWindow implements AutoCloseable {
   /**
    * The window {@code r} asks for, its data file open; refused with a
    * {@link RequestRefusedException} naming the block. {@code scratch}: a buffer of the caller's
-   * ({@link #INDEX_SLICE} bytes), used only during this call.
+   * ({@link #INDEX_SLICE} bytes), used only during this call. {@code checked}: the client checks
+   * what it receives (CRC32C was negotiated), so the answer carries Spark's checksums of the
+   * window's partitions where the map output has them ({@link MapOutputChecksums}).
    */
-  static BlockWindow open(ServerContext server, ShuffleRead r, ByteBuffer scratch) {
+  static BlockWindow open(ServerContext server, ShuffleRead r, ByteBuffer scratch, boolean checked) {
     ShuffleBlockId block = r.block();
     ShuffleDirectories dirs = server.shuffleDirectories();
     if (r.maxLength() > server.limits().maxReadLength()) {
@@ -95,7 +98,11 @@ final class BlockWindow implements AutoCloseable {
             + " is past the block's end (" + range.length() + " bytes)", null);
       }
       int length = (int) Math.min(r.maxLength(), range.length() - r.offset());
-      ShuffleData header = new ShuffleData(r.requestId(), range.length(), dataVersion, r.offset(), length);
+      PartitionChecksums checks = checked && dirs.checksumAlgorithm() != null && length > 0
+          ? partitionChecksums(dirs, block, range, indexFile.show(), index, r.offset(), length, scratch)
+          : PartitionChecksums.NONE;
+      ShuffleData header = new ShuffleData(r.requestId(), range.length(), dataVersion, r.offset(), length,
+          checks);
       BlockWindow w = new BlockWindow(server, block, header, dataFile, data, dataOpen,
           range.start() + r.offset());
       data = null;
@@ -105,6 +112,29 @@ final class BlockWindow implements AutoCloseable {
         data.close();
       }
     }
+  }
+
+  /**
+   * Spark's checksums of the window's partitions, or NONE. The partitions' offsets come from the
+   * index already checked for the block's range (and checked unchanged after this, with it); a
+   * block of one partition needs no more of them than its range.
+   */
+  private static PartitionChecksums partitionChecksums(ShuffleDirectories dirs, ShuffleBlockId block,
+      MapOutputIndex.Range range, String where, FoundFile index, long offset, int length, ByteBuffer scratch) {
+    if (block.partitions() > PartitionChecksums.MAX_PARTITIONS) {
+      return PartitionChecksums.NONE;
+    }
+    long[] offsets = block.partitions() == 1 ? new long[] {range.start(), range.end()}
+        : MapOutputIndex.offsets(block, where, index.channel(), scratch);
+    for (int i = 1; i < offsets.length; i++) {
+      if (offsets[i] < offsets[i - 1]) {
+        return PartitionChecksums.NONE;  // the index changed under us: its check after this refuses it
+      }
+    }
+    if (offsets[0] != range.start() || offsets[offsets.length - 1] != range.end()) {
+      return PartitionChecksums.NONE;
+    }
+    return dirs.mapOutputChecksums().of(dirs, block, offsets, index.size() / 8 - 1, offset, length);
   }
 
   /** The answer's header: the block's length, the data file's version, the window. */

@@ -134,6 +134,22 @@ final class MapOutputIndex {
     return new Range(start, end);
   }
 
+  /**
+   * The offsets of the partitions of {@code block}, of an index checked already (so never going
+   * back): where each starts and, last, where the block ends. {@code scratch}: at least
+   * {@code (partitions + 1) * 8} bytes.
+   */
+  static long[] offsets(ShuffleBlockId block, String where, FileChannel index, ByteBuffer scratch) {
+    int n = block.partitions() + 1;
+    scratch.clear().limit(n * 8);
+    fill(where, index, block.startReduceId() * 8L, scratch);
+    long[] offsets = new long[n];
+    for (int i = 0; i < n; i++) {
+      offsets[i] = scratch.getLong(i * 8);
+    }
+    return offsets;
+  }
+
   private static long readLong(String where, FileChannel index, long pos, ByteBuffer scratch) {
     scratch.clear().limit(8);
     fill(where, index, pos, scratch);

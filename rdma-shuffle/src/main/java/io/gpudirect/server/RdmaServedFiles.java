@@ -67,9 +67,9 @@ final class RdmaServedFiles implements ServedFiles {
    * connection serve on threads of their own.
    */
   @Override
-  public BlockRange openBlock(ShuffleRead read) {
+  public BlockRange openBlock(ShuffleRead read, boolean checked) {
     BlockWindow window = started(() -> BlockWindow.open(server, read,
-        ByteBuffer.allocate(BlockWindow.INDEX_SLICE)));
+        ByteBuffer.allocate(BlockWindow.INDEX_SLICE), checked));
     final class Block extends Counted implements BlockRange {
       @Override
       public ShuffleData header() {

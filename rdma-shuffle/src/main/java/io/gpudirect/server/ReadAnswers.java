@@ -5,8 +5,10 @@ import io.gpudirect.protocol.ErrorCode;
 import io.gpudirect.protocol.Frames;
 import io.gpudirect.protocol.FileVersion;
 import io.gpudirect.protocol.Message;
+import io.gpudirect.protocol.PartitionChecksums;
 import io.gpudirect.protocol.ReadData;
 import io.gpudirect.protocol.ReadRequest;
+import io.gpudirect.protocol.ShuffleData;
 import io.gpudirect.tls.TlsChannel;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -30,9 +32,9 @@ final class ReadAnswers {
   static final int SMALL_READ_BYTES = 64 * 1024;
   /**
    * Room for an answer's frame before its payload: READ_DATA's (25 bytes) or SHUFFLE_DATA's,
-   * whose version holds a file id of up to 256 bytes.
+   * whose version holds a file id of up to 256 bytes, and its partition checksums.
    */
-  private static final int HEADER_ROOM = 512;
+  private static final int HEADER_ROOM = 512 + PartitionChecksums.MAX_ENCODED_BYTES;
 
   /** The server as its connections see it. */
   private final ServerContext server;
@@ -109,13 +111,16 @@ final class ReadAnswers {
   /**
    * Sends {@code header} (READ_DATA or SHUFFLE_DATA, announcing {@code range.length()} payload
    * bytes), the range's bytes and the trailer: small or large, and refused, never sent as good,
-   * when the file changed while it was read. A range of no bytes needs no file.
+   * when the file changed while it was read. A range of no bytes needs no file. The trailer
+   * carries the payload's CRC32C where negotiated, unless the header carries Spark's checksums
+   * of the partitions the payload holds, which the client checks instead.
    */
   void send(Message header, Range range) throws IOException {
+    boolean withCrc = crc && !(header instanceof ShuffleData d && d.checks().present());
     if (range.length() <= SMALL_READ_BYTES) {
-      sendSmall(header, range);
+      sendSmall(header, range, withCrc);
     } else {
-      sendLarge(header, range, version(range.file()));
+      sendLarge(header, range, version(range.file()), withCrc);
     }
   }
 
@@ -127,7 +132,7 @@ final class ReadAnswers {
    * in, a file that shrank, changed while it was read or cannot be read is refused like any
    * bad read, and the connection carries on.
    */
-  private void sendSmall(Message header, Range r) throws IOException {
+  private void sendSmall(Message header, Range r, boolean withCrc) throws IOException {
     ByteBuffer b = smallAnswer();
     int payloadEnd = HEADER_ROOM + r.length();
     b.clear().position(HEADER_ROOM).limit(payloadEnd);
@@ -151,7 +156,7 @@ final class ReadAnswers {
     if (r.file() != null) {
       FileRanges.checkUnchanged(server, r.root(), r.path(), r.expected(), r.file(), r.kept());
     }
-    finishSmall(b, header, payloadEnd);
+    finishSmall(b, header, payloadEnd, withCrc);
   }
 
   /**
@@ -202,7 +207,7 @@ final class ReadAnswers {
           || r.offset() + r.length() > now.size()) {
         return false;
       }
-      finishSmall(b, new ReadData(r.requestId(), r.offset(), r.length()), payloadEnd);
+      finishSmall(b, new ReadData(r.requestId(), r.offset(), r.length()), payloadEnd, crc);
       return true;
     } finally {
       openFiles.release();
@@ -241,11 +246,12 @@ final class ReadAnswers {
    * Status, CRC32C and header around the payload read into {@code b} at {@link #HEADER_ROOM};
    * then one write, from where the header starts.
    */
-  private void finishSmall(ByteBuffer b, Message header, int payloadEnd) throws IOException {
+  private void finishSmall(ByteBuffer b, Message header, int payloadEnd, boolean withCrc)
+      throws IOException {
     int end = payloadEnd;
     b.limit(b.capacity()).put(end, ReadData.PAYLOAD_GOOD);
     end += ReadData.STATUS_BYTES;
-    if (crc) {
+    if (withCrc) {
       checksum.reset();
       checksum.update(b.position(HEADER_ROOM).limit(payloadEnd));
       b.limit(b.capacity()).putInt(end, (int) checksum.getValue());
@@ -303,7 +309,7 @@ final class ReadAnswers {
    * contents), the client retries, and the retry is refused with FILE_CHANGED; without
    * checksums it would pass. TLS copies the bytes before sending, so it has no such window.
    */
-  private void sendLarge(Message header, Range r, BlockChecksums.Version version)
+  private void sendLarge(Message header, Range r, BlockChecksums.Version version, boolean withCrc)
       throws IOException {
     OpenFiles.OpenFile open = r.file();
     FileChannel fc = open.channel();
@@ -312,9 +318,9 @@ final class ReadAnswers {
     writeFully(Frames.encode(header, largeHeader, Frames.frameLength(header)));
     // The checksum trails the payload. For a range whose whole blocks are all cached it is
     // worked out here; otherwise on another core while sendfile runs.
-    Integer cached = crc ? server.blockChecksums().crcIfCached(fc, version, r.offset(), r.length(),
+    Integer cached = withCrc ? server.blockChecksums().crcIfCached(fc, version, r.offset(), r.length(),
         smallAnswer(), checksum) : null;
-    Future<Integer> computing = crc && cached == null
+    Future<Integer> computing = withCrc && cached == null
         ? server.checksums().of(server.blockChecksums(), fc, version, r.offset(), r.length()) : null;
     long pos = r.offset();
     while (pos < end) {

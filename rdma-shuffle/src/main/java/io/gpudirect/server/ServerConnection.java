@@ -311,7 +311,7 @@ final class ServerConnection implements Runnable {
     requestBuffer = server.memory().allocate(REQUEST_BUFFER_BYTES, "request buffer of client " + peer);
     FrameReader requests = new FrameReader(tls != null ? tls : channel, requestBuffer.nioBuffer());
     reads = new ReadAnswers(server, channel, wire, tls, crc, peer, openFiles);
-    ShuffleAnswers blocks = new ShuffleAnswers(server, reads);
+    ShuffleAnswers blocks = new ShuffleAnswers(server, reads, crc);
     while (true) {
       Message m;
       try {

@@ -16,16 +16,19 @@ final class ShuffleAnswers {
   /** The server as its connections see it. */
   private final ServerContext server;
   private final ReadAnswers reads;
+  /** The client checks what it receives: answers carry Spark's checksums where there are any. */
+  private final boolean checked;
   private ByteBuffer indexSlice;
 
-  ShuffleAnswers(ServerContext server, ReadAnswers reads) {
+  ShuffleAnswers(ServerContext server, ReadAnswers reads, boolean checked) {
     this.server = server;
     this.reads = reads;
+    this.checked = checked;
   }
 
   void answer(ShuffleRead r) throws IOException {
     server.counters().readStarted();
-    try (BlockWindow window = BlockWindow.open(server, r, indexSlice())) {
+    try (BlockWindow window = BlockWindow.open(server, r, indexSlice(), checked)) {
       try {
         reads.send(window.header(), window.range());
       } catch (RequestRefusedException e) {

@@ -1,6 +1,7 @@
 package io.gpudirect.server;
 
 import io.gpudirect.GpuDirectException;
+import io.gpudirect.protocol.ChecksumAlgorithm;
 import io.gpudirect.protocol.ShuffleBlockId;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -37,14 +38,24 @@ final class ShuffleDirectories implements AutoCloseable {
   private final List<RootDirectory> directories;
   private final int subDirectories;
   private final MapOutputIndex.Checked checked = new MapOutputIndex.Checked();
+  /** Spark's partition checksums of the map outputs, or null where its writers keep none. */
+  private final ChecksumAlgorithm checksumAlgorithm;
+  private final MapOutputChecksums checksums = new MapOutputChecksums();
 
-  private ShuffleDirectories(List<RootDirectory> directories, int subDirectories) {
+  private ShuffleDirectories(List<RootDirectory> directories, int subDirectories,
+      ChecksumAlgorithm checksumAlgorithm) {
     this.directories = directories;
     this.subDirectories = subDirectories;
+    this.checksumAlgorithm = checksumAlgorithm;
   }
 
-  /** Opens every directory; a missing or unreadable one fails the start, naming it. */
-  static ShuffleDirectories open(List<Path> localDirectories, int subDirectories) {
+  /**
+   * Opens every directory; a missing or unreadable one fails the start, naming it.
+   * {@code checksumAlgorithm}: that of the partition checksums Spark's writers keep beside the
+   * map outputs, or null for none.
+   */
+  static ShuffleDirectories open(List<Path> localDirectories, int subDirectories,
+      ChecksumAlgorithm checksumAlgorithm) {
     List<RootDirectory> opened = new ArrayList<>();
     for (Path d : localDirectories) {
       try {
@@ -56,7 +67,7 @@ final class ShuffleDirectories implements AutoCloseable {
             + " running executor", e);
       }
     }
-    return new ShuffleDirectories(List.copyOf(opened), subDirectories);
+    return new ShuffleDirectories(List.copyOf(opened), subDirectories, checksumAlgorithm);
   }
 
   /** Where Spark puts a map output's index file. */
@@ -67,6 +78,23 @@ final class ShuffleDirectories implements AutoCloseable {
   /** Where Spark puts a map output's data file. */
   Placed data(ShuffleBlockId block) {
     return place("shuffle_" + block.shuffleId() + "_" + block.mapId() + "_0.data");
+  }
+
+  /**
+   * Where Spark puts a map output's partition checksums ({@code ShuffleChecksumBlockId}'s name and
+   * the algorithm as extension); only with a {@link #checksumAlgorithm}.
+   */
+  Placed checksumFile(ShuffleBlockId block) {
+    return place("shuffle_" + block.shuffleId() + "_" + block.mapId() + "_0.checksum." + checksumAlgorithm.name());
+  }
+
+  ChecksumAlgorithm checksumAlgorithm() {
+    return checksumAlgorithm;
+  }
+
+  /** Where blocks' partition checksums are read from the map outputs' checksum files. */
+  MapOutputChecksums mapOutputChecksums() {
+    return checksums;
   }
 
   /** Where Spark's block manager puts the file {@code name}. */

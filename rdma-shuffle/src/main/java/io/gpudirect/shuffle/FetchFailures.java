@@ -6,6 +6,7 @@ import io.gpudirect.protocol.ShuffleBlockId;
 import io.gpudirect.shuffle.ShuffleFetchException.Reason;
 import io.gpudirect.transport.AuthenticationException;
 import io.gpudirect.transport.ChecksumMismatchException;
+import io.gpudirect.transport.PartitionChecksumMismatchException;
 import io.gpudirect.transport.ServerErrorException;
 import io.gpudirect.transport.TransportException;
 import java.net.InetSocketAddress;
@@ -43,6 +44,11 @@ final class FetchFailures {
         case SHUTTING_DOWN -> Reason.SERVER_LOST;
         default -> Reason.REFUSED;
       };
+    }
+    // Bytes unlike what Spark's writer wrote, again over a new connection: most likely its disk.
+    if (err instanceof PartitionChecksumMismatchException
+        || err instanceof ChecksumMismatchException && err.getCause() instanceof PartitionChecksumMismatchException) {
+      return Reason.MAP_OUTPUT_CORRUPT;
     }
     if (err instanceof ChecksumMismatchException) {
       return Reason.CORRUPT_IN_TRANSIT;

@@ -4,7 +4,6 @@ import io.gpudirect.GpuDirectException;
 import io.gpudirect.protocol.Message;
 import io.gpudirect.protocol.ReadRequest;
 import io.gpudirect.protocol.Request;
-import io.gpudirect.protocol.ShuffleData;
 import io.gpudirect.protocol.ShuffleRead;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -67,11 +66,14 @@ public interface Connection extends AutoCloseable {
 
   /**
    * Sends a SHUFFLE_READ and reads its payload into memory bound when its answer's header
-   * arrives ({@link BlockMemory}); completes with that header once the payload is in and its
-   * CRC32C checked. Fails as {@link #read(ReadRequest, ByteBuffer)} does. A transport that does
-   * not carry it fails the read, naming itself.
+   * arrives ({@link BlockMemory}); completes with that header once the payload is in and checked
+   * (its CRC32C, or Spark's checksums of the partitions it holds whole: see
+   * {@link ReceivedWindow} for those it holds part of). Fails as
+   * {@link #read(ReadRequest, ByteBuffer)} does, a partition that does not match Spark's checksum
+   * with a {@link PartitionChecksumMismatchException}. A transport that does not carry it fails
+   * the read, naming itself.
    */
-  default CompletableFuture<ShuffleData> readBlock(ShuffleRead request, BlockMemory memory) {
+  default CompletableFuture<ReceivedWindow> readBlock(ShuffleRead request, BlockMemory memory) {
     return CompletableFuture.failedFuture(new GpuDirectException("Cannot fetch shuffle block "
         + request.block().name() + " from " + peer() + " over " + getClass().getSimpleName()
         + ": it carries no shuffle blocks"));

@@ -43,7 +43,41 @@ class FramesTest {
             new FileVersion("(dev=803,ino=12)", 99, 7, 8)), 0x7f00_1234_5000L, 0x1234_5678),
         new RdmaShuffleDone(new ShuffleData(22, 1L << 33, new FileVersion("(dev=803,ino=12)", 1L << 33, 7, 8),
             1 << 20, 4096), true, 0xcafe_f00d),
-        new RdmaShuffleDone(new ShuffleData(23, 0, FileVersion.ANY, 0, 0), false, 0));
+        new RdmaShuffleDone(new ShuffleData(23, 0, FileVersion.ANY, 0, 0), false, 0),
+        new ShuffleData(24, 1L << 33, new FileVersion("(dev=803,ino=12)", 1L << 33, 7, 8), 1 << 20, 4096,
+            new PartitionChecksums(ChecksumAlgorithm.ADLER32, 1000, new int[] {3, 5},
+                new long[] {1 << 20, 1L << 32}, new int[] {0xcafe_f00d, 7})),
+        new RdmaShuffleDone(new ShuffleData(25, 300, FileVersion.ANY, 0, 300,
+            new PartitionChecksums(ChecksumAlgorithm.CRC32C, 0, new int[] {0}, new long[] {300}, new int[] {-1})),
+            false, 0));
+  }
+
+  /**
+   * Spark's checksums in an answer must list exactly the non-empty partitions of the block that
+   * hold the window's bytes, end to end, by rising reduce ids of the block: anything else is no
+   * answer to the window (a server that lists too few would leave bytes unchecked).
+   */
+  @Test
+  void partitionChecksumsMustCoverExactlyTheWindow() {
+    ShuffleRead first = new ShuffleRead(1, new ShuffleBlockId(0, 1, 2, 6), 0, 100, FileVersion.ANY);
+    assertTrue(data(250, 0, 100, 0, new int[] {2, 4}, 60, 90).answers(first));
+    assertTrue(data(250, 0, 100, 0, new int[] {3}, 250).answers(first));
+    assertTrue(!data(250, 0, 100, 0, new int[] {2}, 60).answers(first), "the window's end left out");
+    assertTrue(!data(250, 0, 100, 0, new int[] {2, 4, 5}, 60, 90, 100).answers(first), "one past the window");
+    assertTrue(!data(250, 0, 100, 10, new int[] {2, 4}, 60, 90).answers(first), "its start left out");
+    assertTrue(!data(250, 0, 100, 0, new int[] {2, 6}, 60, 190).answers(first), "a reduce id not the block's");
+    assertTrue(!data(250, 0, 100, 0, new int[] {4, 3}, 60, 190).answers(first), "reduce ids going back");
+    assertTrue(!data(250, 0, 100, 0, new int[] {2, 3}, 60, 0).answers(first), "an empty partition");
+    assertTrue(!data(250, 0, 100, 0, new int[] {2, 3}, 60, 300).answers(first), "past the block");
+    ShuffleRead next = new ShuffleRead(1, new ShuffleBlockId(0, 1, 2, 6), 100, 100, FileVersion.ANY);
+    assertTrue(data(250, 100, 100, 60, new int[] {4, 5}, 90, 100).answers(next),
+        "the partition the window starts in begins in the one before");
+  }
+
+  private static ShuffleData data(long blockLength, long offset, int length, long firstStart, int[] reduceIds,
+      long... lengths) {
+    return new ShuffleData(1, blockLength, FileVersion.ANY, offset, length,
+        new PartitionChecksums(ChecksumAlgorithm.CRC32, firstStart, reduceIds, lengths, new int[lengths.length]));
   }
 
   /** Ids a reducer can never mean are refused off the wire, naming the field and the ids. */

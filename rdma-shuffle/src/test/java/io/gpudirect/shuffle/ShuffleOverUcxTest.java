@@ -125,6 +125,50 @@ class ShuffleOverUcxTest {
     assertEquals(0, overUcx.allocator.outstandingBytes(), "every window's memory given back");
   }
 
+  /**
+   * A server answering with Spark's partition checksums: over UCX too every block and range comes
+   * through checked against them (partitions crossing the 64 KiB windows' edges included), and a
+   * byte flipped on the disk fails the fetch naming the partition and the checksum.
+   */
+  @Test
+  void overUcxBlocksAreCheckedAgainstSparksChecksums() throws IOException {
+    byte[][] map = ShuffleChecksumsTest.partitions(4);
+    layout.writeWithChecksums(4, 1, "CRC32", java.util.zip.CRC32::new, map);
+    layout.writeWithChecksums(4, 2, "CRC32", java.util.zip.CRC32::new, map);
+    ShuffleChecksumsTest.flip(layout.data(4, 2), map[0].length + 90_000);
+    try (BlockServer checked = BlockServer.builder().shuffleDirectories(layout.localDirs(), 64)
+        .shuffleChecksums(io.gpudirect.protocol.ChecksumAlgorithm.CRC32).secret(SECRET).maxReadLength(WINDOW)
+        .rdma(RdmaMode.ON).rdmaProvider(RdmaProvider.UCX).port(0).build().start()) {
+      List<ShuffleBlockId> ids = new ArrayList<>();
+      for (int start = 0; start < map.length; start++) {
+        ids.add(new ShuffleBlockId(4, 1, start, map.length));
+        ids.add(ShuffleBlockId.of(4, 1, start));
+      }
+      Map<ShuffleBlockId, ShuffleFetches.Outcome> ucx = overUcx.fetch(checked.port(), FetchLimits.SPARK_DEFAULTS,
+          ShuffleFetches.blocks(ids));
+      assertOverUcx(overUcx, new InetSocketAddress("127.0.0.1", checked.port()));
+      for (ShuffleBlockId id : ids) {
+        assertArrayEquals(ShuffleServingTest.concat(map, id.startReduceId(), id.endReduceId()), ucx.get(id).orThrow(),
+            id.name());
+      }
+      // As many partitions as an answer lists: RDMA_SHUFFLE_DONE still fits the queue pair's slot.
+      int max = io.gpudirect.protocol.PartitionChecksums.MAX_PARTITIONS;
+      byte[][] wide = new byte[max][];
+      for (int i = 0; i < max; i++) {
+        wide[i] = new byte[] {(byte) i, (byte) (i >> 8), 7};
+      }
+      layout.writeWithChecksums(4, 3, "CRC32", java.util.zip.CRC32::new, wide);
+      assertArrayEquals(ShuffleServingTest.concat(wide, 0, max),
+          overUcx.fetchOne(checked.port(), new ShuffleBlockId(4, 3, 0, max)).orThrow());
+
+      ShuffleFetchException e = overUcx.fetchOne(checked.port(), new ShuffleBlockId(4, 2, 0, 4)).fetchFailure();
+      assertEquals(Reason.MAP_OUTPUT_CORRUPT, e.reason(), e.getMessage());
+      assertTrue(e.getMessage().contains("CRC32 checksum of shuffle 4, map 2, reduce 2 (100000 bytes"),
+          e.getMessage());
+      assertEquals(0, overUcx.allocator.outstandingBytes(), "every window's memory given back");
+    }
+  }
+
   /** Over the limit: fetched to disk over UCX, each window written to the file once in; TCP's answer, byte for byte. */
   @Test
   void aBlockFetchedToDiskOverUcxIsWhatTcpGives() {

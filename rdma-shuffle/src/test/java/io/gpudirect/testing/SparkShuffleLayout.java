@@ -46,6 +46,39 @@ public final class SparkShuffleLayout {
     return file("shuffle_" + shuffleId + "_" + mapId + "_0.data");
   }
 
+  /** Where Spark keeps a map output's partition checksums of {@code algorithm} (its name, upper case). */
+  public Path checksums(int shuffleId, long mapId, String algorithm) {
+    return file("shuffle_" + shuffleId + "_" + mapId + "_0.checksum." + algorithm);
+  }
+
+  /**
+   * Writes one map output of these partitions' bytes and, as Spark's writer does with
+   * {@code spark.shuffle.checksum.enabled}, its checksum file: each partition's checksum of
+   * {@code algorithm} (a JDK {@link java.util.zip.Checksum}, fresh per partition) as a long.
+   */
+  public void writeWithChecksums(int shuffleId, long mapId, String algorithm,
+      java.util.function.Supplier<java.util.zip.Checksum> checksum, byte[]... partitions) throws IOException {
+    long[] values = new long[partitions.length];
+    for (int i = 0; i < partitions.length; i++) {
+      java.util.zip.Checksum c = checksum.get();
+      c.update(partitions[i], 0, partitions[i].length);
+      values[i] = c.getValue();
+    }
+    write(shuffleId, mapId, partitions);
+    writeChecksums(shuffleId, mapId, algorithm, values);
+  }
+
+  /** Writes a checksum file of exactly these values (for ones that lie). */
+  public void writeChecksums(int shuffleId, long mapId, String algorithm, long... values) throws IOException {
+    Path file = checksums(shuffleId, mapId, algorithm);
+    Files.createDirectories(file.getParent());
+    try (DataOutputStream out = new DataOutputStream(Files.newOutputStream(file))) {
+      for (long v : values) {
+        out.writeLong(v);
+      }
+    }
+  }
+
   /** Writes one map output of these partitions' bytes. */
   public void write(int shuffleId, long mapId, byte[]... partitions) throws IOException {
     long[] offsets = new long[partitions.length + 1];

@@ -215,7 +215,7 @@ public abstract class TransportConformanceTest {
   void shuffleWindowsLandInTheMemoryBoundForThemAndRefusalsNameTheBlock() throws Exception {
     int window = 4 << 20;
     try (Connection c = connect()) {
-      CompletableFuture<ShuffleData> small = c.readBlock(new ShuffleRead(1, ShuffleBlockId.of(1, 2, 0), 0,
+      CompletableFuture<ReceivedWindow> small = c.readBlock(new ShuffleRead(1, ShuffleBlockId.of(1, 2, 0), 0,
           window, FileVersion.ANY), a -> ByteBuffer.allocate(a.length()));
       List<ByteBuffer> bound = new ArrayList<>();
       BlockMemory memory = a -> {
@@ -225,24 +225,25 @@ public abstract class TransportConformanceTest {
         }
         return b;
       };
-      CompletableFuture<ShuffleData> empty = c.readBlock(new ShuffleRead(2, ShuffleBlockId.of(1, 2, 1), 0,
+      CompletableFuture<ReceivedWindow> empty = c.readBlock(new ShuffleRead(2, ShuffleBlockId.of(1, 2, 1), 0,
           window, FileVersion.ANY), memory);
-      CompletableFuture<ShuffleData> first = c.readBlock(new ShuffleRead(3, ShuffleBlockId.of(1, 2, 2), 0,
+      CompletableFuture<ReceivedWindow> first = c.readBlock(new ShuffleRead(3, ShuffleBlockId.of(1, 2, 2), 0,
           window, FileVersion.ANY), memory);
-      CompletableFuture<ShuffleData> missing = c.readBlock(new ShuffleRead(4, ShuffleBlockId.of(1, 9, 0), 0,
+      CompletableFuture<ReceivedWindow> missing = c.readBlock(new ShuffleRead(4, ShuffleBlockId.of(1, 9, 0), 0,
           window, FileVersion.ANY), memory);
-      CompletableFuture<ShuffleData> unbindable = c.readBlock(new ShuffleRead(5, ShuffleBlockId.of(1, 2, 0), 0,
+      CompletableFuture<ReceivedWindow> unbindable = c.readBlock(new ShuffleRead(5, ShuffleBlockId.of(1, 2, 0), 0,
           window, FileVersion.ANY), a -> {
             throw new IllegalStateException("no memory for it");
           });
 
-      assertEquals(new ShuffleData(1, 3000, small.get(10, TimeUnit.SECONDS).version(), 0, 3000), small.get());
-      assertEquals(0, empty.get(10, TimeUnit.SECONDS).length());
-      ShuffleData head = first.get(10, TimeUnit.SECONDS);
+      assertEquals(new ShuffleData(1, 3000, small.get(10, TimeUnit.SECONDS).header().version(), 0, 3000),
+          small.get().header());
+      assertEquals(0, empty.get(10, TimeUnit.SECONDS).header().length());
+      ShuffleData head = first.get(10, TimeUnit.SECONDS).header();
       assertEquals(map2[2].length, head.blockLength());
       assertEquals(window, head.length());
       ShuffleData rest = c.readBlock(new ShuffleRead(6, ShuffleBlockId.of(1, 2, 2), window, window, head.version()),
-          memory).get(10, TimeUnit.SECONDS);
+          memory).get(10, TimeUnit.SECONDS).header();
       assertEquals(new ShuffleData(6, map2[2].length, head.version(), window, map2[2].length - window), rest);
       ByteBuffer whole = ByteBuffer.allocate(map2[2].length);
       for (ByteBuffer b : bound) {

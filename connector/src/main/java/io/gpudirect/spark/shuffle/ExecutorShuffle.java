@@ -98,7 +98,7 @@ final class ExecutorShuffle implements AutoCloseable {
       List<Path> dirs = Stream.of(blocks.diskBlockManager().localDirs()).map(File::toPath).toList();
       String host = blocks.blockManagerId().host();
       server = ExecutorShuffleServer.start(dirs, conf.getInt("spark.diskStore.subDirectories", 64), host,
-          ShuffleSecret.of(conf, env.securityManager()), transport.serving());
+          ShuffleSecret.of(conf, env.securityManager()), transport.serving(), WriterChecksums.algorithm(conf));
       LOG.info("Executor {} serves its shuffle files over gpudirect on {}", blocks.blockManagerId().executorId(),
           server.address());
     }

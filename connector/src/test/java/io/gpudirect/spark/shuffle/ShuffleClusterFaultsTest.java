@@ -129,7 +129,9 @@ class ShuffleClusterFaultsTest {
 
   /**
    * Every block's bytes: one flipped in each tenth of the file. The server sends them as they are
-   * (they are rotten on disk with the index intact); the codec's checksum finds them.
+   * (they are rotten on disk with the index intact), with Spark's checksums of the partitions,
+   * which the reducers' fetches find them wrong against; the codec's framing finds them in the
+   * blocks read locally.
    */
   @Test
   @Order(2)

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import io.gpudirect.client.ClientConfig;
 import io.gpudirect.client.ClientContext;
 import io.gpudirect.memory.BufferAllocator;
+import io.gpudirect.protocol.ChecksumAlgorithm;
 import io.gpudirect.protocol.ShuffleBlockId;
 import io.gpudirect.server.BlockServer;
 import io.gpudirect.server.RdmaMode;
@@ -17,6 +18,7 @@ import io.gpudirect.shuffle.FetchLimits;
 import io.gpudirect.shuffle.FetchedBlock;
 import io.gpudirect.shuffle.ShuffleBlockFetcher;
 import io.gpudirect.shuffle.ShuffleClients;
+import io.gpudirect.shuffle.ShuffleFetchException;
 import io.gpudirect.spark.LocalSessions;
 import java.io.File;
 import java.io.IOException;
@@ -56,7 +58,9 @@ import scala.Tuple2;
  * directories and fetched by block id: every block and a range of blocks of every map output,
  * byte for byte what Spark's own {@code IndexShuffleBlockResolver} gives for the same ids. The
  * jobs run each of Spark's sort-shuffle writers (bypass-merge, unsafe, sort with map-side
- * combine), over two local directories, with map tasks that write nothing.
+ * combine), over two local directories, with map tasks that write nothing, the unsafe and sort
+ * writers spilling several times each. The server sends Spark's partition checksums (the files
+ * its writers committed beside the map outputs), so every block is also checked against them.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
 class SparkShuffleFilesTest {
@@ -78,6 +82,8 @@ class SparkShuffleFilesTest {
             + Files.createDirectories(tmp.resolve("disk2")))
         .config("spark.shuffle.service.enabled", "false")
         .config("spark.serializer", "org.apache.spark.serializer.KryoSerializer")
+        // Spills merged into each map output, whose checksums Spark combines from the spills'.
+        .config("spark.shuffle.spill.numElementsForceSpillThreshold", "1000")
         .getOrCreate();
     JavaSparkContext jsc = JavaSparkContext.fromSparkContext(spark.sparkContext());
     List<Integer> numbers = new ArrayList<>();
@@ -103,7 +109,8 @@ class SparkShuffleFilesTest {
         .map(File::toPath).toList();
     int subDirs = spark.sparkContext().conf().getInt("spark.diskStore.subDirectories", 64);
     resolver = (IndexShuffleBlockResolver) SparkEnv.get().shuffleManager().shuffleBlockResolver();
-    var builder = BlockServer.builder().shuffleDirectories(localDirs, subDirs).secret(SECRET).port(0);
+    var builder = BlockServer.builder().shuffleDirectories(localDirs, subDirs).secret(SECRET).port(0)
+        .shuffleChecksums(ChecksumAlgorithm.ofSparkName(WriterChecksums.algorithm(spark.sparkContext().conf())));
     if (UcxLibrary.unavailableReason() == null) {
       // Its queue pairs too, for the fetch over UCX (over TCP or shared memory here).
       builder.rdma(RdmaMode.ON).rdmaProvider(RdmaProvider.UCX);
@@ -200,6 +207,62 @@ class SparkShuffleFilesTest {
     assertEquals(expected.keySet(), fetched.keySet());
     for (var e : expected.entrySet()) {
       assertTrue(java.util.Arrays.equals(e.getValue(), fetched.get(e.getKey())), e.getKey().name());
+    }
+  }
+
+  /**
+   * A byte flipped in a map output's data file on the disk after Spark wrote it: the block holding
+   * it fails naming the partition and Spark's checksum, which the server's CRC32C of the rotten
+   * bytes could not (ShuffleServingTest#aByteFlippedOnTheDiskIsServedAsItIs).
+   */
+  @Test
+  void aByteFlippedOnTheDiskIsCaughtBySparksOwnChecksum() throws IOException {
+    Path index = indexFiles().stream().filter(i -> {
+      try {
+        return Files.size(i) > 16 * 8 && readLong(i, 8) > 100;
+      } catch (IOException e) {
+        throw new java.io.UncheckedIOException(e);
+      }
+    }).findFirst().orElseThrow();
+    Matcher m = INDEX.matcher(index.getFileName().toString());
+    assertTrue(m.matches());
+    int shuffleId = Integer.parseInt(m.group(1));
+    long mapId = Long.parseLong(m.group(2));
+    assertTrue(Files.exists(resolver.getChecksumFile(shuffleId, mapId, "ADLER32", Option.empty()).toPath()),
+        "Spark committed the map output's checksums");
+    Path data = resolver.getDataFile(shuffleId, mapId).toPath();
+    flip(data, 50);
+    try (ClientContext context = new ClientContext();
+        ShuffleClients clients = new ShuffleClients(ClientConfig.builder().secret(SECRET).transport("tcp")
+            .maxRetries(1).build(), context);
+        BufferAllocator memory = BufferAllocator.root().newChildAllocator("flipped-on-disk", 64L << 20);
+        ShuffleBlockFetcher fetcher = ShuffleBlockFetcher.start(Map.of(new InetSocketAddress("127.0.0.1",
+            server.port()), List.of(new BlockToFetch(ShuffleBlockId.of(shuffleId, mapId, 0), readLong(index, 8)))),
+            FetchLimits.SPARK_DEFAULTS, clients, memory)) {
+      ShuffleFetchException e = org.junit.jupiter.api.Assertions.assertThrows(ShuffleFetchException.class,
+          fetcher::next);
+      assertTrue(e.getMessage().contains("ADLER32 checksum of shuffle " + shuffleId + ", map " + mapId
+          + ", reduce 0"), e.getMessage());
+    } finally {
+      flip(data, 50);
+    }
+  }
+
+  private static long readLong(Path file, long at) throws IOException {
+    try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(file)) {
+      ByteBuffer b = ByteBuffer.allocate(8);
+      ch.read(b, at);
+      return b.getLong(0);
+    }
+  }
+
+  private static void flip(Path file, long at) throws IOException {
+    try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(file,
+        java.nio.file.StandardOpenOption.READ, java.nio.file.StandardOpenOption.WRITE)) {
+      ByteBuffer b = ByteBuffer.allocate(1);
+      ch.read(b, at);
+      b.put(0, (byte) (b.get(0) ^ 0x20)).rewind();
+      ch.write(b, at);
     }
   }
 

@@ -254,32 +254,35 @@ final class RdmaServerSession {
     }
     put(r.requestId(), range, r.length(), r.remoteAddress(), r.rkey(), "Cannot read " + r.path()
         + " at offset " + r.offset() + " for RDMA",
-        crc -> new RdmaReadDone(r.requestId(), r.length(), crc != null, crc == null ? 0 : crc));
+        offer.crc, crc -> new RdmaReadDone(r.requestId(), r.length(), crc != null, crc == null ? 0 : crc));
   }
 
   /** A window of a shuffle block: found and checked as over TCP, then put as a file range is. */
   private void serve(RdmaShuffleRead r) {
     ServedFiles.BlockRange range;
     try {
-      range = offer.files.openBlock(r.read());
+      range = offer.files.openBlock(r.read(), offer.crc);
     } catch (ReadRefusedException e) {
       answer(new ErrorResponse(r.requestId(), e.code(), e.getMessage()));
       return;
     }
     ShuffleData window = range.header();
+    // With Spark's checksums in the header the client checks the bytes against those: no CRC32C.
     put(r.requestId(), range, window.length(), r.remoteAddress(), r.rkey(), "Cannot read shuffle block "
         + r.read().block().name() + " from byte " + window.offset() + " for RDMA",
+        offer.crc && !window.checks().present(),
         crc -> new RdmaShuffleDone(window, crc != null, crc == null ? 0 : crc));
   }
 
   /**
    * Puts the {@code length} bytes of {@code range} at {@code remoteAddress} of the client's region
-   * {@code rkey}, chunk by chunk, then answers {@code done} of their CRC32C (null without one);
-   * or an ERROR for request {@code id}, where a read fails as {@code what}. Closes the range.
+   * {@code rkey}, chunk by chunk, then answers {@code done} of their CRC32C (null without one,
+   * {@code checksum} false); or an ERROR for request {@code id}, where a read fails as
+   * {@code what}. Closes the range.
    */
   private void put(long id, ServedFiles.FileRange range, int length, long remoteAddress, int rkey,
-      String what, Function<Integer, Message> done) {
-    CRC32C crc = offer.crc ? new CRC32C() : null;
+      String what, boolean checksum, Function<Integer, Message> done) {
+    CRC32C crc = checksum ? new CRC32C() : null;
     boolean handedOver = false;
     Bound b = bound;
     try {

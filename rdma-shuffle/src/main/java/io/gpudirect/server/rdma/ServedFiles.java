@@ -22,9 +22,10 @@ public interface ServedFiles {
   /**
    * Checks and opens the window of a shuffle block {@code read} asks for, exactly as a
    * SHUFFLE_READ over TCP is checked; throws {@link ReadRefusedException} with the code and a
-   * message naming the block when refused.
+   * message naming the block when refused. {@code checked}: the client checks what it receives,
+   * so the window's header carries Spark's partition checksums where the map output has them.
    */
-  BlockRange openBlock(ShuffleRead read);
+  BlockRange openBlock(ShuffleRead read, boolean checked);
 
   /** A failure of the RDMA side of this connection, for the server's counters and log. */
   void failed(String why);

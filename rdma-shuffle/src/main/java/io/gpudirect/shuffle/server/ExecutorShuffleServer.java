@@ -1,6 +1,7 @@
 package io.gpudirect.shuffle.server;
 
 import io.gpudirect.GpuDirectException;
+import io.gpudirect.protocol.ChecksumAlgorithm;
 import io.gpudirect.server.BlockServer;
 import io.gpudirect.server.BlockServerBuilder;
 import io.gpudirect.server.RdmaMode;
@@ -56,9 +57,22 @@ public final class ExecutorShuffleServer implements AutoCloseable {
    */
   public static ExecutorShuffleServer start(List<Path> localDirectories, int subDirectories, String host,
       byte[] secret, Transport transport) {
+    return start(localDirectories, subDirectories, host, secret, transport, null);
+  }
+
+  /**
+   * As {@link #start(List, int, String, byte[], Transport)}, answering blocks with the partition
+   * checksums that Spark's writers keep beside the map outputs, of {@code checksumAlgorithm}
+   * (Spark's name, as {@code spark.shuffle.checksum.algorithm} gives it), instead of a CRC32C
+   * computed by reading each block's bytes a second time; null, or an algorithm not known here,
+   * for CRC32C alone.
+   */
+  public static ExecutorShuffleServer start(List<Path> localDirectories, int subDirectories, String host,
+      byte[] secret, Transport transport, String checksumAlgorithm) {
     try {
       return new ExecutorShuffleServer(BlockServer.builder()
           .shuffleDirectories(localDirectories, subDirectories)
+          .shuffleChecksums(checksumAlgorithm == null ? null : ChecksumAlgorithm.ofSparkName(checksumAlgorithm))
           .rdma(transport.rdma()).rdmaProvider(transport.rdmaProvider()).tls(transport.tls())
           .tlsAdvice(transport.tlsAdvice() != null ? transport.tlsAdvice() : BlockServerBuilder.TLS_ADVICE)
           .bindAddress(host).port(0).secret(secret).build().start());

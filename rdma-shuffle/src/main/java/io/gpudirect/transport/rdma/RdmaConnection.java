@@ -25,7 +25,9 @@ import io.gpudirect.transport.ConnectionThreads;
 import io.gpudirect.transport.DeviceReads;
 import io.gpudirect.transport.DeviceRegistration;
 import io.gpudirect.transport.DeviceRegistrationException;
+import io.gpudirect.transport.ReceivedWindow;
 import io.gpudirect.transport.ServerErrorException;
+import io.gpudirect.transport.WindowChecks;
 import io.gpudirect.verbs.Access;
 import io.gpudirect.verbs.CompletionHandler;
 import io.gpudirect.verbs.ControlSlots;
@@ -115,9 +117,11 @@ public final class RdmaConnection implements Connection, DeviceReads {
 
   /**
    * A window of a shuffle block: {@code answer} gets its answer's header, and {@code memory}
-   * binds the caller's memory for its bytes once that header is in.
+   * binds the caller's memory for its bytes once that header is in; {@code received}, the window
+   * as checked.
    */
-  private record BlockRead(ShuffleRead read, BlockMemory memory, AtomicReference<ShuffleData> answer) {}
+  private record BlockRead(ShuffleRead read, BlockMemory memory, AtomicReference<ShuffleData> answer,
+      AtomicReference<ReceivedWindow> received) {}
 
   private RdmaConnection(Connection control, RdmaSetupAck ack, boolean crc, BufferAllocator allocator,
       ConnectionThreads threads) {
@@ -234,22 +238,23 @@ public final class RdmaConnection implements Connection, DeviceReads {
    * {@inheritDoc} The server puts the window into a bounce buffer of {@code request.maxLength()}
    * bytes, registered for this one request (and deregistered before the future completes); its
    * RDMA_SHUFFLE_DONE must answer exactly the window asked (as SHUFFLE_DATA over TCP), else the
-   * connection breaks; then the bytes are checked against its CRC32C and copied into the memory
-   * {@code memory} binds for it.
+   * connection breaks; then the bytes are checked against its CRC32C, or Spark's checksums of
+   * their partitions where it carries those, and copied into the memory {@code memory} binds for
+   * it.
    */
   @Override
-  public CompletableFuture<ShuffleData> readBlock(ShuffleRead request, BlockMemory memory) {
+  public CompletableFuture<ReceivedWindow> readBlock(ShuffleRead request, BlockMemory memory) {
     GpuDirectException f = failure;
     if (f != null) {
       return CompletableFuture.failedFuture(f);
     }
     CompletableFuture<Void> future = new CompletableFuture<>();
-    BlockRead block = new BlockRead(request, memory, new AtomicReference<>());
+    BlockRead block = new BlockRead(request, memory, new AtomicReference<>(), new AtomicReference<>());
     // A window of no bytes still needs an address the server may name: one byte.
     submitInto(null, Math.max(1, request.maxLength()), future, (region, bounce, target) ->
         new Pending(new RdmaShuffleRead(request, region.address(), region.rkey()), future, region, bounce, null,
             crc ? bounce.nioBuffer() : null, null, block));
-    return future.thenApply(v -> block.answer().get());
+    return future.thenApply(v -> block.received().get());
   }
 
   private CompletableFuture<Void> read(ReadRequest request, ByteBuffer dst, AtomicReference<OptionalInt> crcOut) {
@@ -575,6 +580,11 @@ public final class RdmaConnection implements Connection, DeviceReads {
         }
         creditReturned();
         p.block.answer().set(window);
+        if (p.verify != null && window.checks().present()) {
+          threads.verify(() -> verifyPartitions(p, window));
+          return;
+        }
+        p.block.received().set(ReceivedWindow.whole(window));
         if (p.verify != null && done.hasCrc()) {
           threads.verify(() -> verify(p, done.crc32c(), p.block.read().block().name(), window.offset(),
               window.length()));
@@ -621,6 +631,19 @@ public final class RdmaConnection implements Connection, DeviceReads {
     }
   }
 
+
+  /** Checks a shuffle window in {@code p}'s memory against Spark's checksums of its partitions. */
+  private void verifyPartitions(Pending p, ShuffleData window) {
+    try {
+      WindowChecks checks = new WindowChecks(p.block.read().block(), window);
+      checks.update(p.verify.duplicate().clear().limit(window.length()));
+      p.block.received().set(checks.verdict("over RDMA from " + server));
+    } catch (RuntimeException e) {
+      finish(p, e);
+      return;
+    }
+    finish(p, null);
+  }
 
   private void fail(GpuDirectException cause) {
     ArrayDeque<Pending> queued;

@@ -14,7 +14,9 @@ import io.gpudirect.transport.ChecksumMismatchException;
 import io.gpudirect.transport.ConnectionLostException;
 import io.gpudirect.transport.ConnectionThreads;
 import io.gpudirect.transport.CorruptAnswerException;
+import io.gpudirect.transport.ReceivedWindow;
 import io.gpudirect.transport.ServerErrorException;
+import io.gpudirect.transport.WindowChecks;
 import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -152,13 +154,23 @@ final class AnswerReader {
     receive(p, d.length(), dst, unbound, d);
   }
 
+  /** How a window's bytes are checked: against Spark's partition checksums it carries, or null (CRC32C). */
+  private WindowChecks partitionChecks(PendingRequest p, Object answer) {
+    return crc && answer instanceof ShuffleData d && d.checks().present()
+        ? new WindowChecks(p.block().block(), d) : null;
+  }
+
   /**
    * The {@code length} payload bytes of {@code p} into {@code dst} (past them when it is null:
    * {@code unbound} says why there was no memory, and fails this read alone), then the trailer;
-   * a good payload completes {@code p} with {@code answer} (or, unverified, with its CRC32C).
+   * a good payload completes {@code p} with {@code answer} (or, unverified, with its CRC32C; a
+   * shuffle window with the {@link ReceivedWindow} it is). A shuffle window that carries Spark's
+   * partition checksums is checked against them, and its trailer has no CRC32C.
    */
   private void receive(PendingRequest p, int length, ByteBuffer dst, RuntimeException unbound,
       Object answer) throws IOException {
+    WindowChecks partitions = partitionChecks(p, answer);
+    boolean trailerCrc = crc && partitions == null;
     boolean checkOnTheWay = false;
     if (dst == null) {
       // No memory for it: read past the payload, so that this read alone fails.
@@ -169,16 +181,16 @@ final class AnswerReader {
       // A large payload into direct memory is checksummed as it arrives (see receiveChecking).
       checkOnTheWay = crc && !p.unverified() && dst.isDirect() && length > INLINE_VERIFY_BYTES;
       if (checkOnTheWay) {
-        receiveChecking(dst, start);
+        receiveChecking(dst, start, partitions);
       } else if (dst.isDirect()) {
         Frames.readFully(wire, dst, false);
       } else {
         readIntoHeap(dst);
       }
     }
-    ByteBuffer trailer = inbox.take(ReadData.trailerBytes(crc));
+    ByteBuffer trailer = inbox.take(ReadData.trailerBytes(trailerCrc));
     byte status = trailer.get();
-    int expected = crc ? trailer.getInt() : 0;
+    int expected = trailerCrc ? trailer.getInt() : 0;
     if (status != ReadData.PAYLOAD_GOOD) {
       voided(p, status);
       return;
@@ -189,8 +201,20 @@ final class AnswerReader {
       p.future().completeExceptionally(unbound);
       return;
     }
+    if (partitions != null) {
+      if (checkOnTheWay) {
+        settle(p, partitions, null);
+      } else if (length <= INLINE_VERIFY_BYTES) {
+        settle(p, partitions, dst);
+      } else {
+        ByteBuffer bytes = dst;
+        threads.verify(() -> settle(p, partitions, bytes));
+      }
+      return;
+    }
+    Object result = answer instanceof ShuffleData d ? ReceivedWindow.whole(d) : answer;
     if (!crc) {
-      p.future().complete(answer);
+      p.future().complete(result);
       return;
     }
     if (p.unverified()) {
@@ -200,14 +224,14 @@ final class AnswerReader {
     // A small payload is checked here, where checking costs less than a hand-off to the pool;
     // a large one into heap memory on another core, so that this thread goes on reading.
     if (checkOnTheWay) {
-      settle(p, length, expected, (int) onTheWay.getValue(), answer);
+      settle(p, length, expected, (int) onTheWay.getValue(), result);
     } else if (length <= INLINE_VERIFY_BYTES) {
       onTheWay.reset();
       onTheWay.update(dst.duplicate().flip());
-      settle(p, length, expected, (int) onTheWay.getValue(), answer);
+      settle(p, length, expected, (int) onTheWay.getValue(), result);
     } else {
       ByteBuffer bytes = dst;
-      threads.verify(() -> verify(p, length, bytes, expected, answer));
+      threads.verify(() -> verify(p, length, bytes, expected, result));
     }
   }
 
@@ -231,17 +255,17 @@ final class AnswerReader {
   }
 
   /**
-   * Reads the rest of a payload into its direct buffer and updates {@link #onTheWay} with the
-   * bytes of each {@code read(2)} right after it put them there, while they are still in this
-   * core's cache (a read returns some 100-200 KiB on loopback). Checking the whole chunk on the
-   * pool afterwards read it back from memory: 4 MiB per chunk, on the same 2 cores
-   * (docs/benchmarks.md, "Profile").
+   * Reads the rest of a payload into its direct buffer and updates {@link #onTheWay} (or, for a
+   * shuffle window carrying them, {@code partitions}) with the bytes of each {@code read(2)}
+   * right after it put them there, while they are still in this core's cache (a read returns
+   * some 100-200 KiB on loopback). Checking the whole chunk on the pool afterwards read it back
+   * from memory: 4 MiB per chunk, on the same 2 cores (docs/benchmarks.md, "Profile").
    */
-  private void receiveChecking(ByteBuffer dst, int start) throws IOException {
+  private void receiveChecking(ByteBuffer dst, int start, WindowChecks partitions) throws IOException {
     onTheWay.reset();
     ByteBuffer view = dst.duplicate();
     view.limit(dst.position()).position(start);
-    onTheWay.update(view);
+    update(view, partitions);
     while (dst.hasRemaining()) {
       int from = dst.position();
       if (wire.read(dst) < 0) {
@@ -249,7 +273,30 @@ final class AnswerReader {
             + " bytes still expected");
       }
       view.limit(dst.position()).position(from);
+      update(view, partitions);
+    }
+  }
+
+  private void update(ByteBuffer view, WindowChecks partitions) {
+    if (partitions != null) {
+      partitions.update(view);
+    } else {
       onTheWay.update(view);
+    }
+  }
+
+  /**
+   * A shuffle window checked against Spark's partition checksums: {@code bytes}, the whole
+   * window, taken in first (null where they were on the way in).
+   */
+  private void settle(PendingRequest p, WindowChecks partitions, ByteBuffer bytes) {
+    try {
+      if (bytes != null) {
+        partitions.update(bytes.duplicate().flip());
+      }
+      p.future().complete(partitions.verdict("from gpudirect server " + server));
+    } catch (RuntimeException e) {
+      p.future().completeExceptionally(e);
     }
   }
 

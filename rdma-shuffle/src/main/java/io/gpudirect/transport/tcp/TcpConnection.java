@@ -8,7 +8,6 @@ import io.gpudirect.protocol.Message;
 import io.gpudirect.protocol.Protocol;
 import io.gpudirect.protocol.ReadRequest;
 import io.gpudirect.protocol.Request;
-import io.gpudirect.protocol.ShuffleData;
 import io.gpudirect.protocol.ShuffleRead;
 import io.gpudirect.tls.TlsChannel;
 import io.gpudirect.transport.BlockMemory;
@@ -19,6 +18,7 @@ import io.gpudirect.transport.ConnectionOptions;
 import io.gpudirect.transport.ConnectionThreads;
 import io.gpudirect.transport.CorruptAnswerException;
 import io.gpudirect.transport.PayloadMemory;
+import io.gpudirect.transport.ReceivedWindow;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -195,9 +195,9 @@ final class TcpConnection implements Connection, CallerReads {
 
   @Override
   @SuppressWarnings("unchecked")
-  public CompletableFuture<ShuffleData> readBlock(ShuffleRead request, BlockMemory memory) {
+  public CompletableFuture<ReceivedWindow> readBlock(ShuffleRead request, BlockMemory memory) {
     CompletableFuture<?> f = send(PendingRequest.block(request, memory), request, false);
-    return (CompletableFuture<ShuffleData>) f;
+    return (CompletableFuture<ReceivedWindow>) f;
   }
 
   /**
