@@ -3,6 +3,7 @@ package io.gpudirect.bench;
 import io.gpudirect.client.ClientConfig;
 import io.gpudirect.client.ClientContext;
 import io.gpudirect.memory.BufferAllocator;
+import io.gpudirect.protocol.ChecksumAlgorithm;
 import io.gpudirect.protocol.ShuffleBlockId;
 import io.gpudirect.server.BlockServer;
 import io.gpudirect.shuffle.BlockToFetch;
@@ -23,11 +24,13 @@ import java.util.Random;
 
 /**
  * One reducer's fetch of many shuffle blocks from an executor's server on loopback, as the
- * shuffle's reducers fetch them (Spark's limits, each block read through its stream and closed),
+ * shuffle's reducers fetch them (Spark's limits, each block read through its stream and closed,
+ * checked against the ADLER32 checksums Spark's writer keeps by default),
  * against the raw socket (sendfile into a reader that discards, no request, no checksum) over
  * the same streams, alternated round by round. Prints the median GB/s of each and their ratio.
  * Not a test: {@code java -cp <the benchmarks module's test classpath>
- * io.gpudirect.bench.ShuffleFetchBenchmark [blocks] [KiB per block] [streams,...] [rounds]}.
+ * io.gpudirect.bench.ShuffleFetchBenchmark [blocks] [KiB per block] [streams,...] [rounds] [checksums]}
+ * (checksums: true, the default, or false for fetches that check nothing).
  */
 public final class ShuffleFetchBenchmark {
   private ShuffleFetchBenchmark() {}
@@ -38,6 +41,7 @@ public final class ShuffleFetchBenchmark {
     int[] streamCounts = Arrays.stream((args.length > 2 ? args[2] : "1,4").split(",")).mapToInt(Integer::parseInt)
         .toArray();
     int rounds = args.length > 3 ? Integer.parseInt(args[3]) : 5;
+    boolean checksums = args.length <= 4 || Boolean.parseBoolean(args[4]);
     Path dir = Files.createTempDirectory("gpudirect-shuffle-fetch-bench");
     try {
       SparkShuffleLayout layout = new SparkShuffleLayout(List.of(dir.resolve("blockmgr-bench")), 64);
@@ -45,20 +49,21 @@ public final class ShuffleFetchBenchmark {
       new Random(1).nextBytes(partition);
       List<BlockToFetch> toFetch = new ArrayList<>();
       for (int m = 0; m < blocks; m++) {
-        layout.write(1, m, partition, partition);
+        layout.writeWithChecksums(1, m, "ADLER32", java.util.zip.Adler32::new, partition, partition);
         toFetch.add(new BlockToFetch(ShuffleBlockId.of(1, m, 1), blockBytes));
       }
       Path rawFile = layout.data(1, 0);
-      System.out.printf("%d blocks of %d KiB, Spark's fetch limits; medians of %d alternated rounds%n", blocks,
-          blockBytes >> 10, rounds);
+      System.out.printf("%d blocks of %d KiB, Spark's fetch limits, checksums %s; medians of %d alternated rounds%n",
+          blocks, blockBytes >> 10, checksums ? "on" : "off", rounds);
       System.out.println("streams | shuffle fetch GB/s | raw socket GB/s | ratio");
-      try (BlockServer server = BlockServer.builder().shuffleDirectories(layout.localDirs(), 64).port(0).build()
+      try (BlockServer server = BlockServer.builder().shuffleDirectories(layout.localDirs(), 64)
+          .shuffleChecksums(ChecksumAlgorithm.ADLER32).port(0).build()
           .start()) {
         InetSocketAddress address = new InetSocketAddress("127.0.0.1", server.port());
         for (int streams : streamCounts) {
           double[] ours = new double[rounds];
           double[] raw = new double[rounds];
-          try (ShuffleClients clients = new ShuffleClients(ClientConfig.builder().streams(streams).build(),
+          try (ShuffleClients clients = new ShuffleClients(ClientConfig.builder().streams(streams).checksums(checksums).build(),
               new ClientContext())) {
             BufferAllocator memory = BufferAllocator.root().newChildAllocator("shuffle-fetch-bench", Long.MAX_VALUE);
             fetch(address, toFetch.subList(0, Math.min(40, blocks)), clients, memory);
