@@ -195,7 +195,7 @@ final class BlockWindow implements AutoCloseable {
    */
   private static FoundFile open(ServerContext server, ShuffleBlockId block, Placed file, boolean absentOk) {
     try {
-      return file.directory().openFile(file.path(), null, null);
+      return ShuffleDirectories.open(file);
     } catch (RequestRefusedException e) {
       if (e.code() == ErrorCode.NOT_FOUND && absentOk) {
         return null;

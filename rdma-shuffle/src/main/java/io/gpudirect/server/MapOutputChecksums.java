@@ -49,7 +49,7 @@ final class MapOutputChecksums {
     ChecksumAlgorithm algorithm = dirs.checksumAlgorithm();
     Placed placed = dirs.checksumFile(block);
     long[] values;
-    try (FoundFile file = placed.directory().openFile(placed.path(), null, null)) {
+    try (FoundFile file = ShuffleDirectories.open(placed)) {
       values = read(placed, file, block, mapPartitions);
     } catch (RequestRefusedException e) {
       if (e.code() != ErrorCode.NOT_FOUND) {

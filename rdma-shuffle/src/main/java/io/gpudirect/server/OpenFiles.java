@@ -135,7 +135,7 @@ final class OpenFiles implements RootDirectory.KeptDirectories, AutoCloseable {
   }
 
   @Override
-  public synchronized void keep(String prefix, Object key, SecureDirectoryStream<Path> dir) {
+  public synchronized boolean keep(String prefix, Object key, SecureDirectoryStream<Path> dir) {
     KeptDirectory replaced = directories.put(prefix, new KeptDirectory(key, dir));
     if (replaced != null) {
       closeQuietly(replaced.dir);
@@ -148,6 +148,7 @@ final class OpenFiles implements RootDirectory.KeptDirectories, AutoCloseable {
         closeQuietly(eldest.getValue().dir);
       }
     }
+    return true;
   }
 
   @Override

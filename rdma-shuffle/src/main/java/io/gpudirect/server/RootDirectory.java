@@ -116,8 +116,11 @@ final class RootDirectory implements AutoCloseable {
     /** The directory kept for {@code prefix} if it is the directory of {@code key}, else null. */
     SecureDirectoryStream<Path> get(String prefix, Object key);
 
-    /** Keeps {@code d}, the directory of {@code key}, for {@code prefix}; it closes d from now. */
-    void keep(String prefix, Object key, SecureDirectoryStream<Path> d);
+    /**
+     * Keeps {@code d}, the directory of {@code key}, for {@code prefix}, and closes it from now;
+     * false, taking nothing, where it keeps no more (the walk then closes d itself).
+     */
+    boolean keep(String prefix, Object key, SecureDirectoryStream<Path> d);
 
     /** An open left blocked in {@code d}: drop it unclosed (its opener closes it). */
     void forget(SecureDirectoryStream<Path> d);
@@ -388,8 +391,7 @@ final class RootDirectory implements AutoCloseable {
         } else {
           descend(name, i + 1);
           Object key = keyOf(at);
-          if (kept != null && key != null && key.equals(a.fileKey())) {
-            kept.keep(prefix, key, at);
+          if (kept != null && key != null && key.equals(a.fileKey()) && kept.keep(prefix, key, at)) {
             owned = false;
           }
         }

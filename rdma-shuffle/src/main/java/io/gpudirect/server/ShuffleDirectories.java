@@ -28,14 +28,19 @@ final class ShuffleDirectories implements AutoCloseable {
   /** Spark's {@code spark.diskStore.subDirectories} default. */
   static final int SPARK_SUB_DIRECTORIES = 64;
 
-  /** A file of a map output: the directory Spark put it in, and its path below it. */
-  record Placed(RootDirectory directory, RequestedPath path) {
+  /**
+   * A file of a map output: the directory Spark put it in, its path below it, and that
+   * directory's sub-directories kept open for walks ({@link #open(Placed)}).
+   */
+  record Placed(RootDirectory directory, RequestedPath path, SharedDirectories subDirectories) {
     String show() {
       return directory.path().resolve(path.normalized()).toString();
     }
   }
 
   private final List<RootDirectory> directories;
+  /** Each directory's sub-directories kept open, by the directory's place in {@link #directories}. */
+  private final List<SharedDirectories> subDirectoriesKept;
   private final int subDirectories;
   private final MapOutputIndex.Checked checked = new MapOutputIndex.Checked();
   /** Spark's partition checksums of the map outputs, or null where its writers keep none. */
@@ -45,6 +50,7 @@ final class ShuffleDirectories implements AutoCloseable {
   private ShuffleDirectories(List<RootDirectory> directories, int subDirectories,
       ChecksumAlgorithm checksumAlgorithm) {
     this.directories = directories;
+    this.subDirectoriesKept = directories.stream().map(d -> new SharedDirectories()).toList();
     this.subDirectories = subDirectories;
     this.checksumAlgorithm = checksumAlgorithm;
   }
@@ -100,9 +106,18 @@ final class ShuffleDirectories implements AutoCloseable {
   /** Where Spark's block manager puts the file {@code name}. */
   Placed place(String name) {
     int hash = nonNegativeHash(name);
-    RootDirectory dir = directories.get(hash % directories.size());
+    int d = hash % directories.size();
     int sub = (hash / directories.size()) % subDirectories;
-    return new Placed(dir, RequestedPath.of(String.format("%02x", sub) + "/" + name));
+    return new Placed(directories.get(d), RequestedPath.of(String.format("%02x", sub) + "/" + name),
+        subDirectoriesKept.get(d));
+  }
+
+  /**
+   * The regular file {@code file} names, opened through its directory's kept sub-directories; the
+   * caller closes it. Refused as any open below a root is.
+   */
+  static RootDirectory.FoundFile open(Placed file) {
+    return file.directory().openFile(file.path(), null, file.subDirectories());
   }
 
   /** The map outputs whose index was found good, by version: see {@link MapOutputIndex}. */
@@ -123,6 +138,7 @@ final class ShuffleDirectories implements AutoCloseable {
 
   @Override
   public void close() {
+    subDirectoriesKept.forEach(SharedDirectories::close);
     directories.forEach(RootDirectory::close);
   }
 }
