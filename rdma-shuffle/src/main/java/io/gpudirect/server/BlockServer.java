@@ -421,6 +421,9 @@ public final class BlockServer implements AutoCloseable {
     for (ServerConnection c : connections.all()) {
       c.closeIdleFiles(now, OPEN_FILES_IDLE_NANOS);
     }
+    if (shuffle != null) {
+      shuffle.closeIdleFiles(now, OPEN_FILES_IDLE_NANOS);
+    }
   }
 
   /** Connections closed before authenticating, and failed logins: a few lines, not one per try. */

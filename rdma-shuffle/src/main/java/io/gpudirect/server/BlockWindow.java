@@ -31,13 +31,13 @@ final class BlockWindow implements AutoCloseable {
   private final ShuffleData header;
   private final Placed dataFile;
   /** Null for a map output with no data file (no rows): its blocks are empty. */
-  private final FoundFile data;
+  private final OpenMapOutputs.Lease data;
   private final OpenFiles.OpenFile dataOpen;
   /** Where the window starts in the data file. */
   private final long start;
 
   private BlockWindow(ServerContext server, ShuffleBlockId block, ShuffleData header, Placed dataFile,
-      FoundFile data, OpenFiles.OpenFile dataOpen, long start) {
+      OpenMapOutputs.Lease data, OpenFiles.OpenFile dataOpen, long start) {
     this.server = server;
     this.block = block;
     this.header = header;
@@ -64,9 +64,11 @@ final class BlockWindow implements AutoCloseable {
     }
     Placed indexFile = dirs.index(block);
     Placed dataFile = dirs.data(block);
-    FoundFile data = null;
-    try (FoundFile index = open(server, block, indexFile, false)) {
-      data = open(server, block, dataFile, true);
+    OpenMapOutputs.Lease dataLease = null;
+    try (OpenMapOutputs.Lease indexLease = open(server, block, indexFile, false)) {
+      FoundFile index = indexLease.file();
+      dataLease = open(server, block, dataFile, true);
+      FoundFile data = dataLease == null ? null : dataLease.file();
       OpenFiles.OpenFile dataOpen = data == null ? null : opened(dataFile, data);
       FileVersion dataVersion = dataOpen == null ? FileVersion.ANY : FileVersions.of(data.attributes());
       if (dataOpen != null && dataOpen.fileKey() == null && data.attributes().fileKey() != null) {
@@ -103,13 +105,13 @@ final class BlockWindow implements AutoCloseable {
           : PartitionChecksums.NONE;
       ShuffleData header = new ShuffleData(r.requestId(), range.length(), dataVersion, r.offset(), length,
           checks);
-      BlockWindow w = new BlockWindow(server, block, header, dataFile, data, dataOpen,
+      BlockWindow w = new BlockWindow(server, block, header, dataFile, dataLease, dataOpen,
           range.start() + r.offset());
-      data = null;
+      dataLease = null;
       return w;
     } finally {
-      if (data != null) {
-        data.close();
+      if (dataLease != null) {
+        dataLease.close();
       }
     }
   }
@@ -152,7 +154,7 @@ final class BlockWindow implements AutoCloseable {
   void readFully(long position, ByteBuffer dst) throws IOException {
     long at = start + position;
     while (dst.hasRemaining()) {
-      int n = data.channel().read(dst, at);
+      int n = data.file().channel().read(dst, at);
       if (n < 0) {
         throw new EOFException("the data file " + dataFile.show() + " of shuffle block "
             + block.name() + " shrank while being read");
@@ -193,9 +195,10 @@ final class BlockWindow implements AutoCloseable {
    * The map output's file {@code file} opened; null for a data file that is not there, which
    * Spark writes for a map output with no records (its index then says so).
    */
-  private static FoundFile open(ServerContext server, ShuffleBlockId block, Placed file, boolean absentOk) {
+  private static OpenMapOutputs.Lease open(ServerContext server, ShuffleBlockId block, Placed file,
+      boolean absentOk) {
     try {
-      return ShuffleDirectories.open(file);
+      return server.shuffleDirectories().open(file);
     } catch (RequestRefusedException e) {
       if (e.code() == ErrorCode.NOT_FOUND && absentOk) {
         return null;

@@ -49,8 +49,8 @@ final class MapOutputChecksums {
     ChecksumAlgorithm algorithm = dirs.checksumAlgorithm();
     Placed placed = dirs.checksumFile(block);
     long[] values;
-    try (FoundFile file = ShuffleDirectories.open(placed)) {
-      values = read(placed, file, block, mapPartitions);
+    try (OpenMapOutputs.Lease lease = dirs.open(placed)) {
+      values = read(placed, lease.file(), block, mapPartitions);
     } catch (RequestRefusedException e) {
       if (e.code() != ErrorCode.NOT_FOUND) {
         unusable(placed, e.getMessage());

@@ -46,6 +46,7 @@ final class ShuffleDirectories implements AutoCloseable {
   /** Spark's partition checksums of the map outputs, or null where its writers keep none. */
   private final ChecksumAlgorithm checksumAlgorithm;
   private final MapOutputChecksums checksums = new MapOutputChecksums();
+  private final OpenMapOutputs files = new OpenMapOutputs();
 
   private ShuffleDirectories(List<RootDirectory> directories, int subDirectories,
       ChecksumAlgorithm checksumAlgorithm) {
@@ -113,11 +114,17 @@ final class ShuffleDirectories implements AutoCloseable {
   }
 
   /**
-   * The regular file {@code file} names, opened through its directory's kept sub-directories; the
-   * caller closes it. Refused as any open below a root is.
+   * The regular file {@code file} names, kept open between requests or opened, through its
+   * directory's kept sub-directories; the caller closes the lease. Refused as any open below a
+   * root is.
    */
-  static RootDirectory.FoundFile open(Placed file) {
-    return file.directory().openFile(file.path(), null, file.subDirectories());
+  OpenMapOutputs.Lease open(Placed file) {
+    return files.open(file);
+  }
+
+  /** Closes the map outputs' files unused since {@code idleNanos} before {@code now}. */
+  void closeIdleFiles(long now, long idleNanos) {
+    files.closeIdle(now, idleNanos);
   }
 
   /** The map outputs whose index was found good, by version: see {@link MapOutputIndex}. */
@@ -138,6 +145,7 @@ final class ShuffleDirectories implements AutoCloseable {
 
   @Override
   public void close() {
+    files.close();
     subDirectoriesKept.forEach(SharedDirectories::close);
     directories.forEach(RootDirectory::close);
   }
