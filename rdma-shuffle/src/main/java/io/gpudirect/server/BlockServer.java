@@ -300,6 +300,15 @@ public final class BlockServer implements AutoCloseable {
     return r == null ? java.util.OptionalInt.empty() : java.util.OptionalInt.of(r.port());
   }
 
+  /**
+   * RDMA queue pairs connected and not yet bound to a login by their token, now (0 without
+   * RDMA): what a flood of strangers holds, within the server's bounds.
+   */
+  public int unboundQueuePairs() {
+    RdmaService r = rdma;
+    return r == null ? 0 : r.unboundQueuePairs();
+  }
+
   /** Whether RDMA is served and how, or why not, in words. */
   public String rdmaStatus() {
     return rdmaStatus;

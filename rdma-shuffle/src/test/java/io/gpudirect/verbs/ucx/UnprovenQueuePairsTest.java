@@ -144,19 +144,27 @@ class UnprovenQueuePairsTest {
       }
       long grown = directMemoryUsed() - before;
       assertTrue(grown < (1 << 20), "40 unbound queue pairs took " + grown + " bytes of direct memory");
-      // The server closes them as newer ones come in; UCX tells each stranger when it can (one
-      // deadline for all, so that a loaded machine's slow error handling is waited for).
-      int closed = 0;
+      // The server closes the oldest as newer ones come in, keeping eight: its own count is the
+      // bound. UCX tells the strangers when it can: an endpoint closed before its wire-up ended
+      // may never hear of it (31 of 32 were told, twice in 2026-12-05's CI runs), so the
+      // strangers' side only shows that the closes reach them.
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+      while (server.unboundQueuePairs() > 8 && System.nanoTime() < deadline) {
+        Thread.sleep(10);
+      }
+      assertEquals(8, server.unboundQueuePairs(), "the oldest of one address's unbound queue pairs make way for newer ones");
+      int closed = 0;
       for (HostileUcxClient c : strangers.subList(0, 32)) {
         long left = Math.max(0, deadline - System.nanoTime());
         closed += c.closedByServerWithin(Duration.ofNanos(left)) ? 1 : 0;
       }
-      assertEquals(32, closed, "the oldest of one address's unbound queue pairs make way for newer ones");
+      assertTrue(closed >= 24, "only " + closed + " of the 32 strangers the server closed were told");
       System.setErr(stderr);
-      List<String> warnings = log.toString(java.nio.charset.StandardCharsets.UTF_8).lines()
-          .filter(l -> l.contains(" WARN ")).toList();
       // The first of each cause is logged at once, the rest every 10 s in one line (RefusalLog).
+      // Only the evictions' lines count: the server is the class's, and the refusals of the
+      // tests before this one are summed up in a line of their own when their 10 s are up.
+      List<String> warnings = log.toString(java.nio.charset.StandardCharsets.UTF_8).lines()
+          .filter(l -> l.contains(" WARN ") && l.contains("made room for a newer")).toList();
       assertTrue(warnings.size() <= 2, "32 closed queue pairs wrote " + warnings.size()
           + " WARN lines:\n" + String.join("\n", warnings));
       assertReadsOverRdma();
