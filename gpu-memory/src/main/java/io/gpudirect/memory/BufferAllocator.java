@@ -83,9 +83,9 @@ public final class BufferAllocator implements AutoCloseable {
    * memory the JVM would hold until a collection, the process growing meanwhile, each new buffer
    * faulting fresh pages in, and allocations stalling in {@code System.gc()} once
    * {@code -XX:MaxDirectMemorySize} is reached. 400 blocks of 1 MiB over one stream on loopback
-   * took 5.5-6.9 ms each left to the JVM and 1.3-1.9 ms freed at close (2-core build VM,
-   * docs/benchmarks.md). Only for an owner whose every user is done with the memory at its last
-   * close: a view touched after it reads or writes freed memory.
+   * came at 0.22 GB/s left to the JVM and 0.78 GB/s freed at close ({@code ShuffleFetchBenchmark},
+   * 2-core build VM, docs/benchmarks.md). Only for an owner whose every user is done with the
+   * memory at its last close: a view touched after it reads or writes freed memory.
    */
   public HostBuffer allocateFreedAtClose(int size, String what) {
     return allocate(size, what, true);
