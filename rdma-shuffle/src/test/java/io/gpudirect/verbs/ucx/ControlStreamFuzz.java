@@ -82,12 +82,30 @@ final class ControlStreamFuzz {
           random.nextInt(4), 4 + random.nextInt(3)), random.nextInt(8192), random.nextInt(1 << 20),
           io.gpudirect.protocol.FileVersion.ANY), random.nextLong(), random.nextInt());
       // For the request RdmaClientUnderFuzz has out (id 1) half the time: not the window it asked.
+      // Half of them with Spark's partition checksums (protocol 8): a list of any shape.
       case 6 -> new RdmaShuffleDone(new ShuffleData(random.nextInt(2) == 0 ? 1 : random.nextLong(),
           random.nextInt(1 << 20), io.gpudirect.protocol.FileVersion.ANY, random.nextInt(8192),
-          random.nextInt(1 << 20)), random.nextBoolean(), random.nextInt());
+          random.nextInt(1 << 20), random.nextBoolean() ? partitionChecksums()
+              : io.gpudirect.protocol.PartitionChecksums.NONE), random.nextBoolean(), random.nextInt());
       default -> new RdmaRead(random.nextLong(), "../" + random.nextInt(), io.gpudirect.protocol.FileVersion.ANY,
           random.nextInt(1 << 20), random.nextInt(1 << 20), random.nextLong(), random.nextInt());
     };
+  }
+
+  /** Up to 16 partitions' checksums: reduce ids, lengths and values at random. */
+  private io.gpudirect.protocol.PartitionChecksums partitionChecksums() {
+    int n = 1 + random.nextInt(16);
+    int[] reduceIds = new int[n];
+    long[] lengths = new long[n];
+    int[] values = new int[n];
+    for (int i = 0; i < n; i++) {
+      reduceIds[i] = random.nextInt(8);
+      lengths[i] = random.nextInt(2) == 0 ? random.nextInt(1 << 20) : random.nextLong();
+      values[i] = random.nextInt();
+    }
+    io.gpudirect.protocol.ChecksumAlgorithm[] algorithms = io.gpudirect.protocol.ChecksumAlgorithm.values();
+    return new io.gpudirect.protocol.PartitionChecksums(algorithms[random.nextInt(algorithms.length)],
+        random.nextInt(2) == 0 ? 0 : random.nextLong(), reduceIds, lengths, values);
   }
 
   private ByteBuffer flipped(ByteBuffer frame) {
