@@ -120,8 +120,16 @@ class ShuffleFetchToDiskTest {
     return Map.of(new InetSocketAddress("127.0.0.1", port), blocks);
   }
 
+  /**
+   * Those of {@code files} still on disk. The list is a synchronized one that the client's threads
+   * add to while blocks still arrive: it is copied under its lock (a stream over it is not).
+   */
   static List<Path> existing(List<Path> files) {
-    return files.stream().filter(Files::exists).toList();
+    List<Path> now;
+    synchronized (files) {
+      now = List.copyOf(files);
+    }
+    return now.stream().filter(Files::exists).toList();
   }
 
   @Test
