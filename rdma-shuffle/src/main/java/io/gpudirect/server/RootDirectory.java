@@ -485,9 +485,21 @@ final class RootDirectory implements AutoCloseable {
     }
   }
 
-  /** Why an open failed, said by what the name is now (the open itself names no cause). */
+  /**
+   * Why an open failed: said by the open's own error where it names the cause, else by what the
+   * name is now. The open's error comes first because the name may hold something else again
+   * by the time it is looked at: a name swapped for a symlink, or renamed away, and back, made
+   * the open fail with ELOOP or ENOENT while the look after it found the directory or file, and
+   * the refusal said IO_ERROR, as for a failing disk.
+   */
   private RequestRefusedException refusedOpen(SecureDirectoryStream<Path> at, Path name,
       RequestedPath path, int n, IOException e) {
+    if (e instanceof NoSuchFileException) {
+      return notFound(path.requested());
+    }
+    if (symlinkRefused(e)) {
+      return throughLink(path, n);
+    }
     BasicFileAttributes now;
     try {
       now = at.getFileAttributeView(name, BasicFileAttributeView.class, NOFOLLOW)
@@ -503,6 +515,17 @@ final class RootDirectory implements AutoCloseable {
     }
     return new RequestRefusedException(ErrorCode.IO_ERROR,
         "Cannot open " + show(path.requested()) + ": " + e, e);
+  }
+
+  /**
+   * Whether an open with {@code NOFOLLOW_LINKS} failed because the name was a symlink (ELOOP):
+   * the JDK says so only in its message, which it ends with words of its own (not the system's,
+   * which may be translated): a file's open (UnixChannelFactory) and a directory's
+   * (UnixSecureDirectoryStream) in different ones.
+   */
+  private static boolean symlinkRefused(IOException e) {
+    String m = String.valueOf(e.getMessage());
+    return m.endsWith("(NOFOLLOW_LINKS specified)") || m.endsWith("unable to access attributes of symbolic link");
   }
 
   /**
