@@ -29,6 +29,7 @@ import io.gpudirect.tls.NotTlsException;
 import io.gpudirect.tls.TlsChannel;
 import java.io.EOFException;
 import java.io.IOException;
+import java.io.InputStream;
 import java.net.InetAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.ByteChannel;
@@ -42,9 +43,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One client connection, served by one thread: handshake, then requests handled and answered
- * strictly in arrival order (clients pipeline them); the windows of SHUFFLE_READs already come in
- * behind the one being answered are found meanwhile ({@link #readAhead}). A refused request gets an ERROR and the
- * connection carries on; a malformed frame gets an ERROR and the connection is closed, since
+ * strictly in arrival order (clients pipeline them); the windows of SHUFFLE_READs already come
+ * in behind the one being answered are found meanwhile ({@link #readAhead}). A refused request
+ * gets an ERROR and the connection carries on; a malformed frame gets an ERROR and the connection is closed, since
  * the stream can no longer be trusted to be in step.
  */
 final class ServerConnection implements Runnable {
@@ -91,7 +92,7 @@ final class ServerConnection implements Runnable {
   private record ReadAhead(Message request, ProtocolException broken) {}
 
   /** What the socket holds unread (plaintext only: TLS records say nothing of whole frames). */
-  private java.io.InputStream unread;
+  private InputStream unread;
   /** The files this connection's reads keep open between requests; closed with it. */
   private final OpenFiles openFiles = new OpenFiles();
   /** A request is being answered; a draining server leaves such a connection alone. */
