@@ -45,8 +45,8 @@ import org.slf4j.LoggerFactory;
  * One client connection, served by one thread: handshake, then requests handled and answered
  * strictly in arrival order (clients pipeline them); the windows of SHUFFLE_READs already come
  * in behind the one being answered are found meanwhile ({@link #readAhead}). A refused request
- * gets an ERROR and the connection carries on; a malformed frame gets an ERROR and the connection is closed, since
- * the stream can no longer be trusted to be in step.
+ * gets an ERROR and the connection carries on; a malformed frame gets an ERROR and the
+ * connection is closed, since the stream can no longer be trusted to be in step.
  */
 final class ServerConnection implements Runnable {
   private static final Logger LOG = LoggerFactory.getLogger(ServerConnection.class);
