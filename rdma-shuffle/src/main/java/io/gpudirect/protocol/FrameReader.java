@@ -4,6 +4,7 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ReadableByteChannel;
+import java.util.function.IntSupplier;
 import java.util.function.IntUnaryOperator;
 
 /**
@@ -65,6 +66,37 @@ public final class FrameReader {
     ByteBuffer frame = buf.slice(buf.position(), length);
     buf.position(buf.position() + length);
     return Frames.decode(frame);
+  }
+
+  /**
+   * The next message if its whole frame is in the buffer already or comes in with one read of
+   * the bytes the channel is known to hold ({@code ready}, asked only when the buffer holds no
+   * whole frame; 0 where unknown), so that this never waits for the peer; else null, with
+   * nothing consumed: the server reads its client's pipelined requests ahead of the answer it
+   * is sending with it. A frame larger than the buffer is left to {@link #next}.
+   * {@link ProtocolException} as {@link #next} for an invalid frame.
+   */
+  public Message nextIfReady(IntSupplier ready) throws IOException {
+    int n;
+    if (!hasFrame() && buf.remaining() < buf.capacity() && (n = ready.getAsInt()) > 0) {
+      buf.compact();
+      try {
+        buf.limit(Math.min(buf.capacity(), buf.position() + n));
+        in.read(buf);
+      } finally {
+        buf.flip();
+      }
+    }
+    return hasFrame() ? next() : null;
+  }
+
+  /** Whether a whole frame that fits the buffer is in it. */
+  private boolean hasFrame() throws ProtocolException {
+    if (buf.remaining() < 4) {
+      return false;
+    }
+    int length = Frames.checkLength(buf.getInt(buf.position()));
+    return length <= buf.capacity() - 4 && buf.remaining() >= 4 + length;
   }
 
   /** The next {@code n} bytes (at most the buffer's capacity), read if need be; valid until the next call. */

@@ -75,8 +75,9 @@ final class FileOpeners implements AutoCloseable {
   FileOpeners(String name) {
     this.name = name;
     AtomicInteger ids = new AtomicInteger();
-    // Unbounded on purpose: each connection (and each RDMA queue pair) waits for one open at a
-    // time, so the threads working are bounded by the connections; those left behind are
+    // Unbounded on purpose: each connection (its thread, and its finder: ShuffleAnswers) and each
+    // RDMA queue pair waits for one open at a time, so the threads working are bounded by the
+    // connections; those left behind are
     // bounded by MAX_LEFT_BEHIND.
     this.threads = Executors.newCachedThreadPool(r -> {
       Thread t = new Thread(r, "gpudirect-server-open-" + name + "-" + ids.incrementAndGet());

@@ -53,6 +53,9 @@ final class OpenMapOutputs implements AutoCloseable {
     private Lease(FoundFile file, Held held) {
       this.file = file;
       this.held = held;
+      synchronized (OpenMapOutputs.this) {
+        leases++;
+      }
     }
 
     /** The file: its channel is the lease's, never to be closed by its user. */
@@ -66,6 +69,9 @@ final class OpenMapOutputs implements AutoCloseable {
         return;
       }
       closed = true;
+      synchronized (OpenMapOutputs.this) {
+        leases--;
+      }
       if (held == null) {
         file.close();
       } else {
@@ -76,6 +82,8 @@ final class OpenMapOutputs implements AutoCloseable {
 
   private final Map<String, Held> open = new LinkedHashMap<>(16, 0.75f, true);
   private boolean closed;
+  /** Leases not closed yet. */
+  private int leases;
 
   /** The file {@code placed} names, kept open or opened; refused as any open below a root is. */
   Lease open(Placed placed) {
@@ -138,6 +146,11 @@ final class OpenMapOutputs implements AutoCloseable {
       drop(h);
       return true;
     });
+  }
+
+  /** How many leases are open (for tests: none once no request is being answered). */
+  synchronized int leases() {
+    return leases;
   }
 
   /** How many files are kept open (for tests). */

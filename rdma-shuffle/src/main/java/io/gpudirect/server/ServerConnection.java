@@ -29,11 +29,13 @@ import io.gpudirect.tls.NotTlsException;
 import io.gpudirect.tls.TlsChannel;
 import java.io.EOFException;
 import java.io.IOException;
+import java.io.InputStream;
 import java.net.InetAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.ByteChannel;
 import java.nio.channels.ReadableByteChannel;
 import java.nio.channels.SocketChannel;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import org.slf4j.Logger;
@@ -41,9 +43,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One client connection, served by one thread: handshake, then requests handled and answered
- * strictly in arrival order (clients pipeline them). A refused request gets an ERROR and the
- * connection carries on; a malformed frame gets an ERROR and the connection is closed, since
- * the stream can no longer be trusted to be in step.
+ * strictly in arrival order (clients pipeline them); the windows of SHUFFLE_READs already come
+ * in behind the one being answered are found meanwhile ({@link #readAhead}). A refused request
+ * gets an ERROR and the connection carries on; a malformed frame gets an ERROR and the
+ * connection is closed, since the stream can no longer be trusted to be in step.
  */
 final class ServerConnection implements Runnable {
   private static final Logger LOG = LoggerFactory.getLogger(ServerConnection.class);
@@ -78,6 +81,18 @@ final class ServerConnection implements Runnable {
   private HostBuffer requestBuffer;
   /** The answers to this connection's READs, once the handshake is done. */
   private ReadAnswers reads;
+  /** The answers to its SHUFFLE_READs, likewise. */
+  private ShuffleAnswers blocks;
+  /**
+   * Requests read ahead of the one being answered, in arrival order (see {@link #readAhead});
+   * a frame found broken there ends the connection at its turn.
+   */
+  private final ArrayDeque<ReadAhead> ahead = new ArrayDeque<>();
+
+  private record ReadAhead(Message request, ProtocolException broken) {}
+
+  /** What the socket holds unread (plaintext only: TLS records say nothing of whole frames). */
+  private InputStream unread;
   /** The files this connection's reads keep open between requests; closed with it. */
   private final OpenFiles openFiles = new OpenFiles();
   /** A request is being answered; a draining server leaves such a connection alone. */
@@ -172,6 +187,9 @@ final class ServerConnection implements Runnable {
     } finally {
       closeNow();
       openFiles.close();
+      if (blocks != null) {
+        blocks.close();
+      }
       if (reads != null) {
         reads.close();
       }
@@ -311,16 +329,27 @@ final class ServerConnection implements Runnable {
     requestBuffer = server.memory().allocate(REQUEST_BUFFER_BYTES, "request buffer of client " + peer);
     FrameReader requests = new FrameReader(tls != null ? tls : channel, requestBuffer.nioBuffer());
     reads = new ReadAnswers(server, channel, wire, tls, crc, peer, openFiles);
-    ShuffleAnswers blocks = new ShuffleAnswers(server, reads, crc);
+    blocks = new ShuffleAnswers(server, reads, crc);
+    if (tls == null) {
+      unread = channel.socket().getInputStream();
+    }
     while (true) {
       Message m;
-      try {
-        m = requests.next();
-      } catch (EOFException e) {
-        return;
+      ReadAhead next = ahead.poll();
+      if (next != null && next.broken() != null) {
+        throw next.broken();
       }
-      if (m == null) {
-        return;
+      if (next != null) {
+        m = next.request();
+      } else {
+        try {
+          m = requests.next();
+        } catch (EOFException e) {
+          return;
+        }
+        if (m == null) {
+          return;
+        }
       }
       busy = true;
       server.counters().countRequest();
@@ -328,6 +357,7 @@ final class ServerConnection implements Runnable {
         if (m instanceof ReadRequest r) {
           reads.answer(r);
         } else if (m instanceof ShuffleRead b) {
+          readAhead(requests);
           blocks.answer(b);
         } else if (m instanceof StatusRequest st) {
           send(new StatusResponse(st.requestId(), server.stats().get().toMap()));
@@ -349,6 +379,41 @@ final class ServerConnection implements Runnable {
         idleSinceNanos = System.nanoTime();
         busy = false;
       }
+    }
+  }
+
+  /**
+   * Reads the requests that have come in behind the one about to be answered, never waiting for
+   * more, up to {@link ShuffleAnswers#WINDOWS_AHEAD}, and starts finding the windows of the
+   * SHUFFLE_READs among them, so that they are found while this answer is sent. Each is still
+   * handled at its turn, as if read then.
+   */
+  private void readAhead(FrameReader requests) throws IOException {
+    while (ahead.size() < ShuffleAnswers.WINDOWS_AHEAD
+        && (ahead.isEmpty() || ahead.peekLast().broken() == null)) {
+      Message m;
+      try {
+        m = requests.nextIfReady(this::unreadBytes);
+      } catch (ProtocolException e) {
+        ahead.add(new ReadAhead(null, e));
+        return;
+      }
+      if (m == null) {
+        return;
+      }
+      ahead.add(new ReadAhead(m, null));
+      if (m instanceof ShuffleRead b) {
+        blocks.findAhead(b);
+      }
+    }
+  }
+
+  /** Bytes the socket holds that a read takes at once; 0 where unknown. */
+  private int unreadBytes() {
+    try {
+      return unread == null ? 0 : unread.available();
+    } catch (IOException e) {
+      return 0;
     }
   }
 

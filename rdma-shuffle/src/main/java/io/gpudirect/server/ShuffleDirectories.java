@@ -7,6 +7,11 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
 
 /**
@@ -47,6 +52,22 @@ final class ShuffleDirectories implements AutoCloseable {
   private final ChecksumAlgorithm checksumAlgorithm;
   private final MapOutputChecksums checksums = new MapOutputChecksums();
   private final OpenMapOutputs files = new OpenMapOutputs();
+  /**
+   * Where connections find the windows of the requests they have read ahead of the answer they
+   * are sending ({@link ShuffleAnswers}). Unbounded on purpose, as {@link FileOpeners}: each
+   * connection finds one window ahead at a time, so the threads working are bounded by the
+   * connections.
+   */
+  private final ExecutorService finders = Executors.newCachedThreadPool(new ThreadFactory() {
+    private final AtomicInteger ids = new AtomicInteger();
+
+    @Override
+    public Thread newThread(Runnable r) {
+      Thread t = new Thread(r, "gpudirect-server-find-" + ids.incrementAndGet());
+      t.setDaemon(true);
+      return t;
+    }
+  });
 
   private ShuffleDirectories(List<RootDirectory> directories, int subDirectories,
       ChecksumAlgorithm checksumAlgorithm) {
@@ -122,6 +143,16 @@ final class ShuffleDirectories implements AutoCloseable {
     return files.open(file);
   }
 
+  /** The map outputs' files kept open, and the leases on them (for tests). */
+  OpenMapOutputs openFiles() {
+    return files;
+  }
+
+  /** Where windows are found ahead of their turn (see {@link ShuffleAnswers}). */
+  Executor finders() {
+    return finders;
+  }
+
   /** Closes the map outputs' files unused since {@code idleNanos} before {@code now}. */
   void closeIdleFiles(long now, long idleNanos) {
     files.closeIdle(now, idleNanos);
@@ -145,6 +176,9 @@ final class ShuffleDirectories implements AutoCloseable {
 
   @Override
   public void close() {
+    // A find under way ends (an open blocked on a FIFO is given up on by its opener) and its
+    // connection closes what it found; one not started is refused.
+    finders.shutdown();
     files.close();
     subDirectoriesKept.forEach(SharedDirectories::close);
     directories.forEach(RootDirectory::close);
