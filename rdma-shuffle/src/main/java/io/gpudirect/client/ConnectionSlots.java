@@ -34,7 +34,10 @@ final class ConnectionSlots implements AutoCloseable {
   /** Null without TLS. */
   private final SSLContext tls;
   private final Connection[] slots;
-  /** Connections taken out of service by {@link #retire}, closed later; guarded by {@code slots}. */
+  /**
+   * Connections taken out of service by {@link #retire}, until their backstop closes them (most
+   * are closed long before, once answered); guarded by {@code slots}.
+   */
   private final Set<Connection> retired = new HashSet<>();
   private final AtomicInteger nextSlot = new AtomicInteger();
   private final AtomicInteger connectionSerial = new AtomicInteger();
@@ -129,8 +132,13 @@ final class ConnectionSlots implements AutoCloseable {
   /**
    * Takes a connection that delivered a corrupt payload out of service: corruption can belong
    * to the path it takes (a bad NIC queue, a middlebox), so the retry, and every later request,
-   * goes over a new connection. Reads already sent on it finish, each checked on its own; it
-   * is closed once they have had their time (or when this client closes).
+   * goes over a new connection. Reads already sent on it finish, each checked on its own; it is
+   * closed as soon as their answers are in, at once when none is awaited
+   * ({@link Connection#closeWhenAnswered}), so that a burst of corrupt answers does not hold a
+   * connection on the server per mismatch. Its closing after the request timeout stays as the
+   * backstop, and is the only close where the transport cannot tell when its answers are in
+   * (RDMA). A request sent on it by a stream or a control call that took it from its slot just
+   * before it left is answered, or fails as on a lost connection, and is retried as such.
    */
   void retire(Connection conn) {
     synchronized (slots) {
@@ -139,20 +147,25 @@ final class ConnectionSlots implements AutoCloseable {
           slots[i] = null;
         }
       }
-      if (!closed && retired.add(conn)) {
-        ScheduledFuture<?> s = threads.schedule(() -> {
-          retired.remove(conn);
-          conn.close();
-        }, config.requestTimeout().toNanos());
-        if (s != null) {
-          return;
-        }
-        retired.remove(conn);
-      } else if (retired.contains(conn)) {
+      if (!retired.add(conn)) {
         return;
       }
     }
-    conn.close();
+    ScheduledFuture<?> backstop = closed ? null : threads.schedule(() -> forget(conn),
+        config.requestTimeout().toNanos());
+    if (backstop == null) {
+      // The client is closing: nothing on it is waited for.
+      forget(conn);
+    } else {
+      conn.closeWhenAnswered();
+    }
+  }
+
+  private void forget(Connection retiredConn) {
+    synchronized (slots) {
+      retired.remove(retiredConn);
+    }
+    retiredConn.close();
   }
 
   /**

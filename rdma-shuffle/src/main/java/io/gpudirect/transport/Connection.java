@@ -92,6 +92,17 @@ public interface Connection extends AutoCloseable {
     return Optional.empty();
   }
 
+  /**
+   * Closes this connection once no request sent on it still waits for its answer (the last
+   * answer's payload is in), at once when none does; requests sent on it until then are answered
+   * as usual. One sent after it closed fails at once with a {@link ConnectionLostException}, as
+   * on any lost connection. False where the transport cannot tell when its answers are in (it
+   * then stays open until its caller closes it); this default.
+   */
+  default boolean closeWhenAnswered() {
+    return false;
+  }
+
   /** Breaks the connection; everything outstanding fails with {@code cause}. */
   void abort(GpuDirectException cause);
 

@@ -205,9 +205,9 @@ class ShuffleDirectorySwapRaceTest {
     List<Fetched> targets = List.of(
         new Fetched(dataMap, List.of(data), Map.of("another map output's data", otherData)),
         new Fetched(indexMap, List.of(index), Map.of("the data cut by another index", cutElsewhere)));
-    // The reducer retires a connection that brought a checksum mismatch, closing it once its
-    // other requests are done or timed out (ConnectionSlots.retire): hundreds in a storm.
-    try (BlockServer server = start(BlockServer.builder().maxConnections(8192));
+    // The reducer retires a connection that brought a checksum mismatch, hundreds in a storm, and
+    // closes each once its answers are in (ConnectionSlots.retire): the default connection limit holds.
+    try (BlockServer server = start();
         Storm storm = new Storm(server, true, false)) {
       try (RenameOverLoop dataLoop = new RenameOverLoop(dataFile, List.of(dataDonor, dataOwn));
           RenameOverLoop indexLoop = new RenameOverLoop(indexFile, List.of(indexDonor, indexOwn))) {

@@ -107,13 +107,12 @@ final class AnswerReader {
   }
 
   private void receivePayload(ReadData d) throws IOException {
-    PendingRequest p = outstanding.take(d.requestId(), d);
+    PendingRequest p = outstanding.takeToReceive(d.requestId(), d);
     if (p.read() == null || d.length() != p.read().length() || d.offset() != p.read().offset()) {
       throw new ProtocolException("READ_DATA for request " + d.requestId() + " (offset "
           + d.offset() + ", length " + d.length() + ") does not match its request "
           + p.read());
     }
-    outstanding.receiving(p);
     ByteBuffer dst = p.dst();
     RuntimeException unbound = null;
     if (dst == null) {
@@ -131,14 +130,13 @@ final class AnswerReader {
 
   /** A SHUFFLE_READ's answer: its memory bound now that the header says how long it is. */
   private void receiveBlock(ShuffleData d) throws IOException {
-    PendingRequest p = outstanding.take(d.requestId(), d);
+    PendingRequest p = outstanding.takeToReceive(d.requestId(), d);
     if (p.block() == null || !d.answers(p.block())) {
       throw new ProtocolException("SHUFFLE_DATA for request " + d.requestId() + " (block length "
           + d.blockLength() + ", offset " + d.offset() + ", length " + d.length() + ", "
           + d.version().describe() + ") does not answer its request " + (p.block() != null
           ? p.block() : p.read()));
     }
-    outstanding.receiving(p);
     ByteBuffer dst = null;
     RuntimeException unbound = null;
     try {
@@ -196,7 +194,7 @@ final class AnswerReader {
       return;
     }
     // Still "receiving" until the trailer is in: a connection lost before then fails this read too.
-    outstanding.receiving(null);
+    outstanding.received();
     if (unbound != null) {
       p.future().completeExceptionally(unbound);
       return;
@@ -246,7 +244,7 @@ final class AnswerReader {
           + " has status " + status + "; expected 0 or 1");
     }
     Message m = readFrame();
-    outstanding.receiving(null);
+    outstanding.received();
     if (!(m instanceof ErrorResponse e) || e.requestId() != p.requestId()) {
       throw new ProtocolException("Server " + server + " voided the payload of request "
           + p.requestId() + " but sent " + m.type() + " instead of its ERROR");

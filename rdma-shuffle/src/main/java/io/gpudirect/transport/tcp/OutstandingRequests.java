@@ -19,7 +19,10 @@ final class OutstandingRequests {
   private final AtomicInteger due = new AtomicInteger();
   /** Of those, the small ones (see {@link PendingRequest#small}). */
   private final AtomicInteger smallDue = new AtomicInteger();
-  /** The read whose payload is being received; it is no longer in {@link #pending}. */
+  /**
+   * The read whose payload is being received, from its answer's header until its trailer is in;
+   * it is no longer in {@link #pending}.
+   */
   private volatile PendingRequest receiving;
 
   OutstandingRequests(String server) {
@@ -53,12 +56,37 @@ final class OutstandingRequests {
     return smallDue.get() > 0;
   }
 
+  /**
+   * Whether every answer due is in: none due, and no payload arriving. The settling of the last
+   * one (its future completed, its checksum checked on the pool) may still follow; it needs the
+   * connection no more.
+   */
+  boolean allAnswered() {
+    // Due first: a payload's request is receiving before it stops being due (see takeToReceive).
+    return due.get() == 0 && receiving == null;
+  }
+
   /** The request {@code m} answers, no longer outstanding. */
   PendingRequest take(long requestId, Message m) {
+    return take(requestId, m, false);
+  }
+
+  /**
+   * As {@link #take}, for an answer whose payload follows: the request is {@code receiving}
+   * before it stops being due, so that {@link #allAnswered} never finds it neither due nor arriving.
+   */
+  PendingRequest takeToReceive(long requestId, Message m) {
+    return take(requestId, m, true);
+  }
+
+  private PendingRequest take(long requestId, Message m, boolean payload) {
     PendingRequest p = pending.remove(requestId);
     if (p == null) {
       throw new ProtocolException("Server " + server + " sent " + m.type()
           + " for unknown request " + requestId);
+    }
+    if (payload) {
+      receiving = p;
     }
     if (p.small()) {
       smallDue.decrementAndGet();
@@ -67,12 +95,9 @@ final class OutstandingRequests {
     return p;
   }
 
-  /**
-   * {@code p}'s payload is arriving, or (null) its trailer is in: until then a connection lost
-   * fails this read too.
-   */
-  void receiving(PendingRequest p) {
-    receiving = p;
+  /** The payload being received is in, its trailer too: a connection lost from now on leaves its read alone. */
+  void received() {
+    receiving = null;
   }
 
   /** Fails every request still waiting for its answer. */

@@ -79,6 +79,8 @@ final class TcpConnection implements Connection, CallerReads {
   /** When the read a caller waits for while it reads answers times out (see CallerReads). */
   private volatile long callerDeadline = NO_DEADLINE;
   private volatile GpuDirectException failure;
+  /** Set by {@link #closeWhenAnswered}: the holder of the role closes it when it lets go with every answer in. */
+  private volatile boolean closeWhenAnswered;
 
   private TcpConnection(SocketChannel channel, ByteChannel wire, InetSocketAddress peer,
       HelloAck ack, String threadName, ConnectionThreads threads, BufferAllocator memory) {
@@ -331,6 +333,31 @@ final class TcpConnection implements Connection, CallerReads {
       LockSupport.unpark(reader);
     } else if (outstanding.due() > 0) {
       LockSupport.unpark(reader);
+    } else {
+      closeIfAnswered();
+    }
+  }
+
+  /**
+   * {@inheritDoc} Every answer is in when none is due and no payload is arriving (see
+   * {@link OutstandingRequests#allAnswered}): looked at here, and by each holder of the reading
+   * role as it lets go. Either this call finds them in, or the holder, which reads the flag
+   * after its last answer is in, does. A request sent meanwhile (on a connection its sender took
+   * just before it was retired) is either due before that look, and then answered before the
+   * close, or outstanding when the close fails everything outstanding, or sent after it and
+   * failed at once (see {@link #send}): never left without an answer.
+   */
+  @Override
+  public boolean closeWhenAnswered() {
+    closeWhenAnswered = true;
+    closeIfAnswered();
+    return true;
+  }
+
+  private void closeIfAnswered() {
+    if (closeWhenAnswered && failure == null && outstanding.allAnswered()) {
+      abort(new ConnectionLostException("Connection to gpudirect server " + server
+          + " was closed by the client once the answers sent on it were in", null));
     }
   }
 
