@@ -14,8 +14,8 @@ import java.util.concurrent.RejectedExecutionException;
  * ({@link BlockWindow}), sent as a READ's bytes are ({@link ReadAnswers#send}), with the same
  * check after them: a data file that changed while it was sent voids the payload.
  *
- * <p>Both files are opened for each request and closed after it, as Spark's own server opens
- * the data file for each block it sends: not kept open between requests as a READ's file is.
+ * <p>A map output's files are taken for each request as leases on those the server keeps open
+ * between requests, for all its connections ({@link OpenMapOutputs}), and given back after it.
  *
  * <p>Finding a window (its files walked to and opened, its index read and checked, its
  * partitions' checksums read) took longer than sending a 1 MiB block over loopback, and one
