@@ -179,7 +179,13 @@ final class RootDirectory implements AutoCloseable {
     try {
       BasicFileAttributes after = at.getFileAttributeView(name, BasicFileAttributeView.class,
           NOFOLLOW).readAttributes();
-      if (key == null || !after.isRegularFile() || !key.equals(after.fileKey())) {
+      // The name holding the same inode before and after does not prove the open took it: a name
+      // swapped to another file and back between the two looks (ABA) gave the other file's
+      // channel under this key, and a kept file reused by key then served the other's bytes
+      // (ShuffleDirectorySwapRaceTest). Where the descriptor can be asked, its own inode decides.
+      BasicFileAttributes own = DescriptorAttributes.of(fc);
+      if (key == null || !after.isRegularFile() || !key.equals(after.fileKey())
+          || own != null && !key.equals(own.fileKey())) {
         key = null;
       }
     } catch (IOException e) {
