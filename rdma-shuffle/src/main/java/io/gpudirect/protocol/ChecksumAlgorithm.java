@@ -41,6 +41,17 @@ public enum ChecksumAlgorithm {
     };
   }
 
+  /**
+   * Whether a connection's reading thread can afford this checksum over its bytes as they arrive.
+   * CRC32 and CRC32C run as CPU instructions in the JDK (about 55 GB/s a core on the build VM);
+   * Adler-32 runs in zlib's scalar loop on JDK 17 (about 3.3 GB/s), which would bound the one
+   * thread that reads a connection below the socket's rate, so its windows are checked on the
+   * client's checksum pool instead, a core each.
+   */
+  public boolean keepsUpWithTheWire() {
+    return this != ADLER32;
+  }
+
   /** The checksum of A ‖ B from A's, B's and B's length. */
   public int combine(int a, int b, long lengthB) {
     return switch (this) {

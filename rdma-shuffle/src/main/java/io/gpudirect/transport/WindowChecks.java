@@ -1,5 +1,6 @@
 package io.gpudirect.transport;
 
+import io.gpudirect.protocol.ChecksumAlgorithm;
 import io.gpudirect.protocol.PartitionChecksums;
 import io.gpudirect.protocol.ShuffleBlockId;
 import io.gpudirect.protocol.ShuffleData;
@@ -39,6 +40,11 @@ public final class WindowChecks {
     this.partitionStart = checks.firstStart();
     this.partitionEnd = partitionStart + checks.lengths()[0];
     this.at = window.offset();
+  }
+
+  /** Whether checking as the bytes arrive keeps up with the socket (see {@link ChecksumAlgorithm#keepsUpWithTheWire}). */
+  public boolean keepsUpWithTheWire() {
+    return checks.algorithm().keepsUpWithTheWire();
   }
 
   /** Takes in the window's next bytes, {@code bytes}' remaining ones (its position is left alone). */

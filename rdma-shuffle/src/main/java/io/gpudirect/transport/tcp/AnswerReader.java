@@ -176,8 +176,10 @@ final class AnswerReader {
     } else {
       int start = dst.position();
       inbox.drainInto(dst);
-      // A large payload into direct memory is checksummed as it arrives (see receiveChecking).
-      checkOnTheWay = crc && !p.unverified() && dst.isDirect() && length > INLINE_VERIFY_BYTES;
+      // A large payload into direct memory is checksummed as it arrives (see receiveChecking),
+      // unless its checksum is too slow for this thread (Adler-32): then on the pool, below.
+      checkOnTheWay = crc && !p.unverified() && dst.isDirect() && length > INLINE_VERIFY_BYTES
+          && (partitions == null || partitions.keepsUpWithTheWire());
       if (checkOnTheWay) {
         receiveChecking(dst, start, partitions);
       } else if (dst.isDirect()) {
