@@ -18,12 +18,15 @@ import org.apache.spark.SparkConf;
  * and retries), parsed and checked by the same {@link ResolvedOptions} as a read's, and the
  * servers' TLS material ({@value #TLS_CERTIFICATE}, {@value #TLS_KEY}). The timeouts default to
  * Spark's own for its shuffle ({@code spark.shuffle.io.connectionTimeout}, {@code spark.network.timeout}),
- * so that a stalled executor fails its reducers' fetches when Spark's own fetcher would; the streams
- * to each server to Spark's connections per peer ({@code spark.shuffle.io.numConnectionsPerPeer}, 1),
- * not a read's 4. A read is one client filling one server's link, which takes several streams; in a
- * shuffle every executor fetches from every other at once, so the flows are already many, and each
- * more per peer shares the same switch queues: on a shaped link four per server retransmitted 4-5
- * times what one did, at no better rate (docs/benchmarks.md, "The shuffle on the shaped link").
+ * so that a stalled executor fails its reducers' fetches when Spark's own fetcher would. The streams
+ * to each server: Spark's connections per peer ({@code spark.shuffle.io.numConnectionsPerPeer})
+ * where it is set; otherwise one per reduce task an executor runs at once, at most 4 (one where
+ * {@code spark.executor.cores} is not set). A stream's requests are served one after another by one
+ * server thread, so an executor's concurrent reduce tasks queue behind each other on one stream: on
+ * the lab's 16-core host four cut the reducers' summed fetch wait 8-10x (to 0.12x Spark's) at the
+ * same job time and CPU. An executor of one core keeps one, as Spark opens: on a shaped link four
+ * per server retransmitted 4-5 times what one did, at no better rate (docs/benchmarks.md, "The
+ * shuffle on the shaped link").
  */
 final class ShuffleTransport {
   static final String PREFIX = "spark.gpudirect.shuffle.";
@@ -31,6 +34,8 @@ final class ShuffleTransport {
   static final String TLS_CERTIFICATE = PREFIX + "tls.certificate";
   static final String TLS_KEY = PREFIX + "tls.key";
   static final String TLS_TRUST_STORE = PREFIX + "tls.trustStore";
+  /** The streams per server by default where executors run many tasks at once (a read's 4). */
+  static final int MOST_DEFAULT_STREAMS = 4;
   /** What an executor's server with TLS tells a reducer without it: the shuffle's settings, not a read's. */
   private static final String SERVER_TLS_ADVICE = "set " + TLS + "=true, with " + TLS_TRUST_STORE
       + " naming its certificate or CA (an application's executors' servers take TLS only when it is set)";
@@ -72,16 +77,23 @@ final class ShuffleTransport {
   /**
    * Spark's setting for what it has one of: its shuffle's connection timeout for a connect, its
    * network timeout for a request (Spark reads both in seconds where no unit is given), its
-   * connections per peer for the streams to each server.
+   * connections per peer for the streams to each server, or else the executor's concurrent tasks
+   * (see the class's comment).
    */
   private static String sparkDefault(SparkConf conf, String key) {
     long network = conf.getTimeAsSeconds("spark.network.timeout", "120s");
     return switch (key.substring(PREFIX.length())) {
       case "connectTimeout" -> conf.getTimeAsSeconds("spark.shuffle.io.connectionTimeout", network + "s") + "s";
       case "requestTimeout" -> network + "s";
-      case "streams" -> conf.get("spark.shuffle.io.numConnectionsPerPeer", "1");
+      case "streams" -> conf.get("spark.shuffle.io.numConnectionsPerPeer", String.valueOf(streamsPerTasks(conf)));
       default -> null;
     };
+  }
+
+  /** One stream per reduce task an executor runs at once, 1 to {@value #MOST_DEFAULT_STREAMS}. */
+  private static int streamsPerTasks(SparkConf conf) {
+    int tasks = conf.getInt("spark.executor.cores", 1) / Math.max(1, conf.getInt("spark.task.cpus", 1));
+    return Math.max(1, Math.min(MOST_DEFAULT_STREAMS, tasks));
   }
 
   boolean tls() {

@@ -71,7 +71,14 @@ class ShuffleTransportTest {
   @Test
   void streamsPerServerAreSparksConnectionsPerPeerUnlessSet() {
     assertEquals(1, ShuffleTransport.of(new SparkConf(false)).client(null, ShuffleSecret.SETTING).streams(),
-        "one stream per server, as Spark's one connection per peer, not a read's 4");
+        "one stream per server where the executor's cores are not known, as Spark's one connection per peer");
+    assertEquals(1, streams(new SparkConf(false).set("spark.executor.cores", "1")), "one-core executors keep one");
+    assertEquals(2, streams(new SparkConf(false).set("spark.executor.cores", "2")));
+    assertEquals(4, streams(new SparkConf(false).set("spark.executor.cores", "6")), "a stream per concurrent task, at most 4");
+    assertEquals(2, streams(new SparkConf(false).set("spark.executor.cores", "6").set("spark.task.cpus", "3")),
+        "tasks of 3 cores: two at once");
+    assertEquals(1, streams(new SparkConf(false).set("spark.executor.cores", "6")
+        .set("spark.shuffle.io.numConnectionsPerPeer", "1")), "Spark's connections per peer, where set, win");
     assertEquals(3, ShuffleTransport.of(new SparkConf(false).set("spark.shuffle.io.numConnectionsPerPeer", "3"))
         .client(null, ShuffleSecret.SETTING).streams());
     assertEquals(4, ShuffleTransport.of(new SparkConf(false).set("spark.shuffle.io.numConnectionsPerPeer", "3")
@@ -127,5 +134,9 @@ class ShuffleTransportTest {
           () -> BlockClient.connect(new InetSocketAddress("127.0.0.1", s.port()), config, ClientContext.shared())
               .close()).getMessage();
     }
+  }
+
+  private static int streams(SparkConf conf) {
+    return ShuffleTransport.of(conf).client(null, ShuffleSecret.SETTING).streams();
   }
 }
