@@ -11,6 +11,7 @@ import java.io.StringWriter;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import picocli.CommandLine;
@@ -19,7 +20,11 @@ import picocli.CommandLine;
  * {@code gpudirect bench} with tiny sizes: every part really runs (real server on loopback,
  * real sockets, Flight, the child JVM, local Spark) and every figure it reports must be a
  * positive number. Not a performance check: on a shared CI machine only the shape is stable.
+ * On the Spark 3.5 line only: the bench ships in that build ({@code bin/gpudirect}), and the
+ * connector's reads and shuffle that it times run on Spark 4 through the connector's and
+ * integration-tests' own tests.
  */
+@Tag("spark35-line")
 class BenchSmokeTest {
   private static final String[] TINY = {"--duration", "0.3", "--rounds", "1", "--size", "8m",
       "--arrow-size", "2m", "--memory-size", "96m", "--spark-rows", "20000", "--join-rows", "20000", "--join-pairs", "1", "--no-progress"};
@@ -90,13 +95,8 @@ class BenchSmokeTest {
     assertTrue(table.contains("# date: ") && table.contains("# method: "), table);
   }
 
-  /**
-   * On the Spark 3.5 line only: the bench ships in that build ({@code bin/gpudirect}), and the
-   * shuffle it times runs on Spark 4 through the connector's cluster tests; a cluster and three
-   * applications are a minute of CI's time on each line.
-   */
+  /** A cluster and three applications: a minute of CI's time. */
   @Test
-  @org.junit.jupiter.api.Tag("spark35-line")
   @Timeout(value = 300, unit = TimeUnit.SECONDS)
   void shuffleSectionRunsEachShuffleOnTwoExecutors() throws Exception {
     JsonNode report = new ObjectMapper().readTree(run("--json", "--sections", "shuffle", "--shuffle-size", "4m",

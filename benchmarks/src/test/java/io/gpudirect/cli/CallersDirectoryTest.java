@@ -14,14 +14,18 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
  * demo and bench as a user runs them, in a child JVM started in a directory of its own with its
  * output in files: they leave nothing in the caller's directory (Spark's spark-warehouse was),
- * draw no progress bar into a file, and cite no issue numbers.
+ * draw no progress bar into a file, and cite no issue numbers. On the Spark 3.5 line only: demo
+ * and bench ship in that build ({@code bin/gpudirect}); the connector's reads they run are tested
+ * on Spark 4 by the connector's and integration-tests' own tests.
  */
+@Tag("spark35-line")
 @Timeout(value = 300, unit = TimeUnit.SECONDS)
 class CallersDirectoryTest {
   @TempDir Path caller;

@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -22,6 +23,9 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code LANG=C}. The script is given this test's classpath (GPUDIRECT_CLASSPATH) so that it
  * builds nothing.
  */
+// On the Spark 3.5 line only (spark35-line): the script runs the default build, and what it runs
+// here (server, ls) has no Spark in it.
+@Tag("spark35-line")
 class BinScriptIT {
   private static final Pattern LISTENING = Pattern.compile("gpudirect server listening on (\\S+):(\\d+)");
   private static final Pattern SERVING = Pattern.compile("^serving ");

@@ -19,12 +19,16 @@ import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /** {@code gpudirect server}, {@code ls} and {@code cat} as separate processes, as a user runs them. */
+// On the Spark 3.5 line only (spark35-line): the CLI ships in that build (bin/gpudirect), and its
+// child JVMs run the server, ls and cat, which have no Spark in them.
+@Tag("spark35-line")
 class CliIT {
   /** Far beyond a child JVM's start on a loaded machine: a bound on a hang, not a verdict. */
   private static final Duration STARTS_WITHIN = Duration.ofSeconds(120);

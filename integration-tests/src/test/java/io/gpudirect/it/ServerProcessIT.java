@@ -47,6 +47,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.zip.CRC32C;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -58,6 +59,9 @@ import picocli.CommandLine;
  * read is in flight.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
+// On the Spark 3.5 line only (spark35-line): the CLI ships in that build (bin/gpudirect), and the
+// server it starts has no Spark in it.
+@Tag("spark35-line")
 class ServerProcessIT {
   private static final byte[] SECRET = "operator secret, long enough".getBytes(StandardCharsets.UTF_8);
   private static final int CHUNK = 32 << 20;

@@ -20,6 +20,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -29,6 +30,9 @@ import org.junit.jupiter.api.Test;
  * tests are skipped and say why. The bed's measurements are not checked here: they depend on
  * the machine, and docs/benchmarks.md records them.
  */
+// On the Spark 3.5 line only (spark35-line): the bed runs the CLI of the default build (its server
+// and cat, not the --shuffle bench).
+@Tag("spark35-line")
 class ShapedLinkIT {
   private static final Pattern NAMES = Pattern.compile("shaped-link: namespaces (\\S+(?: \\S+)+)$");
 
