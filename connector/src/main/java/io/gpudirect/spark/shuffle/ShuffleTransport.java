@@ -23,7 +23,7 @@ import org.apache.spark.SparkConf;
  * where it is set; otherwise one per reduce task an executor runs at once, at most 4 (one where
  * {@code spark.executor.cores} is not set). A stream's requests are served one after another by one
  * server thread, so an executor's concurrent reduce tasks queue behind each other on one stream: on
- * the lab's 16-core host four cut the reducers' summed fetch wait 8-10x (to 0.12x Spark's) at the
+ * the lab's 16-core host four cut the reducers' summed fetch wait about 8x (to 0.12x Spark's) at the
  * same job time and CPU. An executor of one core keeps one, as Spark opens: on a shaped link four
  * per server retransmitted 4-5 times what one did, at no better rate (docs/benchmarks.md, "The
  * shuffle on the shaped link").
