@@ -153,8 +153,8 @@ class PathSwapRaceTest {
         for (Thread t : threads) {
           t.join();
         }
-        racing.swaps = fileLoop.swaps();
-        bystander.swaps = dirLoop.swaps();
+        racing.swaps = fileLoop.rounds();
+        bystander.swaps = dirLoop.rounds();
       }
       // The race is over: every racing connection still answers.
       for (BlockClient c : clients) {
@@ -279,7 +279,7 @@ class PathSwapRaceTest {
       for (Thread t : threads) {
         t.join();
       }
-      race.swaps = loop.swaps();
+      race.swaps = loop.rounds();
     } finally {
       opened.forEach(BlockClient::close);
     }

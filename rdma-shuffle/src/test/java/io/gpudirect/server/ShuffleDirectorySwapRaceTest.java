@@ -10,6 +10,7 @@ import io.gpudirect.client.RemoteFileException;
 import io.gpudirect.protocol.ChecksumAlgorithm;
 import io.gpudirect.protocol.ErrorCode;
 import io.gpudirect.protocol.ShuffleBlockId;
+import io.gpudirect.testing.AttackLoop;
 import io.gpudirect.testing.RenameLoop;
 import io.gpudirect.testing.RenameOverLoop;
 import io.gpudirect.testing.SparkShuffleLayout;
@@ -20,7 +21,6 @@ import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -126,7 +126,7 @@ class ShuffleDirectorySwapRaceTest {
     }
     Path link = Files.createSymbolicLink(blockManager.resolve("02.link"), outsideSub);
     try (BlockServer server = start(); Storm storm = new Storm(server, false, false)) {
-      try (Rotation loop = new Rotation(sub, List.of(blockManager.resolve("02.own"), link, copy, link))) {
+      try (RenameLoop loop = new RenameLoop(sub, List.of(blockManager.resolve("02.own"), link, copy, link))) {
         storm.run(targets, List.of(), loop::rounds);
       }
       storm.assertRaced("sub-directory 02 swapped for a link out", 100);
@@ -260,7 +260,7 @@ class ShuffleDirectorySwapRaceTest {
           RenameLoop fifosLoop = new RenameLoop(blockManager.resolve("22"), fifoDir, blockManager.resolve("22.aside"));
           RenameOverLoop dataLoop = linkAndCopies(layout.data(SHUFFLE, fifoDataMap), dataFifo)) {
         storm.run(racingAndSomeCalm, calm,
-            () -> Math.min(Math.min(dirLoop.swaps(), fifosLoop.swaps()), dataLoop.rounds()));
+            () -> Math.min(Math.min(dirLoop.rounds(), fifosLoop.rounds()), dataLoop.rounds()));
       } finally {
         // Opens still blocked on a FIFO (given up on, left behind): give them their writer.
         release(dataFifo);
@@ -310,7 +310,7 @@ class ShuffleDirectorySwapRaceTest {
     }
     AtomicLong made = new AtomicLong();
     try (BlockServer server = start(); Storm storm = new Storm(server, false, false)) {
-      try (Remaking loop = new Remaking(blockManager.resolve("3e"), () -> {
+      try (AttackLoop loop = remaking(blockManager.resolve("3e"), () -> {
         List<MapOutput> version = versions.get((int) (made.incrementAndGet() % 2));
         for (int i = 0; i < maps.size(); i++) {
           version.get(i).write(layout, maps.get(i));
@@ -722,92 +722,20 @@ class ShuffleDirectorySwapRaceTest {
   }
 
   /**
-   * What a local user who may rename entries can do to a name that holds a directory (which no
-   * rename can replace in one step, as {@link RenameOverLoop} replaces a file): put each of
-   * {@code entries} there in turn, as fast as renames go, parking the one it held at its own
-   * name meanwhile. The name first holds what the first entry names (which must not exist yet),
-   * and holds it again when stopped; an entry may come more than once.
-   */
-  private static final class Rotation implements AutoCloseable {
-    private final Thread thread;
-    private final AtomicLong rounds = new AtomicLong();
-    private volatile boolean stop;
-    private volatile Throwable failure;
-
-    Rotation(Path name, List<Path> entries) {
-      thread = new Thread(() -> {
-        try {
-          while (!stop) {
-            for (int i = 0; i < entries.size(); i++) {
-              Files.move(name, entries.get(i), StandardCopyOption.ATOMIC_MOVE);
-              Files.move(entries.get((i + 1) % entries.size()), name, StandardCopyOption.ATOMIC_MOVE);
-            }
-            rounds.incrementAndGet();
-          }
-        } catch (Throwable t) {
-          failure = t;
-        }
-      }, "test-rotation");
-      thread.setDaemon(true);
-      thread.start();
-    }
-
-    long rounds() {
-      return rounds.get();
-    }
-
-    @Override
-    public void close() throws InterruptedException {
-      stop = true;
-      thread.join(10_000);
-      if (failure != null) {
-        throw new AssertionError("the rotation of renames failed", failure);
-      }
-    }
-  }
-
-  /**
    * Spark's cleanup and a map task run again, in a loop: the sub-directory's files deleted and
    * the directory removed, then made again and {@code rewrite} run.
    */
-  private static final class Remaking implements AutoCloseable {
-    interface Rewrite {
-      void run() throws IOException;
-    }
-
-    private final Thread thread;
-    private volatile boolean stop;
-    private volatile Throwable failure;
-
-    Remaking(Path sub, Rewrite rewrite) {
-      thread = new Thread(() -> {
-        try {
-          while (!stop) {
-            try (Stream<Path> files = Files.list(sub)) {
-              for (Path f : files.toList()) {
-                Files.delete(f);
-              }
-            }
-            Files.delete(sub);
-            Files.createDirectory(sub);
-            rewrite.run();
-          }
-        } catch (Throwable t) {
-          failure = t;
+  private static AttackLoop remaking(Path sub, AttackLoop.Round rewrite) {
+    return new AttackLoop("remove-and-remake-loop", () -> {
+      try (Stream<Path> files = Files.list(sub)) {
+        for (Path f : files.toList()) {
+          Files.delete(f);
         }
-      }, "test-remaking");
-      thread.setDaemon(true);
-      thread.start();
-    }
-
-    @Override
-    public void close() throws InterruptedException {
-      stop = true;
-      thread.join(10_000);
-      if (failure != null) {
-        throw new AssertionError("removing and making the sub-directory again failed", failure);
       }
-    }
+      Files.delete(sub);
+      Files.createDirectory(sub);
+      rewrite.run();
+    });
   }
 
   private static void mkfifo(Path p) throws Exception {
