@@ -123,6 +123,12 @@ public final class BenchCommand implements Callable<Integer>, BenchmarksCommand 
           + " gpudirect's without it; once per setting, all on the one side.")
   Map<String, String> shuffleVariant;
 
+  @Option(names = "--shuffle-disk-bound",
+      description = "Also run the shuffle section's job with Spark's shuffle reading the other executor's blocks"
+          + " from its disk (spark.shuffle.readHostLocalDisk, Spark's default on one host): no network at all, the"
+          + " least job time any transport could give on this host, reported against Spark's Netty shuffle.")
+  boolean shuffleDiskBound;
+
   @Option(names = "--shuffle-timeline", paramLabel = "FILE",
       description = "Append a line per timed shuffle job to FILE: the shuffle, the round, its start and end (Unix"
           + " seconds) and the bytes its map tasks wrote (dev/shaped-link --shuffle reads it).")
@@ -315,7 +321,8 @@ public final class BenchCommand implements Callable<Integer>, BenchmarksCommand 
       once += 1 + 2 * joinPairs; // starting Spark and writing the tables, then the pairs
     }
     if (run.contains(Section.shuffle)) {
-      once += 1 + (2 + (shuffleRapidsManager == null ? 0 : 1) + (shuffleVariant == null ? 0 : 1)) * shuffleRounds;
+      once += 1 + (2 + (shuffleRapidsManager == null ? 0 : 1) + (shuffleVariant == null ? 0 : 1)
+          + (shuffleDiskBound ? 1 : 0)) * shuffleRounds;
     }
     return perRound * rounds + once + (run.contains(Section.memory) ? 1 : 0);
   }
@@ -622,6 +629,9 @@ public final class BenchCommand implements Callable<Integer>, BenchmarksCommand 
     if (variant != null) {
       managers.add(variant);
     }
+    if (shuffleDiskBound) {
+      managers.add(SparkShuffle.Manager.SPARK_DISK);
+    }
     Map<String, String> conf = shuffleConf == null ? Map.of() : shuffleConf;
     Map<SparkShuffle.Manager, SparkShuffle.Run[]> runs = new java.util.LinkedHashMap<>();
     managers.forEach(m -> runs.put(m, new SparkShuffle.Run[n]));
@@ -686,6 +696,25 @@ public final class BenchCommand implements Callable<Integer>, BenchmarksCommand 
     if (variant != null) {
       report.add(variantRow(variant, runs.get(variant), ours, best, shuffleJob));
     }
+    if (shuffleDiskBound) {
+      report.add(diskBoundRow(runs.get(SparkShuffle.Manager.SPARK_DISK), spark, ours, shuffleJob));
+    }
+  }
+
+  /**
+   * Spark's shuffle with no network (its reducers reading the other executor's files), against its
+   * Netty shuffle: what no transport can beat on this host, so the bound of the goal's job time.
+   */
+  private static Row diskBoundRow(SparkShuffle.Run[] disk, SparkShuffle.Run[] spark, SparkShuffle.Run[] ours,
+      SparkShuffle.Job job) {
+    double time = median(ratios(disk, spark, SparkShuffle.Run::seconds));
+    double cpu = median(ratios(disk, spark, SparkShuffle.Run::cpuSecondsPerGb));
+    return Row.of("shuffle", SparkShuffle.Manager.SPARK_DISK.label() + ", " + job, medians(disk))
+        .comparedWith("Spark's Netty shuffle", time, cpu)
+        .withNote(String.format(Locale.ROOT, "%s; the least job time a transport could give here: %.2fx Spark's Netty"
+            + " shuffle (the goal asks 0.9x of gpudirect's), gpudirect's %.2fx this (medians of the rounds' ratios);"
+            + " each round's job time and CPU/GB, this then Spark's Netty shuffle: %s", phases(disk), time,
+            median(ratios(ours, disk, SparkShuffle.Run::seconds)), rounds(disk, spark)));
   }
 
   /** A side's medians of job time, fetch wait, map phase, reduce stages and CPU per GB, as a note says them. */

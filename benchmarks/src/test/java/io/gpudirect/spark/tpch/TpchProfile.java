@@ -16,10 +16,13 @@ import org.apache.spark.sql.execution.ui.SQLExecutionUIData;
 import scala.collection.JavaConverters;
 
 /**
- * Where a query's time went, for issue 30's profile: its final plan (after adaptive execution),
- * each operator with the SQL metrics as the Spark UI's SQL tab shows them (totals, and per task
- * the min, median and max), so that the two sides of a query can be set side by side: scan and
- * decode times, partition and file counts, shuffle and broadcast sizes, the GPU semaphore's wait.
+ * Where a query's time went, for issue 30's profile: the driver's planning phases, the jobs and
+ * stages that ran ({@link QueryTimeline}), and its final plan (after adaptive execution), each
+ * operator with the SQL metrics as the Spark UI's SQL tab shows them (totals, and per task the min,
+ * median and max), so that the two sides of a query can be set side by side: scan and decode
+ * times, partition and file counts, shuffle and broadcast sizes, the GPU semaphore's wait. Where
+ * adaptive execution pruned the plan it ran (a stage that came back empty), also the fullest plan it
+ * went through, whose operators hold the metrics of the stages that ran.
  */
 final class TpchProfile {
   private static final java.util.regex.Pattern NOTHING = java.util.regex.Pattern.compile("0(\\.0)?( ms| ns| B)?");
@@ -27,7 +30,7 @@ final class TpchProfile {
   private TpchProfile() {}
 
   /** Writes {@code executed}'s profile to {@code file}; {@code executed} has run, and was the session's last query. */
-  static void write(Dataset<Row> executed, Path file) throws IOException, TimeoutException {
+  static void write(Dataset<Row> executed, QueryTimeline timeline, Path file) throws IOException, TimeoutException {
     SparkSession spark = executed.sparkSession();
     spark.sparkContext().listenerBus().waitUntilEmpty(60_000);
     SQLAppStatusStore store = spark.sharedState().statusStore();
@@ -35,10 +38,25 @@ final class TpchProfile {
     long id = executions.stream().mapToLong(SQLExecutionUIData::executionId).max()
         .orElseThrow(() -> new IllegalStateException("Spark's SQL status store has no execution to profile"));
     Map<Object, String> shown = JavaConverters.mapAsJavaMap(store.executionMetrics(id));
-    StringBuilder out = new StringBuilder();
-    describe(SparkPlanInfo.fromSparkPlan(executed.queryExecution().executedPlan()), shown, "", out);
+    StringBuilder out = new StringBuilder("planning:");
+    JavaConverters.mapAsJavaMap(executed.queryExecution().tracker().phases())
+        .forEach((phase, summary) -> out.append(' ').append(phase).append(' ').append(summary.durationMs()).append(" ms"));
+    out.append("\n\njobs and stages (from the query's start):\n");
+    timeline.events().forEach(e -> out.append("  ").append(e).append('\n'));
+    out.append("\nfinal plan:\n");
+    SparkPlanInfo last = SparkPlanInfo.fromSparkPlan(executed.queryExecution().executedPlan());
+    describe(last, shown, "", out);
+    timeline.fullestPlan().filter(p -> operators(p) > operators(last)).ifPresent(fullest -> {
+      out.append("\nthe fullest plan adaptive execution went through (").append(operators(fullest))
+          .append(" operators; the final one has ").append(operators(last)).append("):\n");
+      describe(fullest, shown, "", out);
+    });
     Files.createDirectories(file.toAbsolutePath().getParent());
     Files.writeString(file, out);
+  }
+
+  static int operators(SparkPlanInfo plan) {
+    return 1 + JavaConverters.seqAsJavaList(plan.children()).stream().mapToInt(TpchProfile::operators).sum();
   }
 
   private static void describe(SparkPlanInfo node, Map<Object, String> shown, String indent, StringBuilder out) {

@@ -146,6 +146,10 @@ final class TpchRunner {
     long cpu = Cpu.processNanos();
     long serverCpu = Cpu.processNanos(server);
     long start = System.nanoTime();
+    QueryTimeline timeline = new QueryTimeline();
+    if (profileDir.isPresent()) {
+      side.session.sparkContext().addSparkListener(timeline);
+    }
     Dataset<Row> query = side.session.sql(q.sql());
     List<Row> rows;
     try {
@@ -157,9 +161,11 @@ final class TpchRunner {
         (Cpu.processNanos(server) - serverCpu) / 1e9, rows);
     if (profileDir.isPresent()) {
       try {
-        TpchProfile.write(query, profileDir.get().resolve(q.name() + "-" + side.key() + ".txt"));
+        TpchProfile.write(query, timeline, profileDir.get().resolve(q.name() + "-" + side.key() + ".txt"));
       } catch (java.io.IOException | java.util.concurrent.TimeoutException e) {
         throw new IllegalStateException("TPC-H " + q.name() + "'s profile on " + side.name + " not written: " + e, e);
+      } finally {
+        side.session.sparkContext().removeSparkListener(timeline);
       }
     }
     return run;

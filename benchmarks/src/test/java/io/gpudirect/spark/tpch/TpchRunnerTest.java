@@ -68,11 +68,15 @@ class TpchRunnerTest {
       assertTrue(q.rows > 0, q.query.name() + " has no rows at SF 0.01");
     }
     assertTrue(Files.readString(options.resultFile()).contains("\"query\" : \"q22\""));
-    // The profile: each side's final plan of q1 with the SQL tab's metrics, the scan's rows among them.
+    // The profile: each side's planning, the stages it ran, and its final plan of q1 with the SQL
+    // tab's metrics, the scan's rows among them.
     String local = Files.readString(options.profileDir().orElseThrow().resolve("q1-local.txt"));
     String gpudirect = Files.readString(options.profileDir().orElseThrow().resolve("q1-gpudirect.txt"));
-    assertTrue(local.contains("| number of output rows: 60,175"), local);
-    assertTrue(gpudirect.contains("| number of output rows: 60,175"), gpudirect);
+    for (String profile : List.of(local, gpudirect)) {
+      assertTrue(profile.contains("| number of output rows: 60,175"), profile);
+      assertTrue(profile.matches("(?s)planning: .*optimization \\d+ ms.*job \\d+ starts.*stage \\d+ ends after \\d+ ms.*"),
+          profile);
+    }
   }
 
   @Test
