@@ -43,7 +43,7 @@ final class DeviceScan implements Scan, Batch {
 
   @Override
   public InputPartition[] planInputPartitions() {
-    return scan.planInputPartitions();
+    return scan.partitions(true);
   }
 
   @Override

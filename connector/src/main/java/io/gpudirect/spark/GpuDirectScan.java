@@ -37,6 +37,8 @@ final class GpuDirectScan implements Scan, Batch, SupportsReportStatistics {
   private List<DataFile> files;
   private final ParquetPlanner.Counts counts = new ParquetPlanner.Counts();
   private InputPartition[] partitions;
+  /** The partitions when the batches are handed to the GPU engine: see {@link #partitions(boolean)}. */
+  private InputPartition[] gpuPartitions;
 
   private ScanStatistics statistics;
   /** What explain() adds about the GPU engine's handling of this scan; empty when nothing. */
@@ -118,25 +120,51 @@ final class GpuDirectScan implements Scan, Batch, SupportsReportStatistics {
   }
 
   @Override
-  public synchronized InputPartition[] planInputPartitions() {
-    if (partitions == null) {
+  public InputPartition[] planInputPartitions() {
+    return partitions(false);
+  }
+
+  /**
+   * The scan's partitions: slices packed toward Spark's split size ({@link PartitionPacker#target}).
+   * A slice is a run of consecutive row groups (record batches), cut at that size for the host
+   * reader, which decodes a slice on the task's core, so finer slices spread a small scan over
+   * every core. {@code handedToGpu} (the scan's batches go to the RAPIDS Accelerator as device
+   * batches) cuts runs at maxPartitionBytes instead: the GPU decodes a slice in one call into
+   * one batch, and pays per call, per batch and per task, not per core. At SF 30 on the lab's
+   * H100, TPC-H's partsupp (12 files of three row groups, 103 MiB each) cut at the share made 24
+   * slices and 24 tasks on 16 cores, whose scan stages took 716 and 485 ms where the plugin's
+   * own scan of the files took 458 and 329 ms in 16 tasks; whole files, 12 slices and 12 tasks,
+   * took 341 and 265 ms (docs/benchmarks.md, "q11 at SF 30").
+   */
+  synchronized InputPartition[] partitions(boolean handedToGpu) {
+    InputPartition[] planned = handedToGpu ? gpuPartitions : partitions;
+    if (planned == null) {
       long target = PartitionPacker.target(context.options.maxPartitionBytes(), files(), minPartitions());
+      long sliceTarget = handedToGpu ? context.options.maxPartitionBytes() : target;
       // Slices list their column chunks for what reads them: read-ahead on the host, and the
       // fetch into device memory before a GPU decode (PrefetchedChunks).
       StructType chunksOf = context.options.readAhead() > 0 || output() != Output.HOST ? dataRead : null;
+      // The row groups planned and skipped are the scan's, counted once whichever way it planned first.
+      ParquetPlanner.Counts counting = (handedToGpu ? partitions : gpuPartitions) == null ? counts
+          : new ParquetPlanner.Counts();
       List<FileSlice> slices = new ArrayList<>();
       for (DataFile f : files()) {
         slices.addAll(context.arrow
-            ? ArrowPlanner.slice(f, context.options, target)
-            : context.parquet().slice(f, Arrays.asList(pushed), target, counts, chunksOf));
+            ? ArrowPlanner.slice(f, context.options, sliceTarget)
+            : context.parquet().slice(f, Arrays.asList(pushed), sliceTarget, counting, chunksOf));
       }
       List<GpuDirectPartition> packed = PartitionPacker.pack(slices, target);
       if (!context.partitioning.isEmpty()) {
         packed.replaceAll(p -> p.withValuesOf(context.partitioning));
       }
-      partitions = packed.toArray(new InputPartition[0]);
+      planned = packed.toArray(new InputPartition[0]);
+      if (handedToGpu) {
+        gpuPartitions = planned;
+      } else {
+        partitions = planned;
+      }
     }
-    return partitions;
+    return planned;
   }
 
   /** As many partitions as Spark's file sources ask of a scan at least: its cores, by default. */
