@@ -26,9 +26,10 @@ public enum GpuDirectOption {
   CHUNK_SIZE("chunkSize", "4m", "Largest single read request; larger reads are split and pipelined."),
   READ_AHEAD("readAhead", "0",
       "Bytes of a Parquet slice's needed column chunks fetched ahead of the reader, per task; 0 (the default) is off."),
-  MAX_PARTITION_BYTES("maxPartitionBytes", "128m",
+  MAX_PARTITION_BYTES("maxPartitionBytes", "",
       "Largest target size of one Spark partition, made of whole row groups or record batches;"
-          + " a smaller scan aims at an even share per core, as Spark's file sources do."),
+          + " a smaller scan aims at an even share per core, as Spark's file sources do. Unset:"
+          + " Spark's spark.sql.files.maxPartitionBytes (128m unless set)."),
   CONNECT_TIMEOUT("connectTimeout", "10s",
       "Time allowed to connect and authenticate: 10s, 500ms, 2min; a bare number is milliseconds."),
   REQUEST_TIMEOUT("requestTimeout", "30s",

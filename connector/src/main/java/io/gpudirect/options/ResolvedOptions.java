@@ -36,7 +36,7 @@ public final class ResolvedOptions {
   private final String confPrefix;
   private final List<String> servers;
   private final long readAhead;
-  private final long maxPartitionBytes;
+  private final java.util.OptionalLong maxPartitionBytes;
   private final boolean filterPushdown;
   private final ClientSettings client;
   private final Secret secret;
@@ -46,8 +46,9 @@ public final class ResolvedOptions {
     this.confPrefix = confPrefix;
     this.servers = list(GpuDirectOption.SERVERS);
     this.readAhead = bytes(GpuDirectOption.READ_AHEAD);
-    this.maxPartitionBytes = atLeast(GpuDirectOption.MAX_PARTITION_BYTES,
-        bytes(GpuDirectOption.MAX_PARTITION_BYTES), 1);
+    this.maxPartitionBytes = get(GpuDirectOption.MAX_PARTITION_BYTES).isEmpty() ? java.util.OptionalLong.empty()
+        : java.util.OptionalLong.of(atLeast(GpuDirectOption.MAX_PARTITION_BYTES,
+            bytes(GpuDirectOption.MAX_PARTITION_BYTES), 1));
     this.filterPushdown = bool(GpuDirectOption.FILTER_PUSHDOWN);
     this.secret = Secret.of(get(GpuDirectOption.AUTH_SECRET));
     int chunkSize = (int) atLeast(GpuDirectOption.CHUNK_SIZE, intBytes(GpuDirectOption.CHUNK_SIZE), 1);
@@ -148,7 +149,8 @@ public final class ResolvedOptions {
     return readAhead;
   }
 
-  public long maxPartitionBytes() {
+  /** Option {@code maxPartitionBytes}; empty when not set, and then Spark's own setting applies. */
+  public java.util.OptionalLong maxPartitionBytes() {
     return maxPartitionBytes;
   }
 

@@ -139,8 +139,12 @@ final class GpuDirectScan implements Scan, Batch, SupportsReportStatistics {
   synchronized InputPartition[] partitions(boolean handedToGpu) {
     InputPartition[] planned = handedToGpu ? gpuPartitions : partitions;
     if (planned == null) {
-      long target = PartitionPacker.target(context.options.maxPartitionBytes(), files(), minPartitions());
-      long sliceTarget = handedToGpu ? context.options.maxPartitionBytes() : target;
+      org.apache.spark.sql.internal.SQLConf conf = context.session.sessionState().conf();
+      // Spark's own settings unless the read's option says otherwise, as its file sources follow them.
+      long maxPartitionBytes = context.options.maxPartitionBytes().orElse(conf.filesMaxPartitionBytes());
+      long openCost = conf.filesOpenCostInBytes();
+      long target = PartitionPacker.target(maxPartitionBytes, openCost, files(), minPartitions());
+      long sliceTarget = handedToGpu ? maxPartitionBytes : target;
       // Slices list their column chunks for what reads them: read-ahead on the host, and the
       // fetch into device memory before a GPU decode (PrefetchedChunks).
       StructType chunksOf = context.options.readAhead() > 0 || output() != Output.HOST ? dataRead : null;
@@ -153,7 +157,7 @@ final class GpuDirectScan implements Scan, Batch, SupportsReportStatistics {
             ? ArrowPlanner.slice(f, context.options, sliceTarget)
             : context.parquet().slice(f, Arrays.asList(pushed), sliceTarget, counting, chunksOf));
       }
-      List<GpuDirectPartition> packed = PartitionPacker.pack(slices, target);
+      List<GpuDirectPartition> packed = PartitionPacker.pack(slices, target, openCost);
       if (!context.partitioning.isEmpty()) {
         packed.replaceAll(p -> p.withValuesOf(context.partitioning));
       }

@@ -11,15 +11,13 @@ import java.util.Map;
  * Packs slices into partitions toward a target size, like Spark's file sources: slices of one
  * server go together (so the partition has one preferred host), largest first ("next fit
  * decreasing", as Spark's {@code FilePartition} does), and each slice also costs a fixed open
- * cost so that many tiny files do not become one huge task. Largest first matters for
+ * cost (Spark's {@code spark.sql.files.openCostInBytes}) so that many tiny files do not become
+ * one huge task. Largest first matters for
  * Parquet: files written by Spark end in a small row group, and taken in file order each of
  * them became a task of its own (24 tasks for 8 files of two 128 MiB row groups and a 2 MiB
  * one, where Spark's own scan makes 17); taken last, they share one.
  */
 public final class PartitionPacker {
-  /** Spark's default spark.sql.files.openCostInBytes. */
-  static final long OPEN_COST = 4L << 20;
-
   private PartitionPacker() {}
 
   /**
@@ -29,15 +27,15 @@ public final class PartitionPacker {
    * busy; never under the open cost. A 92 MiB dataset on 2 cores was one task without it,
    * where Spark's scan of the same files made two.
    */
-  public static long target(long maxPartitionBytes, List<DataFile> files, int minPartitions) {
+  public static long target(long maxPartitionBytes, long openCost, List<DataFile> files, int minPartitions) {
     long total = 0;
     for (DataFile f : files) {
-      total += f.length() + OPEN_COST;
+      total += f.length() + openCost;
     }
-    return Math.min(maxPartitionBytes, Math.max(OPEN_COST, total / Math.max(1, minPartitions)));
+    return Math.min(maxPartitionBytes, Math.max(openCost, total / Math.max(1, minPartitions)));
   }
 
-  public static List<GpuDirectPartition> pack(List<FileSlice> slices, long targetBytes) {
+  public static List<GpuDirectPartition> pack(List<FileSlice> slices, long targetBytes, long openCost) {
     Map<String, List<FileSlice>> byServer = new LinkedHashMap<>();
     for (FileSlice s : slices) {
       byServer.computeIfAbsent(s.file().uri().authority(), k -> new ArrayList<>()).add(s);
@@ -49,7 +47,7 @@ public final class PartitionPacker {
       List<FileSlice> current = new ArrayList<>();
       long size = 0;
       for (FileSlice s : group) {
-        long cost = s.bytes() + OPEN_COST;
+        long cost = s.bytes() + openCost;
         if (!current.isEmpty() && size + cost > targetBytes) {
           partitions.add(new GpuDirectPartition(List.copyOf(current), host));
           current.clear();

@@ -24,13 +24,15 @@ import org.junit.jupiter.api.io.TempDir;
 import scala.collection.JavaConverters;
 
 /**
- * A small scan on many cores: the host reader's slices are cut at the per-core share, so that
+ * How large a scan's slices are. The scan follows Spark's {@code spark.sql.files.maxPartitionBytes}
+ * unless its own option says otherwise, as users who tune Spark's file sources (the RAPIDS
+ * Accelerator's tuning guide raises it) expect. And a small scan on many cores: the host reader's slices are cut at the per-core share, so that
  * every core decodes a part; a scan whose batches go to the GPU as device batches takes
  * consecutive row groups up to maxPartitionBytes in one slice, since the GPU decodes a slice in
  * one call and pays per call and per task (TPC-H's partsupp at SF 30: 24 slices and tasks on 16
  * cores where whole files made 12, and its scan stages took twice the time).
  */
-class GpuSliceSizeTest {
+class ScanSliceSizeTest {
   @TempDir
   static Path dir;
   private static BlockServer server;
@@ -81,9 +83,30 @@ class GpuSliceSizeTest {
     }
   }
 
+  @Test
+  void sparksMaxPartitionBytesAppliesUnlessTheReadsOptionIsSet() {
+    spark.conf().set("spark.sql.files.minPartitionNum", "1");
+    spark.conf().set("spark.sql.files.maxPartitionBytes", "4m");
+    try {
+      int underSparks = slices(scan(java.util.Map.of()).partitions(false)).size();
+      assertTrue(underSparks > 1, "runs cut at Spark's 4m: " + underSparks + " slices of " + rowGroups + " row groups");
+      assertEquals(1, slices(scan(java.util.Map.of("maxPartitionBytes", "1g")).partitions(false)).size(),
+          "the read's option over Spark's setting");
+      spark.conf().set("spark.sql.files.maxPartitionBytes", "1g");
+      assertEquals(1, slices(scan(java.util.Map.of()).partitions(false)).size(), "Spark's 1g: the whole file");
+    } finally {
+      spark.conf().unset("spark.sql.files.minPartitionNum");
+      spark.conf().unset("spark.sql.files.maxPartitionBytes");
+    }
+  }
+
   private static GpuDirectScan scan() {
-    SparkPlan plan = spark.read().format("gpudirect").load("gpudirect://127.0.0.1:" + server.port() + "/t")
-        .queryExecution().executedPlan();
+    return scan(java.util.Map.of());
+  }
+
+  private static GpuDirectScan scan(java.util.Map<String, String> options) {
+    SparkPlan plan = spark.read().format("gpudirect").options(options)
+        .load("gpudirect://127.0.0.1:" + server.port() + "/t").queryExecution().executedPlan();
     for (SparkPlan leaf : JavaConverters.seqAsJavaList(plan.collectLeaves())) {
       if (leaf instanceof BatchScanExec b && b.scan() instanceof GpuDirectScan s) {
         return s;
