@@ -10,6 +10,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
@@ -36,7 +37,7 @@ public final class ResolvedOptions {
   private final String confPrefix;
   private final List<String> servers;
   private final long readAhead;
-  private final java.util.OptionalLong maxPartitionBytes;
+  private final OptionalLong maxPartitionBytes;
   private final boolean filterPushdown;
   private final ClientSettings client;
   private final Secret secret;
@@ -46,8 +47,8 @@ public final class ResolvedOptions {
     this.confPrefix = confPrefix;
     this.servers = list(GpuDirectOption.SERVERS);
     this.readAhead = bytes(GpuDirectOption.READ_AHEAD);
-    this.maxPartitionBytes = get(GpuDirectOption.MAX_PARTITION_BYTES).isEmpty() ? java.util.OptionalLong.empty()
-        : java.util.OptionalLong.of(atLeast(GpuDirectOption.MAX_PARTITION_BYTES,
+    this.maxPartitionBytes = get(GpuDirectOption.MAX_PARTITION_BYTES).isEmpty() ? OptionalLong.empty()
+        : OptionalLong.of(atLeast(GpuDirectOption.MAX_PARTITION_BYTES,
             bytes(GpuDirectOption.MAX_PARTITION_BYTES), 1));
     this.filterPushdown = bool(GpuDirectOption.FILTER_PUSHDOWN);
     this.secret = Secret.of(get(GpuDirectOption.AUTH_SECRET));
@@ -150,7 +151,7 @@ public final class ResolvedOptions {
   }
 
   /** Option {@code maxPartitionBytes}; empty when not set, and then Spark's own setting applies. */
-  public java.util.OptionalLong maxPartitionBytes() {
+  public OptionalLong maxPartitionBytes() {
     return maxPartitionBytes;
   }
 
