@@ -20,6 +20,7 @@ import org.apache.spark.sql.connector.read.PartitionReaderFactory;
 import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.connector.read.Statistics;
 import org.apache.spark.sql.connector.read.SupportsReportStatistics;
+import org.apache.spark.sql.internal.SQLConf;
 import org.apache.spark.sql.sources.Filter;
 import org.apache.spark.sql.types.StructType;
 
@@ -139,7 +140,7 @@ final class GpuDirectScan implements Scan, Batch, SupportsReportStatistics {
   synchronized InputPartition[] partitions(boolean handedToGpu) {
     InputPartition[] planned = handedToGpu ? gpuPartitions : partitions;
     if (planned == null) {
-      org.apache.spark.sql.internal.SQLConf conf = context.session.sessionState().conf();
+      SQLConf conf = context.session.sessionState().conf();
       // Spark's own settings unless the read's option says otherwise, as its file sources follow them.
       long maxPartitionBytes = context.options.maxPartitionBytes().orElse(conf.filesMaxPartitionBytes());
       long openCost = conf.filesOpenCostInBytes();
@@ -173,7 +174,7 @@ final class GpuDirectScan implements Scan, Batch, SupportsReportStatistics {
 
   /** As many partitions as Spark's file sources ask of a scan at least: its cores, by default. */
   private int minPartitions() {
-    org.apache.spark.sql.internal.SQLConf conf = context.session.sessionState().conf();
+    SQLConf conf = context.session.sessionState().conf();
     for (String key : new String[] {"spark.sql.files.minPartitionNum", "spark.sql.leafNodeDefaultParallelism"}) {
       if (conf.contains(key)) {
         return Integer.parseInt(conf.getConfString(key));

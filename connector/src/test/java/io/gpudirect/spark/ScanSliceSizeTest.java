@@ -9,6 +9,7 @@ import io.gpudirect.spark.plan.ParquetSlice;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 import java.util.stream.Stream;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.parquet.hadoop.ParquetFileReader;
@@ -88,12 +89,12 @@ class ScanSliceSizeTest {
     spark.conf().set("spark.sql.files.minPartitionNum", "1");
     spark.conf().set("spark.sql.files.maxPartitionBytes", "4m");
     try {
-      int underSparks = slices(scan(java.util.Map.of()).partitions(false)).size();
+      int underSparks = slices(scan(Map.of()).partitions(false)).size();
       assertTrue(underSparks > 1, "runs cut at Spark's 4m: " + underSparks + " slices of " + rowGroups + " row groups");
-      assertEquals(1, slices(scan(java.util.Map.of("maxPartitionBytes", "1g")).partitions(false)).size(),
+      assertEquals(1, slices(scan(Map.of("maxPartitionBytes", "1g")).partitions(false)).size(),
           "the read's option over Spark's setting");
       spark.conf().set("spark.sql.files.maxPartitionBytes", "1g");
-      assertEquals(1, slices(scan(java.util.Map.of()).partitions(false)).size(), "Spark's 1g: the whole file");
+      assertEquals(1, slices(scan(Map.of()).partitions(false)).size(), "Spark's 1g: the whole file");
     } finally {
       spark.conf().unset("spark.sql.files.minPartitionNum");
       spark.conf().unset("spark.sql.files.maxPartitionBytes");
@@ -101,10 +102,10 @@ class ScanSliceSizeTest {
   }
 
   private static GpuDirectScan scan() {
-    return scan(java.util.Map.of());
+    return scan(Map.of());
   }
 
-  private static GpuDirectScan scan(java.util.Map<String, String> options) {
+  private static GpuDirectScan scan(Map<String, String> options) {
     SparkPlan plan = spark.read().format("gpudirect").options(options)
         .load("gpudirect://127.0.0.1:" + server.port() + "/t").queryExecution().executedPlan();
     for (SparkPlan leaf : JavaConverters.seqAsJavaList(plan.collectLeaves())) {

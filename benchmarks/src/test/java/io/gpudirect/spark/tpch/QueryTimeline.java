@@ -34,7 +34,7 @@ final class QueryTimeline extends SparkListener {
   @Override
   public synchronized void onStageCompleted(SparkListenerStageCompleted completed) {
     StageInfo s = completed.stageInfo();
-    if (s.submissionTime().isEmpty() || s.completionTime().isEmpty()) {
+    if (s.submissionTime().isEmpty() || s.completionTime().isEmpty() || s.taskMetrics() == null) {
       return;
     }
     long from = (Long) s.submissionTime().get();
