@@ -62,6 +62,16 @@ public final class GpuDirectFileSystem extends FileSystem {
     Configuration.addDefaultResource("gpudirect-hadoop-default.xml");
   }
 
+  /**
+   * The statistics every gpudirect file system counts its reads in: Hadoop keeps one per scheme
+   * and class, and Spark adds what a task's thread read in every scheme's to the task's input
+   * bytes, where the UI's stages and {@code SparkListenerTaskEnd} show them.
+   */
+  @SuppressWarnings("deprecation") // the way to a scheme's statistics without an instance
+  public static Statistics readStatistics() {
+    return FileSystem.getStatistics(GpuDirectUri.SCHEME, GpuDirectFileSystem.class);
+  }
+
   private URI uri;
   private GpuDirectUri server;
   private ResolvedOptions options;

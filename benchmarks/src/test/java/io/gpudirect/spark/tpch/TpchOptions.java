@@ -15,8 +15,8 @@ import java.util.TreeMap;
  * main one), {@code .queries} ("all", or such as "1,3,18-22"), {@code .data} (the cache of generated
  * tables, {@code java.io.tmpdir}/gpudirect-tpch), {@code .rapids} ("auto": the RAPIDS Accelerator
  * when its jar is on the class path; "off"), {@code .master} ("local[*]"), {@code .out} (the
- * result file, tpch-sf&lt;SF&gt;.json), {@code .profile} (a folder: each query's final plan with its SQL
- * metrics per side, from the last round; none when unset). Spark settings come as {@code -Dspark.*}.
+ * result file, tpch-sf&lt;SF&gt;.json), {@code .profile} (a folder: per query, side and timed round, such as
+ * q9-local-r2.txt, its stages and final plan with its SQL metrics; none when unset). Spark settings come as {@code -Dspark.*}.
  *
  * <p>A scale factor too large for one sitting (SF 30 on the GPU lab, whose commands end after 10
  * minutes) runs in several, on a machine that stays up between them: the tables are made once and

@@ -110,10 +110,14 @@ final class TpchRunner {
       for (int i = 0; i < results.size(); i++) {
         TpchResults.QueryResult result = results.get(i);
         boolean localFirst = (round + i) % 2 == 0;
-        // The last round's plans and metrics, when a profile is asked for.
-        Optional<Path> profile = round == o.warmups() + o.rounds() - 1 ? o.profileDir() : Optional.empty();
-        Run a = run(localFirst ? local : gpudirect, result.query, server, profile);
-        Run b = run(localFirst ? gpudirect : local, result.query, server, profile);
+        // Every timed round's plans and metrics, when a profile is asked for: at SF 30 some
+        // queries take one of two plans' times on either side, and a round of each is needed.
+        String file = result.query.name() + "-%s-r" + (round - o.warmups() + 1) + ".txt";
+        Optional<Path> profile = timed ? o.profileDir() : Optional.empty();
+        Side first = localFirst ? local : gpudirect;
+        Side second = localFirst ? gpudirect : local;
+        Run a = run(first, result.query, server, profile.map(d -> d.resolve(file.formatted(first.key))));
+        Run b = run(second, result.query, server, profile.map(d -> d.resolve(file.formatted(second.key))));
         Run ofLocal = localFirst ? a : b;
         Run ofGpudirect = localFirst ? b : a;
         if (timed) {
@@ -147,12 +151,12 @@ final class TpchRunner {
   /** One query on one side: wall time, this JVM's CPU (driver and executors) and the server's; no rows when read from a result file. */
   record Run(double wall, double cpu, double serverCpu, List<Row> rows) {}
 
-  private static Run run(Side side, Query q, ProcessHandle server, Optional<Path> profileDir) {
+  private static Run run(Side side, Query q, ProcessHandle server, Optional<Path> profile) {
     long cpu = Cpu.processNanos();
     long serverCpu = Cpu.processNanos(server);
     long start = System.nanoTime();
     QueryTimeline timeline = new QueryTimeline();
-    if (profileDir.isPresent()) {
+    if (profile.isPresent()) {
       side.session.sparkContext().addSparkListener(timeline);
     }
     Dataset<Row> query = side.session.sql(q.sql());
@@ -164,9 +168,15 @@ final class TpchRunner {
     }
     Run run = new Run((System.nanoTime() - start) / 1e9, (Cpu.processNanos() - cpu) / 1e9,
         (Cpu.processNanos(server) - serverCpu) / 1e9, rows);
-    if (profileDir.isPresent()) {
+    // Untimed: Spark removes a finished query's shuffle files only when a collection finds them
+    // unreachable, so one JVM running the 22 queries at SF 30 kept them all and ran out of the
+    // lab's 64 GiB disk. Removing them directly raced with map tasks of stages that adaptive
+    // execution had cancelled (a map output registered for a shuffle already gone stops Spark's
+    // scheduler); a collection leaves that to Spark's cleaner, which only sees unreachable ones.
+    System.gc();
+    if (profile.isPresent()) {
       try {
-        TpchProfile.write(query, timeline, profileDir.get().resolve(q.name() + "-" + side.key() + ".txt"));
+        TpchProfile.write(query, timeline, profile.get());
       } catch (java.io.IOException | java.util.concurrent.TimeoutException e) {
         throw new IllegalStateException("TPC-H " + q.name() + "'s profile on " + side.name + " not written: " + e, e);
       } finally {

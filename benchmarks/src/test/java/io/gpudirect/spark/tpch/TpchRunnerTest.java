@@ -70,8 +70,8 @@ class TpchRunnerTest {
     assertTrue(Files.readString(options.resultFile()).contains("\"query\" : \"q22\""));
     // The profile: each side's planning, the stages it ran, and its final plan of q1 with the SQL
     // tab's metrics, the scan's rows among them.
-    String local = Files.readString(options.profileDir().orElseThrow().resolve("q1-local.txt"));
-    String gpudirect = Files.readString(options.profileDir().orElseThrow().resolve("q1-gpudirect.txt"));
+    String local = Files.readString(options.profileDir().orElseThrow().resolve("q1-local-r1.txt"));
+    String gpudirect = Files.readString(options.profileDir().orElseThrow().resolve("q1-gpudirect-r1.txt"));
     for (String profile : List.of(local, gpudirect)) {
       assertTrue(profile.contains("| number of output rows: 60,175"), profile);
       assertTrue(profile.matches("(?s)planning: .*optimization \\d+ ms.*job \\d+ starts.*stage \\d+ ends after \\d+ ms.*"),
