@@ -38,11 +38,19 @@ final class ExecutorShuffle implements AutoCloseable {
    * Spark's own reader does.
    */
   static final String DECODE_THREADS = ShuffleTransport.PREFIX + "decodeThreads";
+  /**
+   * Threads of the executor that compress and write its map tasks' partitions
+   * ({@link ThreadedBypassWriter}, for shuffles Spark writes with its bypass-merge-sort writer);
+   * 0, the default, leaves every map task to Spark's own writer.
+   */
+  static final String WRITE_THREADS = ShuffleTransport.PREFIX + "writeThreads";
 
   private final SparkConf conf;
   private final ShuffleTransport transport;
   private final int decodeThreads;
+  private final int writeThreads;
   private ExecutorService decoders;
+  private ExecutorService[] writers;
   private ExecutorShuffleServer server;
   private ShuffleClients clients;
   private BufferAllocator memory;
@@ -52,11 +60,21 @@ final class ExecutorShuffle implements AutoCloseable {
     this.conf = conf;
     this.transport = transport;
     this.decodeThreads = decodeThreads(conf);
+    this.writeThreads = writeThreads(conf);
   }
 
   /** {@value #DECODE_THREADS}, checked: a bad value stops the application at start, naming the key. */
   static int decodeThreads(SparkConf conf) {
-    String value = conf.get(DECODE_THREADS, "0").trim();
+    return threads(conf, DECODE_THREADS, "decode on the task's thread");
+  }
+
+  /** {@value #WRITE_THREADS}, checked as {@link #decodeThreads}. */
+  static int writeThreads(SparkConf conf) {
+    return threads(conf, WRITE_THREADS, "Spark's own writer");
+  }
+
+  private static int threads(SparkConf conf, String key, String zero) {
+    String value = conf.get(key, "0").trim();
     int n;
     try {
       n = Integer.parseInt(value);
@@ -64,10 +82,35 @@ final class ExecutorShuffle implements AutoCloseable {
       n = -1;
     }
     if (n < 0 || n > 256) {
-      throw new GpuDirectException(DECODE_THREADS + " must be a whole number from 0 (decode on the task's"
-          + " thread) to 256, not '" + value + "'");
+      throw new GpuDirectException(key + " must be a whole number from 0 (" + zero + ") to 256, not '" + value + "'");
     }
     return n;
+  }
+
+  /** How many threads write map tasks' partitions; 0: Spark's own writer writes them. */
+  int writeThreads() {
+    return writeThreads;
+  }
+
+  /**
+   * The threads that write map tasks' partitions, one queue each, so that a partition's chunks,
+   * always sent to the same one, are written in order; only where {@link #writeThreads()} > 0.
+   */
+  synchronized ExecutorService[] writers() {
+    checkOpen();
+    if (writers == null) {
+      LOG.info("This executor writes map tasks' partitions on {} threads of its own ({})", writeThreads, WRITE_THREADS);
+      writers = new ExecutorService[writeThreads];
+      for (int i = 0; i < writeThreads; i++) {
+        String name = "gpudirect-shuffle-write-" + (i + 1);
+        writers[i] = Executors.newSingleThreadExecutor(r -> {
+          Thread t = new Thread(r, name);
+          t.setDaemon(true);
+          return t;
+        });
+      }
+    }
+    return writers;
   }
 
   /** How many of {@link #decoders()} one reduce task may use at once; 0: none, its own thread decodes. */
@@ -164,6 +207,10 @@ final class ExecutorShuffle implements AutoCloseable {
     if (decoders != null) {
       // Blocks a decoder still holds are given back by their fetchers, which their tasks close.
       decoders.shutdownNow();
+    }
+    if (writers != null) {
+      // A map task still writing fails; its writer's stop(false) removes what it wrote.
+      java.util.Arrays.stream(writers).forEach(ExecutorService::shutdownNow);
     }
     // Closed in reverse order: the memory last, once no fetch can still be charged to it.
     try (BufferAllocator m = memory; ShuffleClients c = clients; ExecutorShuffleServer s = server) {

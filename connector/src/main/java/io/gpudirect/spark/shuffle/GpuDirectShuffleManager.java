@@ -1,14 +1,19 @@
 package io.gpudirect.spark.shuffle;
 
 import java.util.Map;
+import org.apache.spark.ShuffleDependency;
 import org.apache.spark.SparkConf;
+import org.apache.spark.SparkEnv;
 import org.apache.spark.TaskContext;
 import org.apache.spark.shuffle.BaseShuffleHandle;
 import org.apache.spark.shuffle.ShuffleHandle;
 import org.apache.spark.shuffle.ShuffleReadMetricsReporter;
 import org.apache.spark.shuffle.ShuffleReader;
 import org.apache.spark.shuffle.ShuffleWriteMetricsReporter;
+import org.apache.spark.shuffle.ShuffleDataIOUtils;
 import org.apache.spark.shuffle.ShuffleWriter;
+import org.apache.spark.shuffle.api.ShuffleExecutorComponents;
+import org.apache.spark.shuffle.sort.BypassMergeSortShuffleHandle;
 import org.apache.spark.shuffle.sort.SortShuffleManager;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -32,6 +37,7 @@ public final class GpuDirectShuffleManager extends SortShuffleManager {
   private static final Logger LOG = LoggerFactory.getLogger(GpuDirectShuffleManager.class);
 
   private final ExecutorShuffle executor;
+  private ShuffleExecutorComponents components;
 
   /** Made by Spark, on the driver and on each executor, from {@code spark.shuffle.manager}. */
   public GpuDirectShuffleManager(SparkConf conf, boolean isDriver) {
@@ -46,10 +52,34 @@ public final class GpuDirectShuffleManager extends SortShuffleManager {
   }
 
   @Override
+  @SuppressWarnings("unchecked")
   public <K, V> ShuffleWriter<K, V> getWriter(ShuffleHandle handle, long mapId, TaskContext context,
       ShuffleWriteMetricsReporter metrics) {
     int port = executor.serverPort();
-    return new LocatingShuffleWriter<>(super.getWriter(handle, mapId, context, metrics), port);
+    // Spark's writer is made either way: making it records the map output for the shuffle's
+    // clean-up, and writes nothing until asked to.
+    ShuffleWriter<K, V> spark = super.getWriter(handle, mapId, context, metrics);
+    if (executor.writeThreads() > 0 && handle instanceof BypassMergeSortShuffleHandle<?, ?> bypass) {
+      SparkEnv env = SparkEnv.get();
+      spark = new ThreadedBypassWriter<>(env.blockManager(), (ShuffleDependency<K, V, V>) bypass.dependency(), mapId,
+          metrics, executorComponents(), executor.writers(), env.conf());
+    }
+    return new LocatingShuffleWriter<>(spark, port);
+  }
+
+  /** Spark's shuffle data I/O for this executor, made as Spark's manager makes its own (whose is private). */
+  private synchronized ShuffleExecutorComponents executorComponents() {
+    if (components == null) {
+      SparkConf conf = SparkEnv.get().conf();
+      ShuffleExecutorComponents c = ShuffleDataIOUtils.loadShuffleDataIO(conf).executor();
+      Map<String, String> extra = new java.util.HashMap<>();
+      for (scala.Tuple2<String, String> kv : conf.getAllWithPrefix(ShuffleDataIOUtils.SHUFFLE_SPARK_CONF_PREFIX())) {
+        extra.put(kv._1(), kv._2());
+      }
+      c.initializeExecutor(conf.getAppId(), SparkEnv.get().executorId(), extra);
+      components = c;
+    }
+    return components;
   }
 
   @Override

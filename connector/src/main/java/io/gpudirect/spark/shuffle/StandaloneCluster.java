@@ -306,6 +306,19 @@ public final class StandaloneCluster implements AutoCloseable {
     }
   }
 
+  /** Every executor's log so far ({@code work/APP/N/stderr} of each Worker), one after another. */
+  public String executorLogs() throws IOException {
+    StringBuilder all = new StringBuilder();
+    for (int i = 0; i < workers.size(); i++) {
+      try (var files = Files.find(workerDir(i).resolve("work"), 3, (f, a) -> f.getFileName().toString().equals("stderr"))) {
+        for (Path f : files.toList()) {
+          all.append(Files.readString(f, StandardCharsets.UTF_8));
+        }
+      }
+    }
+    return all.toString();
+  }
+
   private Path workerDir(int i) {
     return dir.resolve("worker-" + i);
   }

@@ -178,13 +178,27 @@ class ShuffleClusterMetricsTest {
   void readAndWriteMetricsAreThoseOfSparksOwnShuffle() throws Exception {
     Figures spark;
     Figures ours;
+    Figures threaded;
+    String logs;
     try (StandaloneCluster cluster = ShuffleCluster.twoWorkers(tmp).start()) {
       // Spark's reducers read the blocks of another executor on their host from its disk unless told
       // not to; here, as ours, they fetch them over the network (its Netty block transfer service).
       spark = runOn(cluster, "shuffle-metrics-spark",
           Map.of("spark.shuffle.manager", "sort", "spark.shuffle.readHostLocalDisk", "false"));
       ours = runOn(cluster, "shuffle-metrics-gpudirect", Map.of());
+      threaded = runOn(cluster, "shuffle-metrics-threaded", Map.of(ExecutorShuffle.WRITE_THREADS, "3"));
+      logs = cluster.executorLogs();
     }
+    // The writer threads write the blocks Spark's writer writes, byte for byte, and the same metrics.
+    assertTrue(logs.contains("writes map tasks' partitions on 3 threads"), "the threaded writer ran");
+    String threads = "\n  threaded: " + threaded.totals + "\n  Spark's:  " + spark.totals;
+    assertEquals(spark.rows, threaded.rows, "rows, threaded writer");
+    assertEquals(spark.totals.bytesWritten, threaded.totals.bytesWritten, "bytes written, threaded writer" + threads);
+    assertEquals(spark.totals.recordsWritten, threaded.totals.recordsWritten, "records written, threaded writer" + threads);
+    assertEquals(spark.totals.remoteBytes + spark.totals.localBytes,
+        threaded.totals.remoteBytes + threaded.totals.localBytes, "bytes read, threaded writer" + threads);
+    assertEquals(spark.aqeRows, threaded.aqeRows, "rows with AQE, threaded writer");
+    assertEquals(spark.aqeSizes, threaded.aqeSizes, "AQE's map output statistics, threaded writer");
     Totals s = spark.totals;
     Totals o = ours.totals;
     String both = "\n  gpudirect: " + o + "\n  Spark's:   " + s;

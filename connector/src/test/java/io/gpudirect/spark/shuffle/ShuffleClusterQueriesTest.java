@@ -124,4 +124,20 @@ class ShuffleClusterQueriesTest {
       assertEquals(Set.of("tcp"), cluster.bytesFetchedByTransport().keySet(), "transport=auto, no RDMA here");
     }
   }
+
+  /**
+   * The same queries with the map outputs written on the executors' writer threads: the SQL
+   * exchanges (Spark's row serializer) and groupByKey (Java serialization of pairs) are the bypass
+   * writer's shuffles; reduceByKey's map-side combine and sortByKey's keep Spark's writers.
+   */
+  @Test
+  void queriesGiveTheRowsOfSparksOwnShuffleWithTheThreadedWriter() throws Exception {
+    Map<String, List<String>> expected = rowsOfSparksOwnShuffle();
+    try (ShuffleCluster cluster = ShuffleCluster.start("gpudirect-shuffle-threaded-writer", tmp,
+        Map.of(ExecutorShuffle.WRITE_THREADS, "2"))) {
+      assertSameRows(expected, cluster);
+      assertTrue(cluster.cluster.executorLogs().contains("writes map tasks' partitions on 2 threads"),
+          "the threaded writer ran");
+    }
+  }
 }

@@ -45,11 +45,12 @@ class ShuffleTransportTest {
     SparkConf transport = new SparkConf(false).set("spark.gpudirect.shuffle.transport", "infiniband");
     e = assertThrows(GpuDirectException.class, () -> new GpuDirectShuffleManager(transport, true));
     assertTrue(e.getMessage().contains("infiniband"), e.getMessage());
-    for (String threads : new String[] {"-1", "257", "four"}) {
-      SparkConf decode = new SparkConf(false).set("spark.gpudirect.shuffle.decodeThreads", threads);
-      e = assertThrows(GpuDirectException.class, () -> new GpuDirectShuffleManager(decode, true));
-      assertTrue(e.getMessage().contains("spark.gpudirect.shuffle.decodeThreads") && e.getMessage().contains(threads),
-          e.getMessage());
+    for (String key : new String[] {"spark.gpudirect.shuffle.decodeThreads", "spark.gpudirect.shuffle.writeThreads"}) {
+      for (String threads : new String[] {"-1", "257", "four"}) {
+        SparkConf bad = new SparkConf(false).set(key, threads);
+        e = assertThrows(GpuDirectException.class, () -> new GpuDirectShuffleManager(bad, true));
+        assertTrue(e.getMessage().contains(key) && e.getMessage().contains(threads), e.getMessage());
+      }
     }
   }
 
