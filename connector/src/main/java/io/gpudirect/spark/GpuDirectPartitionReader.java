@@ -41,14 +41,6 @@ final class GpuDirectPartitionReader<T> implements PartitionReader<T> {
 
   @Override
   public boolean next() throws IOException {
-    try {
-      return advance();
-    } finally {
-      countInputBytes();
-    }
-  }
-
-  private boolean advance() throws IOException {
     while (true) {
       if (current == null) {
         if (!slices.hasNext()) {
@@ -56,11 +48,13 @@ final class GpuDirectPartitionReader<T> implements PartitionReader<T> {
         }
         slice = slices.next();
         current = guard(() -> opener.open(slice));
+        countInputBytes(); // a GPU decode fetched its slice as it opened it
       }
       if (guard(current::next)) {
         return true;
       }
       closeCurrent();
+      countInputBytes();
     }
   }
 
@@ -68,7 +62,8 @@ final class GpuDirectPartitionReader<T> implements PartitionReader<T> {
    * Brings this thread's count in the gpudirect scheme's Hadoop statistics up to the bytes this
    * partition fetched. Spark sets a task's input bytes from those statistics alone; reads
    * through the Hadoop streams count there themselves, but a GPU decode fetches through its own
-   * source, and its bytes showed as "input 0 B" for 180 M rows.
+   * source, and its bytes showed as "input 0 B" for 180 M rows. Once a slice, not once a row:
+   * Spark reads the statistics every thousand rows and at the end.
    */
   private void countInputBytes() {
     long fetched = TaskFetchCounters.bytes() - startBytes;
