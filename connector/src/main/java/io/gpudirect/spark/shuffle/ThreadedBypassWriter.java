@@ -53,14 +53,17 @@ import scala.reflect.ClassTag$;
  * partition's staging bytes, since a record may be an object the iterator reuses or frees at its
  * next step (Spark SQL's rows are not copied for a sort-based manager; the plugin closes a
  * device batch once the next is asked for); whole chunks of serialized bytes go to the
- * partition's writer thread, which compresses and writes them in order. The bytes handed over
- * and not yet written are bounded ({@link #IN_FLIGHT}), so a slow disk holds the task back
- * rather than the heap filling.
+ * partition's writer thread, which compresses and writes them in order. The bytes staged, and
+ * those handed over and not yet written, are bounded ({@link #IN_FLIGHT} each), so a slow disk
+ * holds the task back rather than the heap filling.
  */
 final class ThreadedBypassWriter<K, V> extends ShuffleWriter<K, V> implements ShuffleChecksumSupport {
-  /** Serialized bytes of one partition handed to its writer thread at once. */
+  /** Serialized bytes of one partition handed to its writer thread at once, at most. */
   static final int CHUNK = 256 << 10;
-  /** Serialized bytes of one task handed over and not yet written. */
+  /**
+   * Serialized bytes of one task handed over and not yet written, at most; and, divided among its
+   * partitions, staged and not yet handed over (a chunk of 32 KiB up to {@link #CHUNK} each).
+   */
   static final int IN_FLIGHT = 32 << 20;
   private static final ClassTag<Object> ANY = ClassTag$.MODULE$.Any();
 
@@ -184,6 +187,7 @@ final class ThreadedBypassWriter<K, V> extends ShuffleWriter<K, V> implements Sh
       lanes.add(new Lane(i, serializer));
     }
     metrics.incWriteTime(System.nanoTime() - opening);
+    int chunk = Math.max(32 << 10, Math.min(CHUNK, IN_FLIGHT / partitions));
     long count = 0;
     try {
       while (records.hasNext() && failure.get() == null) {
@@ -192,7 +196,7 @@ final class ThreadedBypassWriter<K, V> extends ShuffleWriter<K, V> implements Sh
         lane.records.writeKey(record._1(), ANY);
         lane.records.writeValue(record._2(), ANY);
         count++;
-        if (lane.staging.count >= CHUNK) {
+        if (lane.staging.count >= chunk) {
           lane.handOver();
         }
       }
@@ -339,7 +343,7 @@ final class ThreadedBypassWriter<K, V> extends ShuffleWriter<K, V> implements Sh
     }
 
     void reset() {
-      buffer = new byte[Math.min(Math.max(8192, buffer.length), CHUNK * 2)];
+      buffer = new byte[Math.min(buffer.length, CHUNK * 2)];
       count = 0;
     }
   }

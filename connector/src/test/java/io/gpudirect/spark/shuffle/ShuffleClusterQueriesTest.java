@@ -116,28 +116,25 @@ class ShuffleClusterQueriesTest {
         + cluster.remoteBlocksFetched.get() + " (local: " + cluster.localBlocksFetched.get() + ")");
   }
 
+  /**
+   * Two applications on one cluster: Spark's own writers, then the map outputs written on the
+   * executors' writer threads ({@link ThreadedBypassWriter}), whose shuffles here are the SQL
+   * exchanges (Spark's row serializer) and groupByKey's (Java serialization of pairs); reduceByKey's
+   * map-side combine and sortByKey's keep Spark's writers.
+   */
   @Test
   void queriesGiveTheRowsOfSparksOwnShuffle() throws Exception {
     Map<String, List<String>> expected = rowsOfSparksOwnShuffle();
-    try (ShuffleCluster cluster = ShuffleCluster.start("gpudirect-shuffle-queries", tmp, Map.of())) {
-      assertSameRows(expected, cluster);
-      assertEquals(Set.of("tcp"), cluster.bytesFetchedByTransport().keySet(), "transport=auto, no RDMA here");
-    }
-  }
-
-  /**
-   * The same queries with the map outputs written on the executors' writer threads: the SQL
-   * exchanges (Spark's row serializer) and groupByKey (Java serialization of pairs) are the bypass
-   * writer's shuffles; reduceByKey's map-side combine and sortByKey's keep Spark's writers.
-   */
-  @Test
-  void queriesGiveTheRowsOfSparksOwnShuffleWithTheThreadedWriter() throws Exception {
-    Map<String, List<String>> expected = rowsOfSparksOwnShuffle();
-    try (ShuffleCluster cluster = ShuffleCluster.start("gpudirect-shuffle-threaded-writer", tmp,
-        Map.of(ExecutorShuffle.WRITE_THREADS, "2"))) {
-      assertSameRows(expected, cluster);
-      assertTrue(cluster.cluster.executorLogs().contains("writes map tasks' partitions on 2 threads"),
-          "the threaded writer ran");
+    try (StandaloneCluster on = ShuffleCluster.twoWorkers(tmp).start()) {
+      try (ShuffleCluster cluster = ShuffleCluster.on(on, "gpudirect-shuffle-queries", Map.of())) {
+        assertSameRows(expected, cluster);
+        assertEquals(Set.of("tcp"), cluster.bytesFetchedByTransport().keySet(), "transport=auto, no RDMA here");
+      }
+      try (ShuffleCluster cluster = ShuffleCluster.on(on, "gpudirect-shuffle-threaded-writer",
+          Map.of(ExecutorShuffle.WRITE_THREADS, "2"))) {
+        assertSameRows(expected, cluster);
+      }
+      assertTrue(on.executorLogs().contains("writes map tasks' partitions on 2 threads"), "the threaded writer ran");
     }
   }
 }
