@@ -6,11 +6,11 @@ import org.apache.spark.SparkConf;
 import org.apache.spark.SparkEnv;
 import org.apache.spark.TaskContext;
 import org.apache.spark.shuffle.BaseShuffleHandle;
+import org.apache.spark.shuffle.ShuffleDataIOUtils;
 import org.apache.spark.shuffle.ShuffleHandle;
 import org.apache.spark.shuffle.ShuffleReadMetricsReporter;
 import org.apache.spark.shuffle.ShuffleReader;
 import org.apache.spark.shuffle.ShuffleWriteMetricsReporter;
-import org.apache.spark.shuffle.ShuffleDataIOUtils;
 import org.apache.spark.shuffle.ShuffleWriter;
 import org.apache.spark.shuffle.api.ShuffleExecutorComponents;
 import org.apache.spark.shuffle.sort.BypassMergeSortShuffleHandle;
@@ -29,7 +29,10 @@ import org.slf4j.LoggerFactory;
  * 771 MiB repartition and 7% of its map phase while this one held Spark's. Each executor
  * serves its own map outputs through a gpudirect server, started at its first map task and named
  * in its map statuses; reducers fetch the other executors' blocks from those servers
- * ({@link GpuDirectShuffleReader}) and read their own from disk. Settings it cannot honour
+ * ({@link GpuDirectShuffleReader}) and read their own from disk. With
+ * {@code spark.gpudirect.shuffle.writeThreads} set, a shuffle Spark would write with its bypass
+ * writer is written by {@link ThreadedBypassWriter}, Spark's parts on the executor's threads.
+ * Settings it cannot honour
  * (the external shuffle service, push-based shuffle, RPC encryption without the shuffle's TLS) are
  * refused at start.
  */
@@ -58,13 +61,13 @@ public final class GpuDirectShuffleManager extends SortShuffleManager {
     int port = executor.serverPort();
     // Spark's writer is made either way: making it records the map output for the shuffle's
     // clean-up, and writes nothing until asked to.
-    ShuffleWriter<K, V> spark = super.getWriter(handle, mapId, context, metrics);
+    ShuffleWriter<K, V> writer = super.getWriter(handle, mapId, context, metrics);
     if (executor.writeThreads() > 0 && handle instanceof BypassMergeSortShuffleHandle<?, ?> bypass) {
       SparkEnv env = SparkEnv.get();
-      spark = new ThreadedBypassWriter<>(env.blockManager(), (ShuffleDependency<K, V, V>) bypass.dependency(), mapId,
+      writer = new ThreadedBypassWriter<>(env.blockManager(), (ShuffleDependency<K, V, V>) bypass.dependency(), mapId,
           metrics, executorComponents(), executor.writers(), env.conf());
     }
-    return new LocatingShuffleWriter<>(spark, port);
+    return new LocatingShuffleWriter<>(writer, port);
   }
 
   /** Spark's shuffle data I/O for this executor, made as Spark's manager makes its own (whose is private). */
