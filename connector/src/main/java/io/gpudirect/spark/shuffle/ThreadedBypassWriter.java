@@ -3,13 +3,14 @@ package io.gpudirect.spark.shuffle;
 import java.io.File;
 import java.io.FileInputStream;
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.io.OutputStream;
-import java.nio.channels.FileChannel;
-import java.nio.channels.WritableByteChannel;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Future;
 import java.util.concurrent.Semaphore;
@@ -33,6 +34,7 @@ import org.apache.spark.storage.BlockManager;
 import org.apache.spark.storage.DiskBlockObjectWriter;
 import org.apache.spark.storage.FileSegment;
 import org.apache.spark.storage.TempShuffleBlockId;
+import org.apache.spark.util.Utils;
 import scala.Option;
 import scala.Product2;
 import scala.Tuple2;
@@ -118,9 +120,8 @@ final class ThreadedBypassWriter<K, V> extends ShuffleWriter<K, V> implements Sh
 
     /** Hands the staged bytes to this partition's thread, waiting while too many are in flight. */
     void handOver() throws InterruptedException {
-      byte[] bytes = staging.buffer;
       int length = staging.count;
-      staging.reset();
+      byte[] bytes = staging.take();
       if (length == 0) {
         return;
       }
@@ -205,7 +206,7 @@ final class ThreadedBypassWriter<K, V> extends ShuffleWriter<K, V> implements Sh
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      throw new java.io.InterruptedIOException("Interrupted while writing map output " + mapId);
+      throw new InterruptedIOException("Interrupted while writing map output " + mapId);
     } finally {
       awaitLanes();
     }
@@ -230,7 +231,7 @@ final class ThreadedBypassWriter<K, V> extends ShuffleWriter<K, V> implements Sh
           break;
         } catch (InterruptedException e) {
           interrupted = true;
-        } catch (java.util.concurrent.ExecutionException e) {
+        } catch (ExecutionException e) {
           failure.compareAndSet(null, e.getCause());
           break;
         }
@@ -265,7 +266,7 @@ final class ThreadedBypassWriter<K, V> extends ShuffleWriter<K, V> implements Sh
         try (FileInputStream in = new FileInputStream(file)) {
           if (channel.isPresent()) {
             try (WritableByteChannelWrapper wrapper = channel.get()) {
-              transfer(in.getChannel(), wrapper.channel());
+              Utils.copyFileStreamNIO(in.getChannel(), wrapper.channel(), 0, in.getChannel().size());
             }
           } else {
             try (OutputStream out = partition.openStream()) {
@@ -282,14 +283,6 @@ final class ThreadedBypassWriter<K, V> extends ShuffleWriter<K, V> implements Sh
     return output.commitAllPartitions(getChecksumValues(checksums)).getPartitionLengths();
   }
 
-  private static void transfer(FileChannel in, WritableByteChannel out) throws IOException {
-    long size = in.size();
-    long done = 0;
-    while (done < size) {
-      done += in.transferTo(done, size - done, out);
-    }
-  }
-
   @Override
   public Option<MapStatus> stop(boolean success) {
     if (stopping) {
@@ -304,11 +297,9 @@ final class ThreadedBypassWriter<K, V> extends ShuffleWriter<K, V> implements Sh
     }
     awaitLanes();
     if (lanes != null) {
-      List<File> left = new ArrayList<>();
       for (Lane lane : lanes) {
-        left.add(lane.writer.revertPartialWritesAndClose());
+        lane.writer.revertPartialWritesAndClose().delete();
       }
-      left.forEach(File::delete);
     }
     return Option.empty();
   }
@@ -318,9 +309,15 @@ final class ThreadedBypassWriter<K, V> extends ShuffleWriter<K, V> implements Sh
     return lengths;
   }
 
-  /** A partition's serialized records, waiting to be handed over; a new array after each hand-over. */
+  /**
+   * A partition's serialized records, waiting to be handed over. Each hand-over takes the array
+   * itself; the next one is made when more bytes come, as large as the last (up to two chunks), so
+   * a partition's last hand-over leaves no array behind.
+   */
   private static final class Staging extends OutputStream {
-    byte[] buffer = new byte[8192];
+    private static final byte[] NONE = new byte[0];
+    private byte[] buffer = NONE;
+    private int capacity = 8192;
     int count;
 
     @Override
@@ -338,13 +335,17 @@ final class ThreadedBypassWriter<K, V> extends ShuffleWriter<K, V> implements Sh
 
     private void ensure(int more) {
       if (count + more > buffer.length) {
-        buffer = java.util.Arrays.copyOf(buffer, Math.max(buffer.length * 2, count + more));
+        buffer = Arrays.copyOf(buffer, Math.max(buffer.length == 0 ? capacity : buffer.length * 2, count + more));
       }
     }
 
-    void reset() {
-      buffer = new byte[Math.min(buffer.length, CHUNK * 2)];
+    /** The staged bytes' array (its first {@link #count} bytes); this is empty after. */
+    byte[] take() {
+      byte[] taken = buffer;
+      capacity = Math.max(8192, Math.min(taken.length, CHUNK * 2));
+      buffer = NONE;
       count = 0;
+      return taken;
     }
   }
 }
