@@ -21,7 +21,10 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Stream;
+import org.apache.spark.scheduler.SparkListener;
+import org.apache.spark.scheduler.SparkListenerTaskEnd;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
@@ -238,10 +241,10 @@ class RapidsPassThroughGpuTest {
   void theDeviceScansBytesAreSparksInputBytes() throws Exception {
     assumeTrue(spark != null);
     String file = PASSED_THROUGH.stream().filter(f -> f.endsWith(".parquet")).sorted().findFirst().orElseThrow();
-    java.util.concurrent.atomic.AtomicLong input = new java.util.concurrent.atomic.AtomicLong();
-    org.apache.spark.scheduler.SparkListener listener = new org.apache.spark.scheduler.SparkListener() {
+    AtomicLong input = new AtomicLong();
+    SparkListener listener = new SparkListener() {
       @Override
-      public void onTaskEnd(org.apache.spark.scheduler.SparkListenerTaskEnd end) {
+      public void onTaskEnd(SparkListenerTaskEnd end) {
         if (end.taskMetrics() != null) {
           input.addAndGet(end.taskMetrics().inputMetrics().bytesRead());
         }
