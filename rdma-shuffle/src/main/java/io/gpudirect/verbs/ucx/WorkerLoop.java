@@ -20,6 +20,10 @@ import org.slf4j.LoggerFactory;
  * {@code progress()}. With nothing to do the thread sleeps in {@code ucp_worker_wait} until
  * the network or {@code ucp_worker_signal} wakes it. Reference counted: a listener's loop lives
  * on while endpoints it accepted do.
+ *
+ * <p>Other threads signal the worker, and the loop's thread closes it at the end: both happen
+ * under this object's lock, so no signal ever reaches a closed worker (whose eventfd may by then
+ * be another file's).
  */
 final class WorkerLoop {
   private static final Logger LOG = LoggerFactory.getLogger(WorkerLoop.class);
@@ -29,6 +33,9 @@ final class WorkerLoop {
   private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
   private int references = 1;
   private volatile boolean stopping;
+  /** Guarded by this: the worker is closed and must not be signalled. */
+  private boolean closed;
+  private long failedWaits;
 
   WorkerLoop(UcpContext context, String name) {
     this.worker = context.newWorker(new UcpWorkerParams());
@@ -47,11 +54,13 @@ final class WorkerLoop {
 
   /** Runs {@code task} on the loop thread, later (never inline, so callers may hold no locks it needs). */
   void execute(Runnable task) {
-    if (stopping) {
-      throw new IllegalStateException("UCX worker " + thread.getName() + " is closed");
+    synchronized (this) {
+      if (stopping || closed) {
+        throw new IllegalStateException("UCX worker " + thread.getName() + " is closed");
+      }
+      tasks.add(task);
+      worker.signal();
     }
-    tasks.add(task);
-    worker.signal();
   }
 
   /** Runs {@code task} on the loop thread and waits for it; inline when already there. */
@@ -97,14 +106,17 @@ final class WorkerLoop {
   }
 
   /** Drops a reference; the last one stops the thread, which then closes the worker. */
-  void release() {
-    synchronized (this) {
-      if (--references > 0) {
-        return;
-      }
+  synchronized void release() {
+    if (references == 0) {
+      throw new IllegalStateException("UCX worker " + thread.getName() + " was released more often than retained");
+    }
+    if (--references > 0) {
+      return;
     }
     stopping = true;
-    worker.signal();
+    if (!closed) {
+      worker.signal();
+    }
   }
 
   private void run() {
@@ -126,7 +138,7 @@ final class WorkerLoop {
           events = 0;
         }
         if (events == 0 && tasks.isEmpty() && !stopping) {
-          worker.waitForEvents();
+          waitForEvents();
         }
       }
       // What closing endpoints left to finish (force-closes, flushes) completes here.
@@ -136,7 +148,27 @@ final class WorkerLoop {
     } catch (Exception e) {
       LOG.warn("UCX worker {} stopped: {}", thread.getName(), e.toString());
     } finally {
-      worker.close();
+      synchronized (this) {
+        closed = true;
+        worker.close();
+      }
+    }
+  }
+
+  /**
+   * Sleeps until the network or a signal wakes the worker. A failed wait must not end the loop:
+   * its endpoints would go silent with references still held. The loop goes on progressing, a
+   * millisecond apart, and says so once.
+   */
+  private void waitForEvents() {
+    try {
+      worker.waitForEvents();
+    } catch (RuntimeException e) {
+      if (failedWaits++ == 0) {
+        LOG.warn("UCX worker {}: waiting for events failed ({}); it polls every millisecond instead",
+            thread.getName(), e.toString());
+      }
+      java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
     }
   }
 }
