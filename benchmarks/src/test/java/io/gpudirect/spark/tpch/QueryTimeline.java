@@ -22,6 +22,8 @@ import scala.collection.JavaConverters;
  */
 final class QueryTimeline extends SparkListener {
   private final long startMs = System.currentTimeMillis();
+  private final HostPressure atStart = HostPressure.now();
+  private HostPressure atEnd;
   private final List<String> events = new ArrayList<>();
   private final List<SparkPlanInfo> plans = new ArrayList<>();
 
@@ -52,6 +54,16 @@ final class QueryTimeline extends SparkListener {
     if (event instanceof SparkListenerSQLAdaptiveExecutionUpdate update) {
       plans.add(update.sparkPlanInfo());
     }
+  }
+
+  /** Marks the query's end, for {@link #host()}: before anything after it (a collection) adds its own. */
+  synchronized void queryEnded() {
+    atEnd = HostPressure.now();
+  }
+
+  /** What the host's kernel did while the query ran ({@link HostPressure}). */
+  synchronized String host() {
+    return HostPressure.between(atStart, atEnd);
   }
 
   /** The jobs and stages as they started and ended, in milliseconds from when this began to listen. */

@@ -41,6 +41,7 @@ final class TpchProfile {
     StringBuilder out = new StringBuilder("planning:");
     JavaConverters.mapAsJavaMap(executed.queryExecution().tracker().phases())
         .forEach((phase, summary) -> out.append(' ').append(phase).append(' ').append(summary.durationMs()).append(" ms"));
+    out.append('\n').append(timeline.host());
     out.append("\n\njobs and stages (from the query's start):\n");
     timeline.events().forEach(e -> out.append("  ").append(e).append('\n'));
     out.append("\nfinal plan:\n");

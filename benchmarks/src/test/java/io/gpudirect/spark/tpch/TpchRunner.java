@@ -168,6 +168,7 @@ final class TpchRunner {
     }
     Run run = new Run((System.nanoTime() - start) / 1e9, (Cpu.processNanos() - cpu) / 1e9,
         (Cpu.processNanos(server) - serverCpu) / 1e9, rows);
+    timeline.queryEnded();
     // Untimed: Spark removes a finished query's shuffle files only when a collection finds them
     // unreachable, so one JVM running the 22 queries at SF 30 kept them all and ran out of the
     // lab's 64 GiB disk. Removing them directly raced with map tasks of stages that adaptive

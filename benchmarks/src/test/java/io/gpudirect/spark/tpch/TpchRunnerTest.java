@@ -76,6 +76,8 @@ class TpchRunnerTest {
       assertTrue(profile.contains("| number of output rows: 60,175"), profile);
       assertTrue(profile.matches("(?s)planning: .*optimization \\d+ ms.*job \\d+ starts.*stage \\d+ ends after \\d+ ms.*"),
           profile);
+      // What the kernel did meanwhile: this JVM's system CPU and the host's direct reclaim (Linux here).
+      assertTrue(profile.matches("(?s).*\nhost: this JVM [0-9.]+ s user, [0-9.]+ s system; direct reclaim \\d+ stalls.*"), profile);
     }
   }
 
