@@ -16,23 +16,31 @@ import java.util.TreeMap;
  * tables, {@code java.io.tmpdir}/gpudirect-tpch), {@code .rapids} ("auto": the RAPIDS Accelerator
  * when its jar is on the class path; "off"), {@code .master} ("local[*]"), {@code .out} (the
  * result file, tpch-sf&lt;SF&gt;.json), {@code .profile} (a folder: per query, side and timed round, such as
- * q9-local-r2.txt, its stages and final plan with its SQL metrics; none when unset). Spark settings come as {@code -Dspark.*}.
+ * q9-local-r2.txt, its stages and final plan with its SQL metrics; none when unset), {@code .sitting} (1: which
+ * of several sittings this is, below). Spark settings come as {@code -Dspark.*}.
  *
  * <p>A scale factor too large for one sitting (SF 30 on the GPU lab, whose commands end after 10
  * minutes) runs in several, on a machine that stays up between them: the tables are made once and
  * reused ({@link TpchDataset}), each sitting warms up at a small {@code warmupSf} and times a round
  * or two, and {@link TpchMerge} joins their result files; docs/benchmarks.md ("TPC-H") gives the commands.
+ * Each sitting says which it is: an even one starts each query with the other side than an odd one
+ * does, so that over the sittings a query's first run (which pays for what the last query left,
+ * such as its shuffle files' writeback) falls to each side alike.
  *
  * @param sparkConf settings over the session's defaults: the {@code -Dspark.*} given, so that the
  *     result file records them ({@link TpchSettings})
  */
 record TpchOptions(double scaleFactor, int rounds, int warmups, double warmupScaleFactor, List<Query> queries,
-    Path dataDir, boolean rapids, String master, Path resultFile, Optional<Path> profileDir, Map<String, String> sparkConf) {
+    Path dataDir, boolean rapids, String master, Path resultFile, Optional<Path> profileDir, int sitting,
+    Map<String, String> sparkConf) {
 
   TpchOptions {
     if (rounds < 1 || warmups < 0) {
       throw new IllegalArgumentException("TPC-H rounds " + rounds + " and warm-ups " + warmups
           + ": at least one timed round (gpudirect.tpch.rounds), and no negative warm-ups (gpudirect.tpch.warmups)");
+    }
+    if (sitting < 1) {
+      throw new IllegalArgumentException("gpudirect.tpch.sitting=" + sitting + ": 1 for the first sitting, 2 for the second, ...");
     }
     if (!(warmupScaleFactor > 0)) {
       throw new IllegalArgumentException("gpudirect.tpch.warmupSf=" + warmupScaleFactor + ": a scale factor above 0");
@@ -63,14 +71,24 @@ record TpchOptions(double scaleFactor, int rounds, int warmups, double warmupSca
         System.getProperty("gpudirect.tpch.master", "local[*]"),
         Path.of(System.getProperty("gpudirect.tpch.out", "tpch-sf" + TpchDataset.scaleName(sf) + ".json")),
         Optional.ofNullable(System.getProperty("gpudirect.tpch.profile")).map(Path::of),
+        whole(number("gpudirect.tpch.sitting", "1"), "gpudirect.tpch.sitting"),
         spark);
   }
 
   private static int whole(double value, String property) {
     if (value != Math.rint(value)) {
-      throw new IllegalArgumentException(property + "=" + value + ": a whole number of rounds");
+      throw new IllegalArgumentException(property + "=" + value + ": a whole number");
     }
     return (int) value;
+  }
+
+  /**
+   * Whether {@code query} (its index among the run's) runs first on the reference's side in
+   * {@code round}: alternating from query to query and round to round, and the other way in an even
+   * sitting.
+   */
+  boolean localFirst(int round, int query) {
+    return (round + query + sitting - 1) % 2 == 0;
   }
 
   private static double number(String property, String otherwise) {
