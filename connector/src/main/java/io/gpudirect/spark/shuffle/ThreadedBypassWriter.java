@@ -6,10 +6,10 @@ import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.io.OutputStream;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Future;
@@ -52,15 +52,20 @@ import scala.reflect.ClassTag$;
  * joins the partitions' files into the map output and its index, and the map status.
  *
  * <p>The task's thread pulls the records, partitions them and serializes each into its
- * partition's staging bytes, since a record may be an object the iterator reuses or frees at its
+ * partition's staging chunk, since a record may be an object the iterator reuses or frees at its
  * next step (Spark SQL's rows are not copied for a sort-based manager; the plugin closes a
- * device batch once the next is asked for); whole chunks of serialized bytes go to the
- * partition's writer thread, which compresses and writes them in order. The bytes staged, and
- * those handed over and not yet written, are bounded ({@link #IN_FLIGHT} each), so a slow disk
- * holds the task back rather than the heap filling.
+ * device batch once the next is asked for); each full chunk goes to the partition's writer
+ * thread, which compresses and writes the chunks in order and gives them back for the task's
+ * next bytes. The bytes staged, and those handed over and not yet written, are bounded
+ * ({@link #IN_FLIGHT} each), so a slow disk holds the task back rather than the heap filling.
  */
 final class ThreadedBypassWriter<K, V> extends ShuffleWriter<K, V> implements ShuffleChecksumSupport {
-  /** Serialized bytes of one partition handed to its writer thread at once, at most. */
+  /**
+   * Serialized bytes of one partition handed to its writer thread at once, at most: a quarter of
+   * G1's smallest region, so that no chunk is a humongous object. (The chunks of 2026-12-06's
+   * first form grew past their 256 KiB to 512 KiB arrays, half of the 1 MiB regions of an
+   * executor's 1.5 GiB heap: every hand-over was a humongous allocation.)
+   */
   static final int CHUNK = 256 << 10;
   /**
    * Serialized bytes of one task handed over and not yet written, at most; and, divided among its
@@ -78,6 +83,10 @@ final class ThreadedBypassWriter<K, V> extends ShuffleWriter<K, V> implements Sh
   private final SparkConf conf;
   private final Semaphore inFlight = new Semaphore(IN_FLIGHT);
   private final AtomicReference<Throwable> failure = new AtomicReference<>();
+  /** Chunks the writer threads have written, for the next bytes: a task makes as many as it holds at once. */
+  private final ConcurrentLinkedQueue<byte[]> spareChunks = new ConcurrentLinkedQueue<>();
+  /** The size of this task's chunks: {@link #CHUNK}, less where many partitions share {@link #IN_FLIGHT}. */
+  private int chunkSize;
   private List<Lane> lanes;
   private Checksum[] checksums;
   private long[] lengths;
@@ -98,7 +107,7 @@ final class ThreadedBypassWriter<K, V> extends ShuffleWriter<K, V> implements Sh
 
   /** One reduce partition: its staged bytes, its serializer's stream over them, its Spark writer and thread. */
   private final class Lane {
-    final Staging staging = new Staging();
+    final Staging staging = new Staging(this);
     final SerializationStream records;
     final DiskBlockObjectWriter writer;
     final ShuffleWriteMetrics written = new ShuffleWriteMetrics();
@@ -118,32 +127,30 @@ final class ThreadedBypassWriter<K, V> extends ShuffleWriter<K, V> implements Sh
       thread = threads[(int) Math.floorMod(partition + mapId, (long) threads.length)];
     }
 
-    /** Hands the staged bytes to this partition's thread, waiting while too many are in flight. */
-    void handOver() throws InterruptedException {
-      int length = staging.count;
-      byte[] bytes = staging.take();
-      if (length == 0) {
-        return;
-      }
-      int permits = Math.min(length, IN_FLIGHT);
-      inFlight.acquire(permits);
+    /**
+     * Hands the first {@code length} bytes of {@code chunk} to this partition's thread, waiting
+     * while too many are in flight; the chunk comes back to the spares once written.
+     */
+    void handOver(byte[] chunk, int length) throws InterruptedException {
+      inFlight.acquire(length);
       last = thread.submit(() -> {
         try {
           if (failure.get() == null) {
-            writer.write(bytes, 0, length);
+            writer.write(chunk, 0, length);
           }
         } catch (Throwable t) {
           failure.compareAndSet(null, t);
         } finally {
-          inFlight.release(permits);
+          spareChunks.add(chunk);
+          inFlight.release(length);
         }
       });
     }
 
     /** Closes the records' stream (its last bytes handed over) and commits the file on the thread. */
-    void finish() throws InterruptedException, IOException {
+    void finish() throws IOException {
       records.close();
-      handOver();
+      staging.handOverRest();
       last = thread.submit(() -> {
         try {
           if (failure.get() == null) {
@@ -183,12 +190,12 @@ final class ThreadedBypassWriter<K, V> extends ShuffleWriter<K, V> implements Sh
   private void partitionOnThisThread(Iterator<Product2<K, V>> records, int partitions) throws IOException {
     long opening = System.nanoTime();
     SerializerInstance serializer = dependency.serializer().newInstance();
+    chunkSize = Math.max(32 << 10, Math.min(CHUNK, IN_FLIGHT / partitions));
     lanes = new ArrayList<>(partitions);
     for (int i = 0; i < partitions; i++) {
       lanes.add(new Lane(i, serializer));
     }
     metrics.incWriteTime(System.nanoTime() - opening);
-    int chunk = Math.max(32 << 10, Math.min(CHUNK, IN_FLIGHT / partitions));
     long count = 0;
     try {
       while (records.hasNext() && failure.get() == null) {
@@ -197,16 +204,10 @@ final class ThreadedBypassWriter<K, V> extends ShuffleWriter<K, V> implements Sh
         lane.records.writeKey(record._1(), ANY);
         lane.records.writeValue(record._2(), ANY);
         count++;
-        if (lane.staging.count >= chunk) {
-          lane.handOver();
-        }
       }
       for (Lane lane : lanes) {
         lane.finish();
       }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new InterruptedIOException("Interrupted while writing map output " + mapId);
     } finally {
       awaitLanes();
     }
@@ -310,42 +311,72 @@ final class ThreadedBypassWriter<K, V> extends ShuffleWriter<K, V> implements Sh
   }
 
   /**
-   * A partition's serialized records, waiting to be handed over. Each hand-over takes the array
-   * itself; the next one is made when more bytes come, as large as the last (up to two chunks), so
-   * a partition's last hand-over leaves no array behind.
+   * A partition's serialized records, in a chunk of the task's chunk size: each full chunk is
+   * handed to the partition's thread whole, and the next bytes go into a spare one (or a new one
+   * while none has come back), so a task allocates the chunks it holds at once, not one per
+   * hand-over, and none grows.
    */
-  private static final class Staging extends OutputStream {
-    private static final byte[] NONE = new byte[0];
-    private byte[] buffer = NONE;
-    private int capacity = 8192;
-    int count;
+  private final class Staging extends OutputStream {
+    private final Lane lane;
+    private byte[] chunk;
+    private int count;
 
-    @Override
-    public void write(int b) {
-      ensure(1);
-      buffer[count++] = (byte) b;
+    Staging(Lane lane) {
+      this.lane = lane;
     }
 
     @Override
-    public void write(byte[] b, int off, int len) {
-      ensure(len);
-      System.arraycopy(b, off, buffer, count, len);
-      count += len;
-    }
-
-    private void ensure(int more) {
-      if (count + more > buffer.length) {
-        buffer = Arrays.copyOf(buffer, Math.max(buffer.length == 0 ? capacity : buffer.length * 2, count + more));
+    public void write(int b) throws IOException {
+      room();
+      chunk[count++] = (byte) b;
+      if (count == chunk.length) {
+        handOver();
       }
     }
 
-    /** The staged bytes' array (its first {@link #count} bytes); this is empty after. */
-    byte[] take() {
-      byte[] taken = buffer;
-      capacity = Math.max(8192, Math.min(taken.length, CHUNK * 2));
-      buffer = NONE;
+    @Override
+    public void write(byte[] b, int off, int len) throws IOException {
+      while (len > 0) {
+        room();
+        int n = Math.min(len, chunk.length - count);
+        System.arraycopy(b, off, chunk, count, n);
+        count += n;
+        off += n;
+        len -= n;
+        if (count == chunk.length) {
+          handOver();
+        }
+      }
+    }
+
+    private void room() {
+      if (chunk == null) {
+        byte[] spare = spareChunks.poll();
+        chunk = spare != null ? spare : new byte[chunkSize];
+      }
+    }
+
+    /** The partition's last bytes, after its records' stream is closed. */
+    void handOverRest() throws IOException {
+      if (count > 0) {
+        handOver();
+      } else if (chunk != null) {
+        spareChunks.add(chunk);
+        chunk = null;
+      }
+    }
+
+    private void handOver() throws IOException {
+      byte[] full = chunk;
+      int length = count;
+      chunk = null;
       count = 0;
-      return taken;
+      try {
+        lane.handOver(full, length);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new InterruptedIOException("Interrupted while writing map output " + mapId);
+      }
     }
   }
 }
