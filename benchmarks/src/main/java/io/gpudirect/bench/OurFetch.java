@@ -32,9 +32,18 @@ final class OurFetch {
     }
   }
 
+  /** The bytes a run holds at once: two pieces, each filled whole before it is asked for again. */
+  static long heldBytes(long fileBytes) {
+    return 2L * piece(fileBytes);
+  }
+
+  private static int piece(long fileBytes) {
+    return (int) Math.min(fileBytes, Long.getLong("gpudirect.bench.piece", 32L << 20));
+  }
+
   /** As above, through {@code client}, which stays open: a client a process keeps, as an executor does. */
   static Measurement run(BlockClient client, String path, long fileBytes, double seconds) throws Exception {
-    int piece = (int) Math.min(fileBytes, Long.getLong("gpudirect.bench.piece", 32L << 20));
+    int piece = piece(fileBytes);
     try (BufferAllocator allocator = BufferAllocator.root().newChildAllocator("bench-fetch", 2L * piece);
          HostBuffer a = allocator.allocate(piece);
          HostBuffer b = allocator.allocate(piece)) {

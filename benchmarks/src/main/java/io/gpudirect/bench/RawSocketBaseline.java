@@ -30,6 +30,21 @@ final class RawSocketBaseline {
 
   /** As {@link #stream(Path, int, double)}, each reader discarding into {@code readBuffer} bytes. */
   static Measurement stream(Path file, int streams, double seconds, int readBuffer) throws Exception {
+    return stream(file, streams, seconds, readBuffer, 1);
+  }
+
+  /**
+   * As {@link #stream(Path, int, double)}, the readers keeping their bytes as a reader that hands
+   * them on must: together they fill {@code heldBytes} of buffers (4 MiB each, each stream its share),
+   * one after another, each whole before the next, so the bytes land in memory that left the
+   * caches since its last turn, where one 4 MiB buffer a reader stays in them.
+   */
+  static Measurement streamKeeping(Path file, int streams, double seconds, long heldBytes) throws Exception {
+    return stream(file, streams, seconds, READ_BUFFER, (int) Math.max(1, heldBytes / streams / READ_BUFFER));
+  }
+
+  private static Measurement stream(Path file, int streams, double seconds, int readBuffer, int buffersPerReader)
+      throws Exception {
     try (ServerSocketChannel listener = ServerSocketChannel.open()) {
       listener.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
       List<Thread> senders = new ArrayList<>();
@@ -48,7 +63,7 @@ final class RawSocketBaseline {
         return Measurement.of(() -> {
           List<Thread> readers = new ArrayList<>();
           for (SocketChannel c : clients) {
-            Thread t = new Thread(() -> received.addAndGet(drain(c, deadline, readBuffer)), "raw-reader");
+            Thread t = new Thread(() -> received.addAndGet(drain(c, deadline, readBuffer, buffersPerReader)), "raw-reader");
             t.start();
             readers.add(t);
           }
@@ -82,16 +97,22 @@ final class RawSocketBaseline {
     }
   }
 
-  private static long drain(SocketChannel in, long deadline, int readBuffer) {
-    ByteBuffer buf = ByteBuffer.allocateDirect(readBuffer);
+  private static long drain(SocketChannel in, long deadline, int readBuffer, int buffers) {
+    ByteBuffer[] bufs = new ByteBuffer[buffers];
+    for (int b = 0; b < buffers; b++) {
+      bufs[b] = ByteBuffer.allocateDirect(readBuffer);
+    }
     long total = 0;
     try {
-      while (System.nanoTime() < deadline) {
-        int n = in.read(buf.clear());
+      for (int b = 0; System.nanoTime() < deadline; b = (b + 1) % buffers) {
+        ByteBuffer buf = bufs[b].clear();
+        int n = 0;
+        while (buf.hasRemaining() && System.nanoTime() < deadline && (n = in.read(buf)) >= 0) {
+          total += n;
+        }
         if (n < 0) {
           break;
         }
-        total += n;
       }
     } catch (IOException e) {
       throw new IllegalStateException("Raw socket baseline failed: " + e, e);

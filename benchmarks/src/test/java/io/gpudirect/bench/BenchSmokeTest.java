@@ -91,6 +91,9 @@ class BenchSmokeTest {
         && lines.get(0).contains("p99 us") && lines.get(0).contains("ratio"), table);
     assertTrue(lines.stream().anyMatch(l -> l.startsWith("fetch: ours, 1 stream ")), table);
     assertTrue(lines.stream().anyMatch(l -> l.startsWith("fetch: ours, 4 streams ")), table);
+    // The reference that keeps its bytes in as much memory as ours, beside the one that discards them.
+    assertTrue(lines.stream().anyMatch(l -> l.startsWith("fetch: raw socket (sendfile), 4 streams, keeping its bytes ")), table);
+    assertTrue(table.contains("against the raw socket keeping its bytes in as much memory as ours: "), table);
     assertTrue(lines.stream().anyMatch(l -> l.startsWith("latency: ours, 4 KiB")), table);
     assertTrue(table.contains("# date: ") && table.contains("# method: "), table);
   }
