@@ -13,7 +13,8 @@ import java.nio.file.Path;
  * <p>Arguments: streams chunkBytes checksums(true|false) seconds fileSize [latency|pingpong|raw].
  * With "latency" as the sixth argument it runs 4 KiB reads at random offsets instead (after
  * 2 s of them untimed, for the JIT); with "pingpong", the raw socket ping-pong that is their
- * reference; with "raw", the raw socket baseline reading into buffers of chunkBytes.
+ * reference; with "raw", the raw socket baseline reading into buffers of chunkBytes; with
+ * "rawkept", the raw socket keeping its bytes in as much memory as our fetch holds.
  * {@code -Dgpudirect.bench.warmup=SECONDS} runs the same first, untimed (default 0): a run
  * after it shows what a process the JIT has finished with pays per byte, as a long-lived
  * executor or server does; the JIT's compile time during the timed run is printed.
@@ -35,7 +36,8 @@ public final class FetchProfile {
     double seconds = Double.parseDouble(args[3]);
     long size = Sizes.parse(args[4]);
     boolean latency = args.length > 5 && args[5].equals("latency");
-    boolean raw = args.length > 5 && args[5].equals("raw");
+    boolean raw = args.length > 5 && args[5].startsWith("raw");
+    boolean kept = args.length > 5 && args[5].equals("rawkept");
     boolean pingPong = args.length > 5 && args[5].equals("pingpong");
     Path dir = Files.createTempDirectory("gpudirect-profile");
     Path file = dir.resolve("fetch.bin");
@@ -55,7 +57,8 @@ public final class FetchProfile {
           }
           long compiling = compileMillis();
           ThreadCpu roles = new ThreadCpu();
-          Measurement m = RawSocketBaseline.stream(file, streams, seconds, chunk);
+          Measurement m = kept ? RawSocketBaseline.streamKeeping(file, streams, seconds, OurFetch.heldBytes(size))
+              : RawSocketBaseline.stream(file, streams, seconds, chunk);
           System.out.printf("raw bytes=%d seconds=%.2f gbit=%.2f cpuPerGB=%.3f jitMillis=%d%n", m.bytes(), m.seconds(), m.gbitPerSecond(), m.cpuSecondsPerGb(), compileMillis() - compiling);
           roles.secondsByRole().forEach((role, cpu) -> System.out.printf("  cpu %-40s %6.3f s/GB%n", role, cpu / (m.bytes() / 1e9)));
         } else if (latency) {
