@@ -11,6 +11,7 @@ import java.io.File;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -87,6 +88,23 @@ final class ExecutorShuffle implements AutoCloseable {
     return n;
   }
 
+  /**
+   * Why {@code writeThreads} writer threads are too few for this executor's task slots, or
+   * empty: where fewer threads compress than tasks feed them, the map phase waits on them, where
+   * Spark's own writer compresses on every task's thread (on the lab's H100 host, 4 threads for 6
+   * slots made the map phase 1.35× slower). Only where the slots are known from the
+   * configuration ({@code spark.executor.cores} over {@code spark.task.cpus}).
+   */
+  static Optional<String> tooFewWriters(SparkConf conf, int writeThreads) {
+    if (writeThreads == 0 || !conf.contains("spark.executor.cores")) {
+      return Optional.empty();
+    }
+    int slots = conf.getInt("spark.executor.cores", 1) / Math.max(1, conf.getInt("spark.task.cpus", 1));
+    return writeThreads >= slots ? Optional.empty() : Optional.of(WRITE_THREADS + " is "
+        + writeThreads + ", fewer than this executor's " + slots + " task slots: its map tasks wait on the"
+        + " writer threads, slower than Spark's own writer; set it to at least " + slots + ", or to 0");
+  }
+
   /** How many threads write map tasks' partitions; 0: Spark's own writer writes them. */
   int writeThreads() {
     return writeThreads;
@@ -100,6 +118,7 @@ final class ExecutorShuffle implements AutoCloseable {
     checkOpen();
     if (writers == null) {
       LOG.info("This executor writes map tasks' partitions on {} threads of its own ({})", writeThreads, WRITE_THREADS);
+      tooFewWriters(conf, writeThreads).ifPresent(LOG::warn);
       writers = new ExecutorService[writeThreads];
       for (int i = 0; i < writeThreads; i++) {
         String name = "gpudirect-shuffle-write-" + (i + 1);

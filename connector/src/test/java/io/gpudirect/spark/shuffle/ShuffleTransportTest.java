@@ -55,6 +55,17 @@ class ShuffleTransportTest {
   }
 
   @Test
+  void fewerWriterThreadsThanTaskSlotsAreNamedInAWarning() {
+    SparkConf six = new SparkConf(false).set("spark.executor.cores", "6");
+    String warning = ExecutorShuffle.tooFewWriters(six, 4).orElseThrow();
+    assertTrue(warning.contains("spark.gpudirect.shuffle.writeThreads is 4") && warning.contains("6 task slots"), warning);
+    assertFalse(ExecutorShuffle.tooFewWriters(six, 6).isPresent());
+    assertFalse(ExecutorShuffle.tooFewWriters(six, 0).isPresent(), "0 is Spark's own writer");
+    assertFalse(ExecutorShuffle.tooFewWriters(six.clone().set("spark.task.cpus", "2"), 3).isPresent(), "3 slots of 2 cores");
+    assertFalse(ExecutorShuffle.tooFewWriters(new SparkConf(false), 1).isPresent(), "slots unknown: no guess");
+  }
+
+  @Test
   void timeoutsAreSparksUnlessSet() {
     ClientConfig unset = ShuffleTransport.of(new SparkConf(false)).client(null, ShuffleSecret.SETTING);
     assertEquals(Duration.ofSeconds(120), unset.requestTimeout());
