@@ -1,5 +1,6 @@
 package io.gpudirect.client;
 
+import io.gpudirect.DaemonThreads;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
@@ -7,9 +8,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The threads of one client: a timer for request timeouts, retries' backoff and retired
@@ -22,7 +21,8 @@ final class ClientThreads implements AutoCloseable {
   private final ExecutorService workers;
 
   ClientThreads(String serverName, Duration requestTimeout) {
-    this.timer = new ScheduledThreadPoolExecutor(1, daemon("gpudirect-client-timer-" + serverName));
+    this.timer = new ScheduledThreadPoolExecutor(1,
+        DaemonThreads.numbered("gpudirect-client-timer-" + serverName));
     this.timer.setRemoveOnCancelPolicy(true);
     // Every chunk schedules its timeout here. Whenever the new timeout is the earliest in the
     // queue, the timer thread is woken to wait for it instead: a context switch per chunk,
@@ -31,7 +31,8 @@ final class ClientThreads implements AutoCloseable {
     // it alone, at most once a second.
     long tick = Math.min(TimeUnit.SECONDS.toNanos(1), requestTimeout.toNanos());
     this.timer.scheduleAtFixedRate(() -> { }, tick, tick, TimeUnit.NANOSECONDS);
-    this.workers = Executors.newCachedThreadPool(daemon("gpudirect-client-worker-" + serverName));
+    this.workers = Executors.newCachedThreadPool(
+        DaemonThreads.numbered("gpudirect-client-worker-" + serverName));
   }
 
   /** Runs {@code task} in {@code nanos}; null when the client is closing. */
@@ -75,14 +76,5 @@ final class ClientThreads implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
-  }
-
-  private static ThreadFactory daemon(String prefix) {
-    AtomicInteger n = new AtomicInteger();
-    return r -> {
-      Thread t = new Thread(r, prefix + "-" + n.incrementAndGet());
-      t.setDaemon(true);
-      return t;
-    };
   }
 }

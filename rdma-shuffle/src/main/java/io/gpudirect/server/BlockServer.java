@@ -1,5 +1,6 @@
 package io.gpudirect.server;
 
+import io.gpudirect.DaemonThreads;
 import io.gpudirect.server.peers.PendingPeers;
 import io.gpudirect.server.peers.RefusalLog;
 import io.gpudirect.GpuDirectException;
@@ -186,11 +187,7 @@ public final class BlockServer implements AutoCloseable {
     startRdma();
     startedNanos = System.nanoTime();
     checksums = new Checksums(memory);
-    timers = new ScheduledThreadPoolExecutor(1, r -> {
-      Thread t = new Thread(r, "gpudirect-server-timers-" + port());
-      t.setDaemon(true);
-      return t;
-    });
+    timers = new ScheduledThreadPoolExecutor(1, DaemonThreads.named("gpudirect-server-timers-" + port()));
     // A deadline is cancelled as soon as its handshake ends: drop it then, not 10 s later.
     timers.setRemoveOnCancelPolicy(true);
     // Connections that have not finished their handshake (TLS, HELLO and the proof) yet.

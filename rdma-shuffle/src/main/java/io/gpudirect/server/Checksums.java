@@ -1,5 +1,6 @@
 package io.gpudirect.server;
 
+import io.gpudirect.DaemonThreads;
 import io.gpudirect.memory.BufferAllocator;
 import io.gpudirect.memory.HostBuffer;
 import io.gpudirect.memory.HostBufferPool;
@@ -21,11 +22,8 @@ import java.util.concurrent.atomic.LongAdder;
  */
 final class Checksums implements AutoCloseable {
   private static final int THREADS = Math.max(2, Runtime.getRuntime().availableProcessors());
-  private final ExecutorService pool = Executors.newFixedThreadPool(THREADS, r -> {
-    Thread t = new Thread(r, "gpudirect-server-checksum");
-    t.setDaemon(true);
-    return t;
-  });
+  private final ExecutorService pool = Executors.newFixedThreadPool(THREADS,
+      DaemonThreads.named("gpudirect-server-checksum"));
   private final LongAdder tasks = new LongAdder();
   /** The buffers the tasks read files through, one per running task, charged to the server. */
   private final HostBufferPool slices;

@@ -1,5 +1,6 @@
 package io.gpudirect.server;
 
+import io.gpudirect.DaemonThreads;
 import io.gpudirect.protocol.ErrorCode;
 import java.io.IOException;
 import java.nio.channels.SeekableByteChannel;
@@ -74,16 +75,11 @@ final class FileOpeners implements AutoCloseable {
 
   FileOpeners(String name) {
     this.name = name;
-    AtomicInteger ids = new AtomicInteger();
     // Unbounded on purpose: each connection (its thread, and its finder: ShuffleAnswers) and each
     // RDMA queue pair waits for one open at a time, so the threads working are bounded by the
     // connections; those left behind are
     // bounded by MAX_LEFT_BEHIND.
-    this.threads = Executors.newCachedThreadPool(r -> {
-      Thread t = new Thread(r, "gpudirect-server-open-" + name + "-" + ids.incrementAndGet());
-      t.setDaemon(true);
-      return t;
-    });
+    this.threads = Executors.newCachedThreadPool(DaemonThreads.numbered("gpudirect-server-open-" + name));
   }
 
   /**

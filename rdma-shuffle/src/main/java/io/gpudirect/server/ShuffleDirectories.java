@@ -1,5 +1,6 @@
 package io.gpudirect.server;
 
+import io.gpudirect.DaemonThreads;
 import io.gpudirect.GpuDirectException;
 import io.gpudirect.protocol.ChecksumAlgorithm;
 import io.gpudirect.protocol.ShuffleBlockId;
@@ -10,8 +11,6 @@ import java.util.List;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.ThreadFactory;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
 
 /**
@@ -58,16 +57,8 @@ final class ShuffleDirectories implements AutoCloseable {
    * connection finds one window ahead at a time, so the threads working are bounded by the
    * connections.
    */
-  private final ExecutorService finders = Executors.newCachedThreadPool(new ThreadFactory() {
-    private final AtomicInteger ids = new AtomicInteger();
-
-    @Override
-    public Thread newThread(Runnable r) {
-      Thread t = new Thread(r, "gpudirect-server-find-" + ids.incrementAndGet());
-      t.setDaemon(true);
-      return t;
-    }
-  });
+  private final ExecutorService finders = Executors.newCachedThreadPool(
+      DaemonThreads.numbered("gpudirect-server-find"));
 
   private ShuffleDirectories(List<RootDirectory> directories, int subDirectories,
       ChecksumAlgorithm checksumAlgorithm) {

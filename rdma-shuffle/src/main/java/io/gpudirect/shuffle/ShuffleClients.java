@@ -1,5 +1,6 @@
 package io.gpudirect.shuffle;
 
+import io.gpudirect.DaemonThreads;
 import io.gpudirect.GpuDirectException;
 import io.gpudirect.client.BlockClient;
 import io.gpudirect.client.ClientConfig;
@@ -13,7 +14,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The connections of one executor to the shuffle servers of the others: one {@link BlockClient}
@@ -33,12 +33,7 @@ public final class ShuffleClients implements AutoCloseable {
   public ShuffleClients(ClientConfig config, ClientContext context) {
     this.config = config;
     this.context = context;
-    AtomicInteger n = new AtomicInteger();
-    this.connecting = Executors.newCachedThreadPool(r -> {
-      Thread t = new Thread(r, "gpudirect-shuffle-connect-" + n.incrementAndGet());
-      t.setDaemon(true);
-      return t;
-    });
+    this.connecting = Executors.newCachedThreadPool(DaemonThreads.numbered("gpudirect-shuffle-connect"));
   }
 
   /** The client of {@code server}, once connected; a failed connect fails the future. */

@@ -1,11 +1,11 @@
 package io.gpudirect.transport;
 
+import io.gpudirect.DaemonThreads;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -21,8 +21,8 @@ public final class ConnectionThreads implements AutoCloseable {
 
   public ConnectionThreads() {
     this.checksums = Executors.newFixedThreadPool(
-        Math.max(2, Runtime.getRuntime().availableProcessors()), daemon("gpudirect-crc-verify"));
-    this.deadlines = new ScheduledThreadPoolExecutor(1, daemon("gpudirect-handshake-deadline"));
+        Math.max(2, Runtime.getRuntime().availableProcessors()), DaemonThreads.named("gpudirect-crc-verify"));
+    this.deadlines = new ScheduledThreadPoolExecutor(1, DaemonThreads.named("gpudirect-handshake-deadline"));
     this.deadlines.setRemoveOnCancelPolicy(true);
   }
 
@@ -52,13 +52,5 @@ public final class ConnectionThreads implements AutoCloseable {
   public void close() {
     checksums.shutdown();
     deadlines.shutdownNow();
-  }
-
-  private static ThreadFactory daemon(String name) {
-    return r -> {
-      Thread t = new Thread(r, name);
-      t.setDaemon(true);
-      return t;
-    };
   }
 }

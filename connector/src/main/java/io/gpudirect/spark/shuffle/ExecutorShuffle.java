@@ -1,5 +1,6 @@
 package io.gpudirect.spark.shuffle;
 
+import io.gpudirect.DaemonThreads;
 import io.gpudirect.GpuDirectException;
 import io.gpudirect.client.ClientContext;
 import io.gpudirect.memory.BufferAllocator;
@@ -14,7 +15,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
 import org.apache.spark.SparkConf;
 import org.apache.spark.SparkEnv;
@@ -121,12 +121,8 @@ final class ExecutorShuffle implements AutoCloseable {
       tooFewWriters(conf, writeThreads).ifPresent(LOG::warn);
       writers = new ExecutorService[writeThreads];
       for (int i = 0; i < writeThreads; i++) {
-        String name = "gpudirect-shuffle-write-" + (i + 1);
-        writers[i] = Executors.newSingleThreadExecutor(r -> {
-          Thread t = new Thread(r, name);
-          t.setDaemon(true);
-          return t;
-        });
+        writers[i] = Executors.newSingleThreadExecutor(
+            DaemonThreads.named("gpudirect-shuffle-write-" + (i + 1)));
       }
     }
     return writers;
@@ -141,12 +137,8 @@ final class ExecutorShuffle implements AutoCloseable {
   synchronized ExecutorService decoders() {
     checkOpen();
     if (decoders == null) {
-      AtomicInteger n = new AtomicInteger();
-      decoders = Executors.newFixedThreadPool(decodeThreads, r -> {
-        Thread t = new Thread(r, "gpudirect-shuffle-decode-" + n.incrementAndGet());
-        t.setDaemon(true);
-        return t;
-      });
+      decoders = Executors.newFixedThreadPool(decodeThreads,
+          DaemonThreads.numbered("gpudirect-shuffle-decode"));
     }
     return decoders;
   }

@@ -1,5 +1,6 @@
 package io.gpudirect.server.rdma;
 
+import io.gpudirect.DaemonThreads;
 import io.gpudirect.memory.BufferAllocator;
 import io.gpudirect.protocol.ErrorCode;
 import io.gpudirect.protocol.ErrorResponse;
@@ -206,11 +207,8 @@ final class RdmaServerSession {
     for (int i = 0; i < settings.chunks(); i++) {
       free.add(i);
     }
-    ExecutorService worker = Executors.newSingleThreadExecutor(r -> {
-      Thread t = new Thread(r, "gpudirect-server-rdma-" + RdmaEndpoint.describe(endpoint.peer()));
-      t.setDaemon(true);
-      return t;
-    });
+    ExecutorService worker = Executors.newSingleThreadExecutor(
+        DaemonThreads.named("gpudirect-server-rdma-" + RdmaEndpoint.describe(endpoint.peer())));
     boolean closed;
     synchronized (this) {
       closed = released;

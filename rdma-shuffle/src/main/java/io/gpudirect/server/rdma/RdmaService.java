@@ -1,5 +1,6 @@
 package io.gpudirect.server.rdma;
 
+import io.gpudirect.DaemonThreads;
 import io.gpudirect.GpuDirectException;
 import io.gpudirect.memory.BufferAllocator;
 import io.gpudirect.protocol.Protocol;
@@ -117,11 +118,8 @@ public final class RdmaService implements AutoCloseable {
     this.sessionMemory = allocator.newChildAllocator("rdma-sessions", settings.memoryLimit());
     this.bindSlots = allocator.newChildAllocator("rdma-unbound",
         (long) (settings.maxUnbound() + 1) * RdmaServerSession.BIND_SLOT_BYTES);
-    this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
-      Thread t = new Thread(r, "gpudirect-server-rdma-timer");
-      t.setDaemon(true);
-      return t;
-    });
+    this.timer = Executors.newSingleThreadScheduledExecutor(
+        DaemonThreads.named("gpudirect-server-rdma-timer"));
     this.unbound = new PendingPeers<>("RDMA queue pair", "present its RDMA_BIND",
         settings.maxUnbound(), settings.maxUnboundPerAddress(), settings.bindTimeout(), timer,
         refusals, s -> RdmaEndpoint.describe(s.endpoint().peer()), RdmaServerSession::close);
