@@ -26,6 +26,7 @@ final class QueryTimeline extends SparkListener {
   private HostPressure atEnd;
   private final List<String> events = new ArrayList<>();
   private final List<SparkPlanInfo> plans = new ArrayList<>();
+  private long shuffleWritten;
 
   @Override
   public synchronized void onJobStart(SparkListenerJobStart start) {
@@ -42,6 +43,7 @@ final class QueryTimeline extends SparkListener {
     long from = (Long) s.submissionTime().get();
     long to = (Long) s.completionTime().get();
     TaskMetrics m = s.taskMetrics();
+    shuffleWritten += m.shuffleWriteMetrics().bytesWritten();
     events.add(String.format(Locale.ROOT, "+%6d ms  stage %d ends after %d ms (from +%d): %d tasks, run %.2f s, CPU %.2f s,"
         + " input %,d B %,d rows, shuffle read %,d B (fetch wait %d ms), shuffle write %,d B; %s", to - startMs,
         s.stageId(), to - from, from - startMs, s.numTasks(), m.executorRunTime() / 1e3, m.executorCpuTime() / 1e9,
@@ -59,6 +61,11 @@ final class QueryTimeline extends SparkListener {
   /** Marks the query's end, for {@link #host()}: before anything after it (a collection) adds its own. */
   synchronized void queryEnded() {
     atEnd = HostPressure.now();
+  }
+
+  /** Shuffle bytes the query's completed stages wrote: its plan's size, as adaptive execution chose it. */
+  synchronized long shuffleWritten() {
+    return shuffleWritten;
   }
 
   /** What the host's kernel did while the query ran ({@link HostPressure}). */

@@ -5,7 +5,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeoutException;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
@@ -29,10 +28,12 @@ final class TpchProfile {
 
   private TpchProfile() {}
 
-  /** Writes {@code executed}'s profile to {@code file}; {@code executed} has run, and was the session's last query. */
-  static void write(Dataset<Row> executed, QueryTimeline timeline, Path file) throws IOException, TimeoutException {
+  /**
+   * Writes {@code executed}'s profile to {@code file}; {@code executed} has run, was the session's
+   * last query, and Spark's listeners have heard all of it.
+   */
+  static void write(Dataset<Row> executed, QueryTimeline timeline, Path file) throws IOException {
     SparkSession spark = executed.sparkSession();
-    spark.sparkContext().listenerBus().waitUntilEmpty(60_000);
     SQLAppStatusStore store = spark.sharedState().statusStore();
     List<SQLExecutionUIData> executions = JavaConverters.seqAsJavaList(store.executionsList());
     long id = executions.stream().mapToLong(SQLExecutionUIData::executionId).max()

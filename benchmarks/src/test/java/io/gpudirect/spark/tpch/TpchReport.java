@@ -36,10 +36,16 @@ final class TpchReport {
           TpchResults.median(q.local, TpchRunner.Run::serverCpu),
           TpchResults.median(q.gpudirect, TpchRunner.Run::wall), TpchResults.median(q.gpudirect, TpchRunner.Run::cpu),
           TpchResults.median(q.gpudirect, TpchRunner.Run::serverCpu),
-          q.ratio(), q.difference == null ? "equal" : "DIFFERENT: " + q.difference);
+          q.ratio(), (q.difference == null ? "equal" : "DIFFERENT: " + q.difference) + plans(q));
     }
     out.printf("%-5s %8s %8.2f %22.2f %7.2f  %d of %d equal%n", "total", "", r.total(false), r.total(true),
         r.total(true) / r.total(false), r.queries.size() - r.differences().size(), r.queries.size());
+  }
+
+  /** Where the sides' plans differed, said beside the answers: those rounds' ratios compare plans. */
+  private static String plans(TpchResults.QueryResult q) {
+    int differ = q.plansDiffer();
+    return differ == 0 ? "" : String.format("; plans differ in %d of %d rounds (shuffle bytes)", differ, q.local.size());
   }
 
   static void write(TpchResults r, Path file) {
@@ -50,7 +56,8 @@ final class TpchReport {
     var queries = root.putArray("queries");
     for (TpchResults.QueryResult q : r.queries) {
       ObjectNode n = queries.addObject().put("query", q.query.name()).put("rows", q.rows)
-          .put("equal", q.difference == null).put("difference", q.difference).put("ratio", q.ratio());
+          .put("equal", q.difference == null).put("difference", q.difference).put("ratio", q.ratio())
+          .put("plansDiffer", q.plansDiffer());
       side(n.putObject("reference"), q.local);
       side(n.putObject("measured"), q.gpudirect);
     }
@@ -70,7 +77,7 @@ final class TpchReport {
         .put("server_cpu_s", TpchResults.median(runs, TpchRunner.Run::serverCpu));
     var each = n.putArray("runs");
     runs.forEach(run -> each.addObject().put("wall_s", run.wall()).put("cpu_s", run.cpu())
-        .put("server_cpu_s", run.serverCpu()));
+        .put("server_cpu_s", run.serverCpu()).put("shuffle_write_bytes", run.shuffleBytes()));
   }
 
   /** The results that {@link #write} wrote to {@code file}; the runs without their rows. */
@@ -104,8 +111,9 @@ final class TpchReport {
 
   private static void runs(JsonNode side, List<TpchRunner.Run> into) {
     for (JsonNode run : side.get("runs")) {
+      // Files of before 2026-12-06 have no shuffle bytes: -1, not counted by plansDiffer.
       into.add(new TpchRunner.Run(run.get("wall_s").asDouble(), run.get("cpu_s").asDouble(),
-          run.get("server_cpu_s").asDouble(), List.of()));
+          run.get("server_cpu_s").asDouble(), run.path("shuffle_write_bytes").asLong(-1), List.of()));
     }
   }
 }

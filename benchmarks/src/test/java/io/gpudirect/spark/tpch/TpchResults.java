@@ -44,6 +44,27 @@ final class TpchResults {
     double ratio() {
       return median(gpudirect, TpchRunner.Run::wall) / median(local, TpchRunner.Run::wall);
     }
+
+    /**
+     * The rounds in which the two sides ran different plans, told by the shuffle bytes they wrote
+     * (half as much again, and 16 MiB more, on one side): there the ratio compares plans, not reads.
+     * Rounds whose runs did not record their shuffle bytes are not counted.
+     */
+    int plansDiffer() {
+      int differ = 0;
+      for (int k = 0; k < Math.min(local.size(), gpudirect.size()); k++) {
+        if (differentPlans(local.get(k).shuffleBytes(), gpudirect.get(k).shuffleBytes())) {
+          differ++;
+        }
+      }
+      return differ;
+    }
+
+    static boolean differentPlans(long a, long b) {
+      long less = Math.min(a, b);
+      long more = Math.max(a, b);
+      return less >= 0 && more - less > (16L << 20) && more > less * 3 / 2;
+    }
   }
 
   static double median(List<TpchRunner.Run> runs, ToDoubleFunction<TpchRunner.Run> figure) {

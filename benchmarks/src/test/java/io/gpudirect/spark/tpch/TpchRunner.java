@@ -148,17 +148,22 @@ final class TpchRunner {
     return soFar;
   }
 
-  /** One query on one side: wall time, this JVM's CPU (driver and executors) and the server's; no rows when read from a result file. */
-  record Run(double wall, double cpu, double serverCpu, List<Row> rows) {}
+  /**
+   * One query on one side: wall time, this JVM's CPU (driver and executors) and the server's, the
+   * shuffle bytes its stages wrote (-1: not recorded, in result files of before 2026-12-06), and
+   * no rows when read from a result file. The shuffle bytes say which plan ran: at SF 30, q8 and
+   * q9 take one of two plans on either side, by a race inside adaptive execution, and the long one
+   * shuffles all of lineitem (3.6-5.0 GB against 0.4).
+   */
+  record Run(double wall, double cpu, double serverCpu, long shuffleBytes, List<Row> rows) {}
 
   private static Run run(Side side, Query q, ProcessHandle server, Optional<Path> profile) {
     long cpu = Cpu.processNanos();
     long serverCpu = Cpu.processNanos(server);
     long start = System.nanoTime();
+    // Always heard, for the shuffle bytes that tell which plan adaptive execution chose (see Run).
     QueryTimeline timeline = new QueryTimeline();
-    if (profile.isPresent()) {
-      side.session.sparkContext().addSparkListener(timeline);
-    }
+    side.session.sparkContext().addSparkListener(timeline);
     Dataset<Row> query = side.session.sql(q.sql());
     List<Row> rows;
     try {
@@ -166,8 +171,9 @@ final class TpchRunner {
     } catch (RuntimeException e) {
       throw new IllegalStateException("TPC-H " + q.name() + " failed on " + side.name + ": " + e.getMessage(), e);
     }
-    Run run = new Run((System.nanoTime() - start) / 1e9, (Cpu.processNanos() - cpu) / 1e9,
-        (Cpu.processNanos(server) - serverCpu) / 1e9, rows);
+    double wall = (System.nanoTime() - start) / 1e9;
+    double cpuSeconds = (Cpu.processNanos() - cpu) / 1e9;
+    double serverSeconds = (Cpu.processNanos(server) - serverCpu) / 1e9;
     timeline.queryEnded();
     // Untimed: Spark removes a finished query's shuffle files only when a collection finds them
     // unreachable, so one JVM running the 22 queries at SF 30 kept them all and ran out of the
@@ -176,16 +182,19 @@ final class TpchRunner {
     // scheduler); a collection leaves that to Spark's cleaner, which only sees unreachable ones.
     System.gc();
     writeBackPageCache();
-    if (profile.isPresent()) {
-      try {
+    try {
+      // The listener bus delivers the last stages' completions after collect() returns.
+      side.session.sparkContext().listenerBus().waitUntilEmpty(60_000);
+      if (profile.isPresent()) {
         TpchProfile.write(query, timeline, profile.get());
-      } catch (java.io.IOException | java.util.concurrent.TimeoutException e) {
-        throw new IllegalStateException("TPC-H " + q.name() + "'s profile on " + side.name + " not written: " + e, e);
-      } finally {
-        side.session.sparkContext().removeSparkListener(timeline);
       }
+    } catch (java.io.IOException | java.util.concurrent.TimeoutException e) {
+      throw new IllegalStateException("TPC-H " + q.name() + "'s profile or shuffle bytes on " + side.name
+          + " not heard: " + e, e);
+    } finally {
+      side.session.sparkContext().removeSparkListener(timeline);
     }
-    return run;
+    return new Run(wall, cpuSeconds, serverSeconds, timeline.shuffleWritten(), rows);
   }
 
   /**

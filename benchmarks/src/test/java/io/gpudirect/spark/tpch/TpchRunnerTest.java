@@ -1,6 +1,7 @@
 package io.gpudirect.spark.tpch;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -66,6 +67,10 @@ class TpchRunnerTest {
     for (TpchResults.QueryResult q : results.queries) {
       // an empty answer would be equal whatever the reads returned
       assertTrue(q.rows > 0, q.query.name() + " has no rows at SF 0.01");
+      // every run heard its stages' shuffle writes (q1 aggregates, so it shuffles)
+      for (TpchRunner.Run run : Stream.concat(q.local.stream(), q.gpudirect.stream()).toList()) {
+        assertTrue(q.query.name().equals("q1") ? run.shuffleBytes() > 0 : run.shuffleBytes() >= 0, q.query.name() + ": " + run);
+      }
     }
     assertTrue(Files.readString(options.resultFile()).contains("\"query\" : \"q22\""));
     // The profile: each side's planning, the stages it ran, and its final plan of q1 with the SQL
@@ -214,6 +219,40 @@ class TpchRunnerTest {
         unreadable.getMessage());
     var none = assertThrows(IllegalArgumentException.class, () -> TpchMerge.files(" , "));
     assertTrue(none.getMessage().contains("names no result files"), none.getMessage());
+  }
+
+  /**
+   * At SF 30, q8 and q9 take one of two plans on either side (a race inside adaptive execution):
+   * the rounds in which the sides' shuffle bytes say their plans differed are named beside the
+   * answers, and a result file keeps each run's bytes (one of before has none: not counted).
+   */
+  @Test
+  void roundsInWhichTheSidesRanDifferentPlansAreNamed() throws IOException {
+    TpchResults.QueryResult q8 = new TpchResults.QueryResult(TpchQueries.get(8));
+    // 2026-12-06's sitting 2 and 3 at SF 30 (sums of the stages' shuffle writes; the two of sitting
+    // 3 differ by bytes the GPU's partitioning moves from run to run), and a round without bytes.
+    long[][] rounds = {{4_018_000_000L, 404_000_000L}, {4_018_000_000L, 4_018_000_197L}, {-1, 404_000_000L}};
+    for (long[] r : rounds) {
+      q8.local.add(new TpchRunner.Run(7.0, 90, 0, r[0], List.of()));
+      q8.gpudirect.add(new TpchRunner.Run(4.4, 50, 1, r[1], List.of()));
+    }
+    q8.rows = 2;
+    assertEquals(1, q8.plansDiffer());
+    assertFalse(TpchResults.QueryResult.differentPlans(1L << 20, 3L << 20), "under 16 MiB apart: the same plan");
+    TpchResults results = new TpchResults(TpchSettings.of(options, "local", "gpudirect"),
+        List.of(new TpchResults.Launch("now", "q8.json", 3, 0, 0, 0)), List.of(q8));
+    var printed = new java.io.ByteArrayOutputStream();
+    TpchReport.print(results, new java.io.PrintStream(printed, true, java.nio.charset.StandardCharsets.UTF_8));
+    assertTrue(printed.toString(java.nio.charset.StandardCharsets.UTF_8)
+        .contains("equal; plans differ in 1 of 3 rounds (shuffle bytes)"), printed.toString());
+
+    Path file = root.resolve("q8.json");
+    TpchReport.write(results, file);
+    assertTrue(Files.readString(file).contains("\"plansDiffer\" : 1"));
+    assertEquals(q8.local, TpchReport.read(file).queries.get(0).local, "each run's shuffle bytes read back");
+    Path old = Files.writeString(root.resolve("q8-old.json"),
+        Files.readString(file).replace("\"shuffle_write_bytes\"", "\"unknown\""));
+    assertEquals(0, TpchReport.read(old).queries.get(0).plansDiffer(), "a file of before: no bytes, nothing counted");
   }
 
   /**
