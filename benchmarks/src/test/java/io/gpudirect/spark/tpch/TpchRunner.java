@@ -158,12 +158,13 @@ final class TpchRunner {
   record Run(double wall, double cpu, double serverCpu, long shuffleBytes, List<Row> rows) {}
 
   private static Run run(Side side, Query q, ProcessHandle server, Optional<Path> profile) {
+    // Always heard, for the shuffle bytes that tell which plan adaptive execution chose (see Run);
+    // made before the clocks start, since it reads the host's counters in /proc.
+    QueryTimeline timeline = new QueryTimeline();
+    side.session.sparkContext().addSparkListener(timeline);
     long cpu = Cpu.processNanos();
     long serverCpu = Cpu.processNanos(server);
     long start = System.nanoTime();
-    // Always heard, for the shuffle bytes that tell which plan adaptive execution chose (see Run).
-    QueryTimeline timeline = new QueryTimeline();
-    side.session.sparkContext().addSparkListener(timeline);
     Dataset<Row> query = side.session.sql(q.sql());
     List<Row> rows;
     try {
