@@ -28,6 +28,17 @@ public final class Settle {
   }
 
   /**
+   * The live threads named {@code prefix} that are not among {@code before} (a snapshot of
+   * {@link Thread#getAllStackTraces()}): those started since, whatever other tests left behind.
+   * A count of all live threads by name drops when a thread an earlier test left (an idle pool
+   * thread past its keep-alive) ends meanwhile, as one did in CI on 2026-12-06.
+   */
+  public static long threadsSince(java.util.Set<Thread> before, String prefix) {
+    return Thread.getAllStackTraces().keySet().stream()
+        .filter(t -> t.isAlive() && t.getName().startsWith(prefix) && !before.contains(t)).count();
+  }
+
+  /**
    * Waits until {@code expected} live threads are named {@code prefix}, joining one of those
    * above it at a time; returns how many there are when it stops waiting.
    */

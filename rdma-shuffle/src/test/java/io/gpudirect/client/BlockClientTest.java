@@ -55,7 +55,7 @@ class BlockClientTest {
   static byte[] small;
 
   BufferAllocator allocator;
-  long threadsBefore;
+  java.util.Set<Thread> threadsBefore;
 
   @BeforeAll
   static void startServer() throws IOException {
@@ -73,14 +73,14 @@ class BlockClientTest {
   @BeforeEach
   void before() {
     allocator = BufferAllocator.root().newChildAllocator("test", 256L << 20);
-    threadsBefore = Settle.liveThreads("gpudirect-client");
+    threadsBefore = java.util.Set.copyOf(Thread.getAllStackTraces().keySet());
   }
 
   @AfterEach
   void after() throws InterruptedException {
     allocator.assertNoLeaks();
     allocator.close();
-    assertEquals(threadsBefore, Settle.threads("gpudirect-client", threadsBefore),
+    assertEquals(0, Settle.count(() -> Settle.threadsSince(threadsBefore, "gpudirect-client"), 0),
         "gpudirect-client threads leaked");
   }
 
