@@ -15,9 +15,10 @@ import java.nio.file.Path;
  * 2 s of them untimed, for the JIT); with "pingpong", the raw socket ping-pong that is their
  * reference; with "raw", the raw socket baseline reading into buffers of chunkBytes; with
  * "rawkept", the raw socket keeping its bytes in as much memory as our fetch holds.
- * {@code -Dgpudirect.bench.warmup=SECONDS} runs the same first, untimed (default 0): a run
- * after it shows what a process the JIT has finished with pays per byte, as a long-lived
- * executor or server does; the JIT's compile time during the timed run is printed.
+ * {@code -Dgpudirect.bench.warmup=SECONDS} runs the same first, untimed (default 0), for at
+ * least that long and, for our fetch, until the JIT has settled ({@link JitSettling}, at most
+ * 60 s): a run after it shows what a process the JIT has finished with pays per byte, as a
+ * long-lived executor or server does; the JIT's compile time during the timed run is printed.
  */
 public final class FetchProfile {
   private static final double WARMUP = Double.parseDouble(System.getProperty("gpudirect.bench.warmup", "0"));
@@ -71,7 +72,11 @@ public final class FetchProfile {
           long compiling;
           try (BlockClient client = BlockClient.connect(address, OurFetch.config(streams, chunk, crc))) {
             if (WARMUP > 0) {
-              OurFetch.run(client, "fetch.bin", size, WARMUP);
+              // Until the JIT has settled, as the bench waits: our per-chunk methods reach C2 only
+              // 15-20 s in on the 2-core VM, and a fixed 10 s left it compiling 2 s of a 12 s run.
+              JitSettling.Warmed warmed = new JitSettling().warm(WARMUP, Math.max(WARMUP, 60),
+                  pass -> OurFetch.run(client, "fetch.bin", size, 1));
+              System.out.println("warm-up: " + warmed.describe());
             }
             compiling = compileMillis();
             roles = new ThreadCpu();

@@ -27,9 +27,14 @@ public final class Settle {
         .filter(t -> t.isAlive() && t.getName().startsWith(prefix)).count();
   }
 
+  /** The threads alive now: a snapshot for {@link #threadsSince}. */
+  public static java.util.Set<Thread> threadsNow() {
+    return java.util.Set.copyOf(Thread.getAllStackTraces().keySet());
+  }
+
   /**
-   * The live threads named {@code prefix} that are not among {@code before} (a snapshot of
-   * {@link Thread#getAllStackTraces()}): those started since, whatever other tests left behind.
+   * The live threads named {@code prefix} that are not among {@code before} ({@link #threadsNow}
+   * at some moment): those started since, whatever other tests left behind.
    * A count of all live threads by name drops when a thread an earlier test left (an idle pool
    * thread past its keep-alive) ends meanwhile, as one did in CI on 2026-12-06.
    */

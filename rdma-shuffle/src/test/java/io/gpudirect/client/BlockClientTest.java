@@ -73,7 +73,7 @@ class BlockClientTest {
   @BeforeEach
   void before() {
     allocator = BufferAllocator.root().newChildAllocator("test", 256L << 20);
-    threadsBefore = java.util.Set.copyOf(Thread.getAllStackTraces().keySet());
+    threadsBefore = Settle.threadsNow();
   }
 
   @AfterEach

@@ -401,7 +401,7 @@ class BlockServerTest {
 
   @Test
   void serverThreadsEndWithTheServer(@TempDir Path dir) throws Exception {
-    java.util.Set<Thread> before = java.util.Set.copyOf(Thread.getAllStackTraces().keySet());
+    java.util.Set<Thread> before = Settle.threadsNow();
     try (BlockServer s = BlockServer.builder().root(dir).port(0).build().start();
         BlockClient c = BlockClient.connect(address(s), ClientConfig.builder().streams(3).build())) {
       // accept, the timers (handshake deadlines, idle files, log summaries), one per connection
