@@ -99,7 +99,7 @@ final class ExecutorShuffle implements AutoCloseable {
     if (writeThreads == 0 || !conf.contains("spark.executor.cores")) {
       return Optional.empty();
     }
-    int slots = conf.getInt("spark.executor.cores", 1) / Math.max(1, conf.getInt("spark.task.cpus", 1));
+    int slots = ShuffleTransport.taskSlots(conf);
     return writeThreads >= slots ? Optional.empty() : Optional.of(WRITE_THREADS + " is "
         + writeThreads + ", fewer than this executor's " + slots + " task slots: its map tasks wait on the"
         + " writer threads, slower than Spark's own writer; set it to at least " + slots + ", or to 0");

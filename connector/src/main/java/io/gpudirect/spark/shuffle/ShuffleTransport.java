@@ -92,8 +92,12 @@ final class ShuffleTransport {
 
   /** One stream per reduce task an executor runs at once, 1 to {@value #MOST_DEFAULT_STREAMS}. */
   private static int streamsPerTasks(SparkConf conf) {
-    int tasks = conf.getInt("spark.executor.cores", 1) / Math.max(1, conf.getInt("spark.task.cpus", 1));
-    return Math.max(1, Math.min(MOST_DEFAULT_STREAMS, tasks));
+    return Math.max(1, Math.min(MOST_DEFAULT_STREAMS, taskSlots(conf)));
+  }
+
+  /** The tasks an executor runs at once, as its configuration gives them: its cores over each task's. */
+  static int taskSlots(SparkConf conf) {
+    return conf.getInt("spark.executor.cores", 1) / Math.max(1, conf.getInt("spark.task.cpus", 1));
   }
 
   boolean tls() {
