@@ -17,6 +17,7 @@ import org.openucx.jucx.ucp.UcpContext;
 import org.openucx.jucx.ucp.UcpEndpointParams;
 import org.openucx.jucx.ucp.UcpParams;
 import org.openucx.jucx.ucs.UcsConstants;
+import org.slf4j.LoggerFactory;
 
 /**
  * {@link Verbs} on UCX, through jucx: one-sided puts over whatever transport UCX has to the
@@ -223,7 +224,8 @@ public final class UcxVerbs implements Verbs {
     return "UCX " + version + " over " + over + (cudaMemory ? ", CUDA memory" : "");
   }
 
-  private synchronized WorkerLoop clientLoop() {
+  /** The client side's loop, retained for the caller (who releases it). */
+  synchronized WorkerLoop clientLoop() {
     if (clientLoop == null) {
       clientLoop = new WorkerLoop(context, "gpudirect-ucx-client-" + reach.name().toLowerCase(java.util.Locale.ROOT));
       // The shared loop lives as long as the JVM: this reference is never released.
@@ -259,6 +261,7 @@ public final class UcxVerbs implements Verbs {
 
   @Override
   public RdmaListener listen(InetSocketAddress bind, QueueSizes sizes, EndpointSetup setup) {
+    warnOfStaleEvents(version);
     WorkerLoop loop = new WorkerLoop(context, "gpudirect-ucx-listener-" + LISTENERS.incrementAndGet());
     try {
       return loop.call(() -> new UcxListener(loop, context, bind, sizes, writes, setup, memory),
@@ -268,6 +271,35 @@ public final class UcxVerbs implements Verbs {
       throw new RdmaException(RdmaException.Phase.CONNECT, "UCX listener on " + describe(bind),
           "cannot listen: " + e.getMessage(), e);
     }
+  }
+
+  private static boolean warnedOfStaleEvents;
+
+  /**
+   * A listener on UCX before 1.18 can be made to abort the JVM: a peer that opens and drops
+   * connections fast leaves events UCX delivers to whichever socket takes the closed one's number
+   * next (openucx/ucx#9942, fixed in 1.18), and UCX then fails an assertion. Nothing a caller of
+   * UCX does prevents it, so the operator is told once, with what to do.
+   */
+  private static synchronized void warnOfStaleEvents(String version) {
+    if (!warnedOfStaleEvents && before(version, 1, 18)) {
+      warnedOfStaleEvents = true;
+      LoggerFactory.getLogger(UcxVerbs.class).warn("UCX {} is older than 1.18: a peer that opens and"
+          + " drops connections to this RDMA listener quickly can abort this JVM (a UCX bug,"
+          + " openucx/ucx#9942). Install UCX 1.18 or later, or keep this listener's port off untrusted"
+          + " networks (the TCP transport is not affected); see docs/security.md", version);
+    }
+  }
+
+  /** Whether {@code version} ("1.13.1") is before major.minor; an unknown version counts as before. */
+  static boolean before(String version, int major, int minor) {
+    java.util.regex.Matcher m = java.util.regex.Pattern.compile("(\\d+)\\.(\\d+)").matcher(version);
+    if (!m.lookingAt()) {
+      return true;
+    }
+    int a = Integer.parseInt(m.group(1));
+    int b = Integer.parseInt(m.group(2));
+    return a < major || (a == major && b < minor);
   }
 
   static String describe(InetSocketAddress a) {

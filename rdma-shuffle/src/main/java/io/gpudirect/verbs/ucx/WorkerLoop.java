@@ -24,9 +24,16 @@ import org.slf4j.LoggerFactory;
  * <p>Other threads signal the worker, and the loop's thread closes it at the end: both happen
  * under this object's lock, so no signal ever reaches a closed worker (whose eventfd may by then
  * be another file's).
+ *
+ * <p>Keep workers few and long-lived. UCX before 1.18 can abort a process that runs several:
+ * an event its async thread set aside for one worker's socket is delivered later even when that
+ * socket has closed and its number went to another worker's, and UCX asserts (openucx/ucx#9942).
+ * The client side shares one loop per context ({@link UcxVerbs}), each listener has one.
  */
 final class WorkerLoop {
   private static final Logger LOG = LoggerFactory.getLogger(WorkerLoop.class);
+  /** Loops whose worker is open, in this JVM. */
+  private static final java.util.concurrent.atomic.AtomicInteger OPEN = new java.util.concurrent.atomic.AtomicInteger();
 
   private final UcpWorker worker;
   private final Thread thread;
@@ -39,9 +46,15 @@ final class WorkerLoop {
 
   WorkerLoop(UcpContext context, String name) {
     this.worker = context.newWorker(new UcpWorkerParams());
+    OPEN.incrementAndGet();
     this.thread = new Thread(this::run, name);
     thread.setDaemon(true);
     thread.start();
+  }
+
+  /** How many UCX workers this JVM has open through loops. */
+  static int open() {
+    return OPEN.get();
   }
 
   UcpWorker worker() {
@@ -151,6 +164,7 @@ final class WorkerLoop {
       synchronized (this) {
         closed = true;
         worker.close();
+        OPEN.decrementAndGet();
       }
     }
   }
