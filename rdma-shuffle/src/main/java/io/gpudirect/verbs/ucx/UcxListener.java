@@ -16,8 +16,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A UCX listener on a socket address, with its own worker: the endpoints it accepts live on
- * that worker, and keep it (and its thread) alive after the listener is closed.
+ * A UCX listener on a socket address, on its context's one worker (which the endpoints it
+ * accepts share with every other endpoint of the context).
  */
 final class UcxListener implements RdmaListener {
   private static final Logger LOG = LoggerFactory.getLogger(UcxListener.class);

@@ -11,7 +11,6 @@ import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.EnumMap;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.openucx.jucx.UcxException;
 import org.openucx.jucx.ucp.UcpContext;
 import org.openucx.jucx.ucp.UcpEndpointParams;
@@ -33,8 +32,10 @@ import org.slf4j.LoggerFactory;
  * stream instead ({@link UcxEndpoint}), which fails cleanly. {@code transport=auto} never takes
  * UCX over TCP all the same: our own TCP path is faster there.
  *
- * <p>One UCX context per {@link Reach} per JVM, created on first use and kept. The client side
- * shares one worker and its progress thread; each listener has its own.
+ * <p>One UCX context per {@link Reach} per JVM, created on first use and kept, and one worker
+ * with its progress thread, shared by the client side and every listener. Two workers in a JVM
+ * let strangers abort it on UCX before 1.18: an executor that served and fetched on a worker
+ * each died of 30,000 strangers' connections in under 75 s ({@link WorkerLoop}).
  */
 public final class UcxVerbs implements Verbs {
   /** Which UCX transports may carry the bytes. */
@@ -48,7 +49,6 @@ public final class UcxVerbs implements Verbs {
   static final String DEVICE = "load the NIC's RDMA driver (e.g. modprobe mlx5_ib), check with"
       + " ibv_devices, and install UCX with its ib transports (libucx0 / ucx-ib); see docs/deployment.md";
   private static final Map<Reach, UcxVerbs> OPEN = new EnumMap<>(Reach.class);
-  private static final AtomicInteger LISTENERS = new AtomicInteger();
   /** UCX_TLS from the environment: the user's choice of transports, kept as given. */
   private static final String USER_TLS = System.getenv("UCX_TLS");
 
@@ -59,7 +59,7 @@ public final class UcxVerbs implements Verbs {
   private final String version;
   /** Where its endpoints charge their buffers (frames, headers, keys) while open. */
   private final BufferAllocator memory;
-  private WorkerLoop clientLoop;
+  private WorkerLoop loop;
 
   private UcxVerbs(Reach reach, UcpContext context, String version, boolean forcePuts,
       BufferAllocator memory) {
@@ -224,20 +224,20 @@ public final class UcxVerbs implements Verbs {
     return "UCX " + version + " over " + over + (cudaMemory ? ", CUDA memory" : "");
   }
 
-  /** The client side's loop, retained for the caller (who releases it). */
-  synchronized WorkerLoop clientLoop() {
-    if (clientLoop == null) {
-      clientLoop = new WorkerLoop(context, "gpudirect-ucx-client-" + reach.name().toLowerCase(java.util.Locale.ROOT));
-      // The shared loop lives as long as the JVM: this reference is never released.
+  /** The context's one loop, retained for the caller (who releases it). */
+  synchronized WorkerLoop loop() {
+    if (loop == null) {
+      loop = new WorkerLoop(context, "gpudirect-ucx-" + reach.name().toLowerCase(java.util.Locale.ROOT));
+      // It lives as long as the JVM: this reference is never released.
     }
-    clientLoop.retain();
-    return clientLoop;
+    loop.retain();
+    return loop;
   }
 
   @Override
   public RdmaEndpoint connect(InetSocketAddress server, Duration timeout, QueueSizes sizes,
       EndpointSetup setup) {
-    WorkerLoop loop = clientLoop();
+    WorkerLoop loop = loop();
     UcxEndpoint e = new UcxEndpoint(loop, context, server, "gpudirect server " + describe(server), sizes,
         writes, true, memory);
     try {
@@ -262,7 +262,7 @@ public final class UcxVerbs implements Verbs {
   @Override
   public RdmaListener listen(InetSocketAddress bind, QueueSizes sizes, EndpointSetup setup) {
     warnOfStaleEvents(version);
-    WorkerLoop loop = new WorkerLoop(context, "gpudirect-ucx-listener-" + LISTENERS.incrementAndGet());
+    WorkerLoop loop = loop();
     try {
       return loop.call(() -> new UcxListener(loop, context, bind, sizes, writes, setup, memory),
           Duration.ofSeconds(30));

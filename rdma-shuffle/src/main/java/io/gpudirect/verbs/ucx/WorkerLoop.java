@@ -25,10 +25,10 @@ import org.slf4j.LoggerFactory;
  * under this object's lock, so no signal ever reaches a closed worker (whose eventfd may by then
  * be another file's).
  *
- * <p>Keep workers few and long-lived. UCX before 1.18 can abort a process that runs several:
- * an event its async thread set aside for one worker's socket is delivered later even when that
- * socket has closed and its number went to another worker's, and UCX asserts (openucx/ucx#9942).
- * The client side shares one loop per context ({@link UcxVerbs}), each listener has one.
+ * <p>One per UCX context ({@link UcxVerbs}): UCX before 1.18 can abort a process that runs
+ * several. An event its async thread set aside for one worker's socket is delivered later even
+ * when that socket has closed and its number went to another worker's, and UCX asserts
+ * ({@code async.c:643 handler->async == async}, openucx/ucx#9942).
  */
 final class WorkerLoop {
   private static final Logger LOG = LoggerFactory.getLogger(WorkerLoop.class);

@@ -90,7 +90,7 @@ class HostileClientFuzzTest {
   }
 
   /**
-   * Strangers are endpoints on the one worker of this JVM's client side. A worker each, made and
+   * Strangers are endpoints on this JVM's one UCX worker, as every endpoint is. A worker each, made and
    * closed hundreds of times, aborted this JVM in CI: UCX before 1.18 handed an event of a closed
    * worker's socket to another worker's (async.c: Assertion `handler->async == async' failed).
    */

@@ -14,7 +14,7 @@ import org.openucx.jucx.ucp.UcpRequest;
 /**
  * A UCX peer that connects to a gpudirect server's RDMA listener and puts on the stream whatever
  * bytes a test gives it: frames a client never would send, without a token or after one. Real
- * UCX, over TCP; nothing is a double. Every stranger is an endpoint on the client side's one
+ * UCX, over TCP; nothing is a double. Every stranger is an endpoint on this JVM's one UCX
  * worker, as a real client's connections are: a worker each, made and closed hundreds of times
  * in this JVM, runs into UCX's own bug before 1.18 and aborts the test's JVM ({@link WorkerLoop}).
  */
@@ -26,7 +26,7 @@ final class HostileUcxClient implements AutoCloseable {
   private final CompletableFuture<String> closedByServer = new CompletableFuture<>();
 
   HostileUcxClient(InetSocketAddress server) {
-    loop = UcxVerbs.open().clientLoop();
+    loop = UcxVerbs.open().loop();
     try {
       endpoint = loop.call(() -> loop.worker().newEndpoint(new UcpEndpointParams()
           .setSocketAddress(server).setPeerErrorHandlingMode()
