@@ -37,6 +37,29 @@ final class HostileUcxClient implements AutoCloseable {
     }
   }
 
+  /**
+   * Strangers from two threads that connect to {@code at}, send a frame and drop at once, for as
+   * long as {@code goOn} says; returns how many connected.
+   */
+  static long flood(InetSocketAddress at, java.util.function.BooleanSupplier goOn) throws InterruptedException {
+    java.util.concurrent.atomic.AtomicLong connected = new java.util.concurrent.atomic.AtomicLong();
+    Runnable churn = () -> {
+      while (goOn.getAsBoolean()) {
+        try (HostileUcxClient c = new HostileUcxClient(at)) {
+          c.send(UcxFrames.send(ByteBuffer.wrap(new byte[] {1, 2, 3})));
+          connected.incrementAndGet();
+        } catch (Exception e) {
+          // refused or reset: the server's to decide
+        }
+      }
+    };
+    Thread other = new Thread(churn, "test-stranger-flood");
+    other.start();
+    churn.run();
+    other.join();
+    return connected.get();
+  }
+
   /** Puts {@code bytes} (direct) on the stream; false when UCX could not (the server closed it). */
   boolean send(ByteBuffer bytes) throws Exception {
     CompletableFuture<Boolean> sent = new CompletableFuture<>();

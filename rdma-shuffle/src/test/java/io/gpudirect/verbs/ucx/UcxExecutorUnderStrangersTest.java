@@ -8,12 +8,10 @@ import io.gpudirect.testing.ChildProcess;
 import io.gpudirect.testing.QueuePairOffer;
 import io.gpudirect.testing.TestFiles;
 import java.net.InetSocketAddress;
-import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -48,8 +46,9 @@ class UcxExecutorUnderStrangersTest {
       try (QueuePairOffer o = QueuePairOffer.take(port, SECRET)) {
         rdmaPort = o.rdmaPort();
       }
-      long strangers = flood(new InetSocketAddress("127.0.0.1", rdmaPort),
-          Duration.ofSeconds(Long.getLong("gpudirect.test.strangerSeconds", 10)), executor);
+      long end = System.nanoTime() + Duration.ofSeconds(Long.getLong("gpudirect.test.strangerSeconds", 10)).toNanos();
+      long strangers = HostileUcxClient.flood(new InetSocketAddress("127.0.0.1", rdmaPort),
+          () -> System.nanoTime() < end && executor.isAlive());
       assertTrue(executor.isAlive(), "after " + strangers + " strangers: " + executor.describe());
       long reads = readsSoFar(executor);
       Thread.sleep(2_000);
@@ -59,27 +58,6 @@ class UcxExecutorUnderStrangersTest {
       assertFalse(executor.output().contains("read failed: wrong bytes"), executor.describe());
       assertTrue(strangers >= 1_000, "strangers that connected: " + strangers);
     }
-  }
-
-  /** Strangers from two threads connect, send a frame and drop, until {@code time} is up or the executor dies. */
-  private static long flood(InetSocketAddress at, Duration time, ChildProcess executor) throws InterruptedException {
-    long end = System.nanoTime() + time.toNanos();
-    AtomicLong connected = new AtomicLong();
-    Runnable churn = () -> {
-      while (System.nanoTime() < end && executor.isAlive()) {
-        try (HostileUcxClient c = new HostileUcxClient(at)) {
-          c.send(UcxFrames.send(ByteBuffer.wrap(new byte[] {1, 2, 3})));
-          connected.incrementAndGet();
-        } catch (Exception e) {
-          // refused or reset: the executor's to decide
-        }
-      }
-    };
-    Thread other = new Thread(churn, "test-stranger-flood");
-    other.start();
-    churn.run();
-    other.join();
-    return connected.get();
   }
 
   private static long readsSoFar(ChildProcess executor) {
