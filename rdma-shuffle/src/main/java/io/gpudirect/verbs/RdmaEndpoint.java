@@ -3,6 +3,7 @@ package io.gpudirect.verbs;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * One reliable-connected queue pair. Posts never block; their outcome arrives as a
@@ -42,6 +43,14 @@ public interface RdmaEndpoint extends AutoCloseable {
   /** Disconnects; outstanding work requests complete with flush errors. Idempotent. */
   @Override
   void close();
+
+  /**
+   * Completes once, after {@link #close}, the provider touches no memory of this endpoint's work
+   * requests any more: its queue pair destroyed (verbs), or UCX done closing the endpoint, which
+   * may finish a canceled send or receive after its flush reached the handler. Memory made for
+   * one queue pair may be freed then, not before.
+   */
+  CompletableFuture<Void> released();
 
   /** {@code HOST:PORT} with the numeric address where there is one, for names and messages. */
   static String describe(InetSocketAddress a) {

@@ -354,6 +354,8 @@ public final class LoopbackVerbsDouble implements Verbs {
     Thread sq;
     Thread poller;
     volatile boolean disconnectReported;
+    /** Completed once its send queue's thread, which reads the memory of WRITEs and SENDs, has ended. */
+    final java.util.concurrent.CompletableFuture<Void> released = new java.util.concurrent.CompletableFuture<>();
 
     Endpoint(QueueSizes sizes, InetSocketAddress ownAddress, boolean accepted) {
       this.sizes = sizes;
@@ -362,6 +364,11 @@ public final class LoopbackVerbsDouble implements Verbs {
       int id = endpointIds.incrementAndGet();
       this.name = (accepted ? "server-side " : "client-side ") + id;
       endpoints.add(this);
+    }
+
+    @Override
+    public java.util.concurrent.CompletableFuture<Void> released() {
+      return released;
     }
 
     void start(CompletionHandler h) {
@@ -709,6 +716,21 @@ public final class LoopbackVerbsDouble implements Verbs {
             Thread.currentThread().interrupt();
           }
         }
+      }
+      Thread queue = sq;
+      if (queue == null || !queue.isAlive()) {
+        released.complete(null);
+      } else if (!released.isDone()) {
+        Thread waiter = new Thread(() -> {
+          try {
+            queue.join();
+          } catch (InterruptedException e) {
+            return;
+          }
+          released.complete(null);
+        }, "verbs-double-release-" + name);
+        waiter.setDaemon(true);
+        waiter.start();
       }
     }
   }

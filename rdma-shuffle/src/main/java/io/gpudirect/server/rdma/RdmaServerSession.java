@@ -23,7 +23,8 @@ import java.nio.ByteBuffer;
 import java.util.EnumSet;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import java.util.zip.CRC32C;
@@ -183,6 +184,10 @@ final class RdmaServerSession {
     }
     offer = o.offer();
     SessionMemory memory = o.memory();
+    // The provider may touch the memory until its endpoint is released, after this session is
+    // closed: it holds a reference until then (the memory is freed at the last).
+    memory.retain();
+    endpoint.released().thenRun(memory::close);
     ControlSlots slots = null;
     MemoryRegion region = null;
     try {
@@ -207,8 +212,7 @@ final class RdmaServerSession {
     for (int i = 0; i < settings.chunks(); i++) {
       free.add(i);
     }
-    ExecutorService worker = Executors.newSingleThreadExecutor(
-        DaemonThreads.named("gpudirect-server-rdma-" + RdmaEndpoint.describe(endpoint.peer())));
+    ExecutorService worker = worker(memory);
     boolean closed;
     synchronized (this) {
       closed = released;
@@ -240,6 +244,21 @@ final class RdmaServerSession {
       // Its TCP connection ended while this was set up: free what it just took.
       close();
     }
+  }
+
+  /**
+   * The session's single worker thread, which reads files into the chunks: it holds a reference
+   * to the memory until it has ended, which may be after the session's close gave up waiting.
+   */
+  private ExecutorService worker(SessionMemory memory) {
+    memory.retain();
+    return new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(),
+        DaemonThreads.named("gpudirect-server-rdma-" + RdmaEndpoint.describe(endpoint.peer()))) {
+      @Override
+      protected void terminated() {
+        memory.close();
+      }
+    };
   }
 
   private void serve(RdmaRead r) {

@@ -47,6 +47,8 @@ final class DisniEndpoint implements RdmaEndpoint {
   private final RdmaEventChannel ownChannel;
   private final InetSocketAddress peer;
   private final String peerName;
+  /** Completed once the queue pair is destroyed ({@link #released()}). */
+  private final java.util.concurrent.CompletableFuture<Void> destroyed = new java.util.concurrent.CompletableFuture<>();
   private final IbvPd pd;
   private final IbvCompChannel compChannel;
   private final IbvCQ cq;
@@ -362,6 +364,7 @@ final class DisniEndpoint implements RdmaEndpoint {
     }
     synchronized (this) {
       if (!qp.isOpen() && !cq.isOpen()) {
+        destroyed.complete(null);
         return;
       }
       sendCalls.values().forEach(SVCPostSend::free);
@@ -370,6 +373,9 @@ final class DisniEndpoint implements RdmaEndpoint {
       recvCalls.clear();
       try {
         id.destroyQP();
+        // The queue pair is gone: the NIC reads and writes no memory of its work requests any
+        // more. Where destroying it failed, its memory is never freed early.
+        destroyed.complete(null);
         cq.destroyCQ();
         compChannel.destroyCompChannel();
         id.destroyId();
@@ -380,6 +386,11 @@ final class DisniEndpoint implements RdmaEndpoint {
         DisniVerbs.warn("Freeing the queue pair to " + peerName + " failed", e);
       }
     }
+  }
+
+  @Override
+  public java.util.concurrent.CompletableFuture<Void> released() {
+    return destroyed;
   }
 
   /** An {@code IbvMr}; closing deregisters it once. */

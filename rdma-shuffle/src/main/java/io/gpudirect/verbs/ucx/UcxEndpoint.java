@@ -134,6 +134,8 @@ final class UcxEndpoint implements RdmaEndpoint {
   private volatile boolean admitted;
   private Consumer<String> connectFailed;
   private boolean released;
+  /** Completed once UCX has finished closing the endpoint ({@link #released()}). */
+  private final java.util.concurrent.CompletableFuture<Void> closedByUcx = new java.util.concurrent.CompletableFuture<>();
   /** Its direct memory, charged until it closes. */
   private final EndpointBuffers buffers;
   private final SendFrames frames;
@@ -738,9 +740,10 @@ final class UcxEndpoint implements RdmaEndpoint {
     closedBecause = why;
     // Closing the endpoint ends its receives (UCX completes them as canceled): none writes on.
     receivingInto = null;
+    UcpRequest closing = null;
     try {
       if (endpoint != null) {
-        endpoint.closeNonBlockingForce();
+        closing = endpoint.closeNonBlockingForce();
       }
     } catch (RuntimeException e) {
       // already gone
@@ -762,8 +765,23 @@ final class UcxEndpoint implements RdmaEndpoint {
     if (!released) {
       released = true;
       buffers.close();
-      loop.release();
+      // Until UCX's close completes it may still finish a canceled send or receive: the loop
+      // (and the memory of those who wait on released()) stays until then.
+      Runnable done = () -> {
+        closedByUcx.complete(null);
+        loop.release();
+      };
+      if (loop.inLoop()) {
+        loop.whenDone(closing, done);
+      } else {
+        done.run(); // the loop has stopped: UCX's endpoint went with its worker
+      }
     }
+  }
+
+  @Override
+  public java.util.concurrent.CompletableFuture<Void> released() {
+    return closedByUcx;
   }
 
   /** Runs {@code r} on the loop: inline when already there, so a handler's reposts keep their order. */

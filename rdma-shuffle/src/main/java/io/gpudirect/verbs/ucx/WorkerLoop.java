@@ -8,6 +8,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.openucx.jucx.ucp.UcpContext;
+import org.openucx.jucx.ucp.UcpRequest;
 import org.openucx.jucx.ucp.UcpWorker;
 import org.openucx.jucx.ucp.UcpWorkerParams;
 import org.slf4j.Logger;
@@ -38,6 +39,8 @@ final class WorkerLoop {
   private final UcpWorker worker;
   private final Thread thread;
   private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
+  /** Requests being watched, each with what runs when it completes. Loop thread only. */
+  private final java.util.List<java.util.Map.Entry<UcpRequest, Runnable>> watched = new java.util.ArrayList<>();
   private int references = 1;
   private volatile boolean stopping;
   /** Guarded by this: the worker is closed and must not be signalled. */
@@ -111,6 +114,30 @@ final class WorkerLoop {
     }
   }
 
+  /**
+   * Runs {@code then} on the loop thread once {@code request} has completed (at once when it
+   * has, or is null): UCX completes requests inside progress. Call on the loop thread.
+   */
+  void whenDone(UcpRequest request, Runnable then) {
+    if (request == null || request.isCompleted()) {
+      then.run();
+    } else {
+      watched.add(java.util.Map.entry(request, then));
+    }
+  }
+
+  private void runCompleted() {
+    java.util.List<Runnable> ready = new java.util.ArrayList<>();
+    watched.removeIf(w -> w.getKey().isCompleted() && ready.add(w.getValue()));
+    for (Runnable r : ready) {
+      try {
+        r.run();
+      } catch (Throwable t) {
+        LOG.warn("UCX worker {}: a completion task failed", thread.getName(), t);
+      }
+    }
+  }
+
   synchronized void retain() {
     if (references == 0) {
       throw new IllegalStateException("UCX worker " + thread.getName() + " is closed");
@@ -150,14 +177,18 @@ final class WorkerLoop {
           LOG.warn("UCX worker {}: progress failed: {}", thread.getName(), e.toString());
           events = 0;
         }
+        if (!watched.isEmpty()) {
+          runCompleted();
+        }
         if (events == 0 && tasks.isEmpty() && !stopping) {
           waitForEvents();
         }
       }
       // What closing endpoints left to finish (force-closes, flushes) completes here.
       for (int i = 0; i < 100 && worker.progress() > 0; i++) {
-        // drain
+        runCompleted();
       }
+      runCompleted();
     } catch (Exception e) {
       LOG.warn("UCX worker {} stopped: {}", thread.getName(), e.toString());
     } finally {

@@ -146,6 +146,11 @@ final class HeldWritesVerbs implements Verbs {
     }
 
     @Override
+    public java.util.concurrent.CompletableFuture<Void> released() {
+      return real.released();
+    }
+
+    @Override
     public void close() {
       real.close();
     }

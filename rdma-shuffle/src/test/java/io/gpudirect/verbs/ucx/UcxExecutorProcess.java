@@ -19,8 +19,8 @@ import java.util.concurrent.TimeUnit;
  * What a Spark executor does with UCX, in a process of its own: it serves over RDMA and reads
  * over RDMA at once, here from itself, a fresh connection every 20 ms that reads {@code FILE}
  * whole and checks it. {@code ROOT SECRET_FILE FILE}; prints {@code port N}, then
- * {@code workers N} (UCX workers open once both sides ran), then {@code reads N} every 50 reads
- * and {@code read failed: …} for any that failed.
+ * {@code workers N} (UCX workers open once both sides ran), then {@code reads N direct M} every
+ * 50 reads (M: MiB of direct memory the JVM holds) and {@code read failed: …} for any that failed.
  */
 public final class UcxExecutorProcess {
   private UcxExecutorProcess() {}
@@ -49,10 +49,16 @@ public final class UcxExecutorProcess {
         System.out.println("workers " + WorkerLoop.open());
       }
       if (reads % 50 == 0) {
-        System.out.println("reads " + reads);
+        System.out.println("reads " + reads + " direct " + (directMemory() >> 20));
       }
       System.out.flush();
       Thread.sleep(20);
     }
+  }
+
+  private static long directMemory() {
+    return java.lang.management.ManagementFactory.getPlatformMXBeans(java.lang.management.BufferPoolMXBean.class)
+        .stream().filter(b -> b.getName().equals("direct")).mapToLong(java.lang.management.BufferPoolMXBean::getMemoryUsed)
+        .sum();
   }
 }
