@@ -133,7 +133,8 @@ final class UcxEndpoint implements RdmaEndpoint {
   /** Whether the peer may send more than SENDs (see the class comment). */
   private volatile boolean admitted;
   private Consumer<String> connectFailed;
-  private boolean released;
+  /** Whether its buffers and loop reference have been given back (once). */
+  private boolean givenBack;
   /** Completed once UCX has finished closing the endpoint ({@link #released()}). */
   private final java.util.concurrent.CompletableFuture<Void> closedByUcx = new java.util.concurrent.CompletableFuture<>();
   /** Its direct memory, charged until it closes. */
@@ -762,8 +763,8 @@ final class UcxEndpoint implements RdmaEndpoint {
     if (disconnected && wasOpen && handler != null) {
       handler.onDisconnected(why);
     }
-    if (!released) {
-      released = true;
+    if (!givenBack) {
+      givenBack = true;
       buffers.close();
       // Until UCX's close completes it may still finish a canceled send or receive: the loop
       // (and the memory of those who wait on released()) stays until then.
