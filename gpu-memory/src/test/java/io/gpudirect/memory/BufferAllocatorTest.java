@@ -5,8 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.gpudirect.GpuDirectException;
-import java.lang.management.BufferPoolMXBean;
-import java.lang.management.ManagementFactory;
 import java.nio.ByteBuffer;
 import org.junit.jupiter.api.Test;
 
@@ -131,21 +129,16 @@ class BufferAllocatorTest {
   void aBufferFreedAtCloseGivesItsMemoryBackAtItsLastClose() {
     int size = 32 << 20;
     try (BufferAllocator root = BufferAllocator.newRoot("test", Long.MAX_VALUE)) {
-      long before = directBytesUsed();
+      long before = io.gpudirect.testing.DirectBytes.used();
       HostBuffer b = root.allocateFreedAtClose(size, "window");
       b.nioBuffer().put(0, (byte) 1);
-      assertEquals(before + size, directBytesUsed());
+      assertEquals(before + size, io.gpudirect.testing.DirectBytes.used());
       b.retain();
       b.close();
-      assertEquals(before + size, directBytesUsed(), "freed while another owner still held it");
+      assertEquals(before + size, io.gpudirect.testing.DirectBytes.used(), "freed while another owner still held it");
       b.close();
-      assertEquals(before, directBytesUsed(), "not freed at its last close");
+      assertEquals(before, io.gpudirect.testing.DirectBytes.used(), "not freed at its last close");
       assertEquals(0, root.outstandingBytes());
     }
-  }
-
-  private static long directBytesUsed() {
-    return ManagementFactory.getPlatformMXBeans(BufferPoolMXBean.class).stream()
-        .filter(p -> p.getName().equals("direct")).mapToLong(BufferPoolMXBean::getMemoryUsed).sum();
   }
 }

@@ -49,16 +49,10 @@ public final class UcxExecutorProcess {
         System.out.println("workers " + WorkerLoop.open());
       }
       if (reads % 50 == 0) {
-        System.out.println("reads " + reads + " direct " + (directMemory() >> 20));
+        System.out.println("reads " + reads + " direct " + (io.gpudirect.testing.DirectBytes.used() >> 20));
       }
       System.out.flush();
       Thread.sleep(20);
     }
-  }
-
-  private static long directMemory() {
-    return java.lang.management.ManagementFactory.getPlatformMXBeans(java.lang.management.BufferPoolMXBean.class)
-        .stream().filter(b -> b.getName().equals("direct")).mapToLong(java.lang.management.BufferPoolMXBean::getMemoryUsed)
-        .sum();
   }
 }

@@ -15,6 +15,7 @@ import io.gpudirect.protocol.RdmaSetupAck;
 import io.gpudirect.server.BlockServer;
 import io.gpudirect.server.RdmaMode;
 import io.gpudirect.server.rdma.RdmaService;
+import io.gpudirect.testing.DirectBytes;
 import io.gpudirect.testing.QueuePairOffer;
 import io.gpudirect.testing.RawPeer;
 import io.gpudirect.testing.TestFiles;
@@ -22,8 +23,6 @@ import io.gpudirect.transport.ConnectionOptions;
 import io.gpudirect.transport.ConnectionThreads;
 import io.gpudirect.verbs.provider.RdmaProvider;
 import java.io.IOException;
-import java.lang.management.BufferPoolMXBean;
-import java.lang.management.ManagementFactory;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
@@ -129,7 +128,7 @@ class UnprovenQueuePairsTest {
    */
   @Test
   void unboundQueuePairsTakeNoMemoryAndOneAddressKeepsAtMostEight() throws Exception {
-    long before = directMemoryUsed();
+    long before = DirectBytes.used();
     List<HostileUcxClient> strangers = new ArrayList<>();
     java.io.PrintStream stderr = System.err;
     java.io.ByteArrayOutputStream log = new java.io.ByteArrayOutputStream();
@@ -142,7 +141,7 @@ class UnprovenQueuePairsTest {
       for (HostileUcxClient c : strangers) {
         c.send(ByteBuffer.allocateDirect(0));
       }
-      long grown = directMemoryUsed() - before;
+      long grown = DirectBytes.used() - before;
       assertTrue(grown < (1 << 20), "40 unbound queue pairs took " + grown + " bytes of direct memory");
       // The server closes the oldest as newer ones come in, keeping eight: its own count is the
       // bound. UCX tells the strangers when it can: an endpoint closed before its wire-up ended
@@ -235,14 +234,5 @@ class UnprovenQueuePairsTest {
     SecretHoldersRead.assertReadsOverRdma(server.port(),
         new ConnectionOptions(SECRET, Duration.ofSeconds(10), "unproven-queue-pairs-test"), THREADS, "d.bin", data,
         Duration.ofSeconds(20));
-  }
-
-  private static long directMemoryUsed() {
-    for (BufferPoolMXBean pool : ManagementFactory.getPlatformMXBeans(BufferPoolMXBean.class)) {
-      if (pool.getName().equals("direct")) {
-        return pool.getMemoryUsed();
-      }
-    }
-    throw new IllegalStateException("no direct buffer pool");
   }
 }
