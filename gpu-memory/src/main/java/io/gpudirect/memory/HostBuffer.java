@@ -2,6 +2,7 @@ package io.gpudirect.memory;
 
 import io.gpudirect.GpuDirectException;
 import java.nio.ByteBuffer;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -9,14 +10,22 @@ import java.util.concurrent.atomic.AtomicInteger;
  * reference, owned by whoever allocated it; {@link #retain()} adds one for another owner and
  * every owner calls {@link #close()} once. The last close returns the bytes to the allocator's
  * accounting. The memory itself is freed by the JDK when the {@code ByteBuffer} is collected,
- * or at that last close for a buffer allocated with {@link BufferAllocator#allocateFreedAtClose};
- * either way nobody may keep the result of {@link #nioBuffer()} past its own close.
+ * or, for a buffer allocated with {@link BufferAllocator#allocateFreedAtClose}, once the last
+ * owner has closed it and every {@link Hold} is closed too; either way nobody may keep the result
+ * of {@link #nioBuffer()} past its own close.
+ *
+ * <p>A hold keeps the memory, not the charge: it is for a party that may still touch the memory
+ * after its owners are done with it, such as an RDMA provider until it has released the endpoint
+ * the memory is registered on. The owners' accounting then ends when they close, as it does for a
+ * buffer left to the collector, and the memory is freed when that party lets go.
  */
 public final class HostBuffer implements AutoCloseable {
   private final Charge charge;
   private final BufferAllocator allocator;
   private final ByteBuffer buffer;
   private final AtomicInteger refCount = new AtomicInteger(1);
+  /** One for the owners together, while any has a reference, and one for each open hold. */
+  private final AtomicInteger holds = new AtomicInteger(1);
   private final boolean freedAtClose;
 
   HostBuffer(Charge charge, ByteBuffer buffer, boolean freedAtClose) {
@@ -63,19 +72,69 @@ public final class HostBuffer implements AutoCloseable {
     }
   }
 
+  /**
+   * Keeps the memory until the hold is closed, past the owners' last close; fails once every
+   * owner has closed this buffer.
+   */
+  public Hold hold() {
+    Hold h = tryHold();
+    if (h == null) {
+      throw new GpuDirectException("Buffer of " + capacity() + " bytes from allocator '"
+          + allocator.name() + "' is already closed");
+    }
+    return h;
+  }
+
+  /**
+   * A hold on the memory, or null when the owners have all closed this buffer: for work that
+   * may race with the owners' close and must not touch freed memory.
+   */
+  public Hold tryHold() {
+    while (true) {
+      int current = holds.get();
+      // refCount first: a hold is only for a buffer still owned; holds > 0 is what keeps the
+      // memory, so a hold won by the compare-and-set below is safe even if the owners close now.
+      if (refCount.get() <= 0 || current <= 0) {
+        return null;
+      }
+      if (holds.compareAndSet(current, current + 1)) {
+        return new Hold();
+      }
+    }
+  }
+
   /** Drops one reference; the last one returns the bytes to the allocator (and frees them, where asked). */
   @Override
   public void close() {
     int left = refCount.decrementAndGet();
     if (left == 0) {
       charge.close();
-      if (freedAtClose) {
-        DirectMemory.free(buffer);
-      }
+      letGo();
     } else if (left < 0) {
       refCount.incrementAndGet();
       throw new GpuDirectException("Buffer of " + capacity() + " bytes from allocator '"
           + allocator.name() + "' closed more often than it was retained");
+    }
+  }
+
+  private void letGo() {
+    if (holds.decrementAndGet() == 0 && freedAtClose) {
+      DirectMemory.free(buffer);
+    }
+  }
+
+  /** Keeps the buffer's memory (not its charge) until closed; closing twice is harmless. */
+  public final class Hold implements AutoCloseable {
+    private final AtomicBoolean open = new AtomicBoolean(true);
+
+    private Hold() {
+    }
+
+    @Override
+    public void close() {
+      if (open.compareAndSet(true, false)) {
+        letGo();
+      }
     }
   }
 

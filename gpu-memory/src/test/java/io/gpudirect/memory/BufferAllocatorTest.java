@@ -1,6 +1,7 @@
 package io.gpudirect.memory;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -139,6 +140,43 @@ class BufferAllocatorTest {
       b.close();
       assertEquals(before, io.gpudirect.testing.DirectBytes.used(), "not freed at its last close");
       assertEquals(0, root.outstandingBytes());
+    }
+  }
+
+  /**
+   * A hold keeps the memory past the owner's close, not the charge: the accounting ends at the
+   * owner's close (what leak checks see), the memory at the hold's (what an RDMA provider still
+   * writing into it needs).
+   */
+  @Test
+  void aHoldKeepsTheMemoryButNotTheCharge() {
+    int size = 32 << 20;
+    try (BufferAllocator root = BufferAllocator.newRoot("test", Long.MAX_VALUE)) {
+      long before = io.gpudirect.testing.DirectBytes.used();
+      HostBuffer b = root.allocateFreedAtClose(size, "control slots");
+      HostBuffer.Hold provider = b.hold();
+      b.close();
+      assertEquals(0, root.outstandingBytes(), "the charge outlived its owner");
+      assertEquals(before + size, io.gpudirect.testing.DirectBytes.used(), "freed under a hold");
+      assertNull(b.tryHold(), "a hold taken after the owners closed");
+      provider.close();
+      assertEquals(before, io.gpudirect.testing.DirectBytes.used(), "not freed when the last hold closed");
+      provider.close();
+      assertEquals(before, io.gpudirect.testing.DirectBytes.used());
+    }
+  }
+
+  /** With no hold open the memory goes at the owner's close; a hold after that is refused by name. */
+  @Test
+  void aHoldAfterTheLastCloseIsRefused() {
+    try (BufferAllocator root = BufferAllocator.newRoot("test", Long.MAX_VALUE)) {
+      long before = io.gpudirect.testing.DirectBytes.used();
+      HostBuffer b = root.allocateFreedAtClose(1 << 20, "control slots");
+      b.tryHold().close();
+      b.close();
+      assertEquals(before, io.gpudirect.testing.DirectBytes.used());
+      GpuDirectException e = assertThrows(GpuDirectException.class, b::hold);
+      assertTrue(e.getMessage().contains("already closed"), e.getMessage());
     }
   }
 }

@@ -13,10 +13,18 @@ import java.util.EnumSet;
  * followed by {@code sendSlots} send slots of {@code slotBytes} each, one registration. A
  * message occupies one slot as a whole frame (length prefix, type, body), so the codec is the
  * TCP one. This object owns the registration, and the buffer when it allocated it.
+ *
+ * <p>A buffer it allocated is freed, not left to the collector (a client that connects often
+ * would otherwise make half a MiB of garbage per connection, as the server did: docs/security.md),
+ * but not before the provider has {@linkplain RdmaEndpoint#released() released} the endpoint, which
+ * may still complete a canceled receive into a slot after {@link #close}; the charge returns at
+ * close. Each encode and decode holds the memory while it runs, so one racing with a close fails
+ * instead of touching freed memory.
  */
 public final class ControlSlots implements AutoCloseable {
   /** The buffer this object allocated and frees; null when the caller owns the memory. */
   private final HostBuffer owned;
+  private final HostBuffer buffer;
   private final ByteBuffer memory;
   private final MemoryRegion region;
   private final int recvSlots;
@@ -28,8 +36,8 @@ public final class ControlSlots implements AutoCloseable {
   /** Slots in a buffer allocated from {@code allocator}, freed by {@link #close}. */
   public ControlSlots(RdmaEndpoint endpoint, BufferAllocator allocator, int recvSlots, int sendSlots,
       int slotBytes) {
-    this(endpoint, allocator.allocate(Math.multiplyExact(recvSlots + sendSlots, slotBytes)), true,
-        recvSlots, sendSlots, slotBytes);
+    this(endpoint, allocator.allocateFreedAtClose(Math.multiplyExact(recvSlots + sendSlots, slotBytes),
+        "control slots of an RDMA connection"), true, recvSlots, sendSlots, slotBytes);
   }
 
   /**
@@ -47,6 +55,7 @@ public final class ControlSlots implements AutoCloseable {
     this.sendSlots = sendSlots;
     this.slotBytes = slotBytes;
     this.owned = owned ? buffer : null;
+    this.buffer = buffer;
     this.memory = buffer.nioBuffer();
     try {
       if (memory.capacity() < (long) (recvSlots + sendSlots) * slotBytes) {
@@ -54,6 +63,10 @@ public final class ControlSlots implements AutoCloseable {
             + " + " + sendSlots + " control slots of " + slotBytes);
       }
       this.region = endpoint.register(memory, EnumSet.of(Access.LOCAL_WRITE));
+      if (owned) {
+        HostBuffer.Hold provider = buffer.hold();
+        endpoint.released().thenRun(provider::close);
+      }
     } catch (RuntimeException e) {
       if (owned) {
         buffer.close();
@@ -82,13 +95,15 @@ public final class ControlSlots implements AutoCloseable {
       throw new ProtocolException("control message of " + byteLength + " bytes (slot holds "
           + slotBytes + ")");
     }
-    ByteBuffer frame = memory.duplicate().position(slot * slotBytes).limit(slot * slotBytes + byteLength).slice();
-    int length = Frames.checkLength(frame.getInt());
-    if (length != byteLength - 4) {
-      throw new ProtocolException("control message frame says " + length + " bytes, the receive got "
-          + (byteLength - 4));
+    try (HostBuffer.Hold h = holdMemory()) {
+      ByteBuffer frame = memory.duplicate().position(slot * slotBytes).limit(slot * slotBytes + byteLength).slice();
+      int length = Frames.checkLength(frame.getInt());
+      if (length != byteLength - 4) {
+        throw new ProtocolException("control message frame says " + length + " bytes, the receive got "
+            + (byteLength - 4));
+      }
+      return Frames.decode(frame);
     }
-    return Frames.decode(frame);
   }
 
   /** A free send slot, or -1 when all are in flight. */
@@ -134,8 +149,18 @@ public final class ControlSlots implements AutoCloseable {
     }
     int at = (recvSlots + slot) * slotBytes;
     int n = frame.remaining();
-    memory.duplicate().position(at).put(frame);
-    endpoint.postSend(wrId, region, at, n);
+    try (HostBuffer.Hold h = holdMemory()) {
+      memory.duplicate().position(at).put(frame);
+      endpoint.postSend(wrId, region, at, n);
+    }
+  }
+
+  private HostBuffer.Hold holdMemory() {
+    HostBuffer.Hold h = buffer.tryHold();
+    if (h == null) {
+      throw new IllegalStateException("control slots of " + buffer.capacity() + " bytes are closed");
+    }
+    return h;
   }
 
   @Override

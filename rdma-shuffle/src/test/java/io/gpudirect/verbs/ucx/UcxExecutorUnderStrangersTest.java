@@ -61,9 +61,11 @@ class UcxExecutorUnderStrangersTest {
       assertFalse(executor.output().contains("read failed"), executor.describe());
       assertTrue(strangers >= 1_000, "strangers that connected: " + strangers);
       // Each queue pair's 8.5 MiB left to the collector held the child's whole 1 GiB of direct
-      // memory within seconds, and reads failed for want of it.
+      // memory within seconds, and reads failed for want of it; the client's control slots
+      // (528 KiB a connection) left to it held 61 MiB in 10 s and 114 in 25 s, against 19 and 25
+      // freed once UCX released them.
       long direct = column(executor, 3).max().orElseThrow();
-      assertTrue(direct < 256, "MiB of direct memory held at most: " + direct + "; " + executor.describe());
+      assertTrue(direct < 48, "MiB of direct memory held at most: " + direct + "; " + executor.describe());
     }
   }
 
