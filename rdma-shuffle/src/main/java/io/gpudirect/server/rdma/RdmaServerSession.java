@@ -185,9 +185,9 @@ final class RdmaServerSession {
     offer = o.offer();
     SessionMemory memory = o.memory();
     // The provider may touch the memory until its endpoint is released, after this session is
-    // closed: it holds a reference until then (the memory is freed at the last).
-    memory.retain();
-    endpoint.released().thenRun(memory::close);
+    // closed: it holds the memory until then.
+    SessionMemory.Held byProvider = memory.hold();
+    endpoint.released().thenRun(byProvider::close);
     ControlSlots slots = null;
     MemoryRegion region = null;
     try {
@@ -247,16 +247,16 @@ final class RdmaServerSession {
   }
 
   /**
-   * The session's single worker thread, which reads files into the chunks: it holds a reference
-   * to the memory until it has ended, which may be after the session's close gave up waiting.
+   * The session's single worker thread, which reads files into the chunks: it holds the memory
+   * until it has ended, which may be after the session's close gave up waiting.
    */
   private ExecutorService worker(SessionMemory memory) {
-    memory.retain();
+    SessionMemory.Held byWorker = memory.hold();
     return new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(),
         DaemonThreads.named("gpudirect-server-rdma-" + RdmaEndpoint.describe(endpoint.peer()))) {
       @Override
       protected void terminated() {
-        memory.close();
+        byWorker.close();
       }
     };
   }

@@ -14,9 +14,9 @@ import io.gpudirect.memory.HostBuffer;
  * made 8.5 MiB of garbage per queue pair faster than collections freed it, reached
  * {@code -XX:MaxDirectMemorySize}, stalled every allocation in {@code System.gc()} and failed
  * offers and reads (docs/security.md). So each party that may still touch the memory after the
- * session closes holds a reference of its own ({@link #retain}): the provider until its endpoint
- * is {@linkplain io.gpudirect.verbs.RdmaEndpoint#released() released}, the session's worker
- * until it has ended.
+ * session closes holds it ({@link #hold}): the provider until its endpoint is
+ * {@linkplain io.gpudirect.verbs.RdmaEndpoint#released() released}, the session's worker until it
+ * has ended. The charge goes back at the session's close, the memory when the last lets go.
  */
 record SessionMemory(HostBuffer chunks, HostBuffer slots) implements AutoCloseable {
   static SessionMemory allocate(BufferAllocator allocator, RdmaService.Settings s) {
@@ -37,11 +37,23 @@ record SessionMemory(HostBuffer chunks, HostBuffer slots) implements AutoCloseab
     return (long) s.chunks() * s.chunkBytes() + (long) (2 * s.credits() + 1) * s.slotBytes();
   }
 
-  /** Another reference, for another party that closes it once. */
-  SessionMemory retain() {
-    chunks.retain();
-    slots.retain();
-    return this;
+  /** Keeps both buffers' memory, not their charge, until the result is closed. */
+  Held hold() {
+    HostBuffer.Hold c = chunks.hold();
+    try {
+      return new Held(c, slots.hold());
+    } catch (RuntimeException e) {
+      c.close();
+      throw e;
+    }
+  }
+
+  record Held(HostBuffer.Hold chunks, HostBuffer.Hold slots) implements AutoCloseable {
+    @Override
+    public void close() {
+      chunks.close();
+      slots.close();
+    }
   }
 
   @Override
