@@ -683,7 +683,8 @@ public final class RdmaConnection implements Connection, DeviceReads {
     control.close();
     if (endpoint != null) {
       // Again, now from the caller's thread: it returns once the last completion was handled,
-      // so the control slots are no longer read when they are freed.
+      // so the control slots are no longer read when they are closed (their memory itself stays
+      // until the provider has released the endpoint).
       endpoint.close();
     }
     if (slots != null) {
