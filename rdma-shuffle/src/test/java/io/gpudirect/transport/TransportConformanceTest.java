@@ -416,6 +416,74 @@ public abstract class TransportConformanceTest {
     }
   }
 
+  /**
+   * A connection closed while other threads submit reads on it: every read ends, with its bytes
+   * or with a transport's error, no submission throws, and no reader is left waiting. The close
+   * lands among submissions, each reader keeping eight reads outstanding until it sees the
+   * connection closed.
+   */
+  @Test
+  void closingWhileOtherThreadsReadEndsEveryReadOneWayOrTheOther() throws Exception {
+    int len = 64 << 10;
+    for (int round = 0; round < 10; round++) {
+      Connection c = connect();
+      java.util.concurrent.atomic.AtomicLong ids = new java.util.concurrent.atomic.AtomicLong();
+      java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
+      List<Throwable> wrong = java.util.Collections.synchronizedList(new ArrayList<>());
+      java.util.concurrent.CountDownLatch finished = new java.util.concurrent.CountDownLatch(1);
+      java.util.concurrent.atomic.AtomicInteger failed = new java.util.concurrent.atomic.AtomicInteger();
+      List<Thread> readers = new ArrayList<>();
+      for (int t = 0; t < 4; t++) {
+        Thread reader = new Thread(() -> {
+          java.util.ArrayDeque<Object[]> outstanding = new java.util.ArrayDeque<>();
+          try {
+            while (!closed.get() || !outstanding.isEmpty()) {
+              if (!closed.get() && outstanding.size() < 8) {
+                long id = ids.incrementAndGet();
+                int at = (int) ((id * 7_919) % ((8 << 20) - len));
+                ByteBuffer dst = ByteBuffer.allocateDirect(len);
+                outstanding.add(new Object[] {at, dst, c.read(new ReadRequest(id, "d.bin", at, len), dst)});
+                continue;
+              }
+              Object[] r = outstanding.poll();
+              @SuppressWarnings("unchecked")
+              CompletableFuture<Void> f = (CompletableFuture<Void>) r[2];
+              try {
+                f.get(10, TimeUnit.SECONDS);
+                int at = (Integer) r[0];
+                byte[] got = new byte[len];
+                ((ByteBuffer) r[1]).flip().get(got);
+                if (!Arrays.equals(Arrays.copyOfRange(data, at, at + len), got)) {
+                  wrong.add(new AssertionError("wrong bytes in a read at " + at + " that finished"));
+                }
+                finished.countDown();
+              } catch (ExecutionException e) {
+                if (!(e.getCause() instanceof GpuDirectException)) {
+                  wrong.add(e.getCause());
+                }
+                failed.incrementAndGet();
+              }
+            }
+          } catch (Throwable e) {
+            wrong.add(e);
+          }
+        });
+        reader.start();
+        readers.add(reader);
+      }
+      assertTrue(finished.await(10, TimeUnit.SECONDS), "no read finished: " + wrong);
+      Thread.sleep(round % 4 * 5);
+      closed.set(true);
+      c.close();
+      for (Thread reader : readers) {
+        reader.join(15_000);
+        assertFalse(reader.isAlive(), "a reader still waiting 15 s after the close");
+      }
+      assertTrue(wrong.isEmpty(), "reads that ended wrong: " + wrong);
+      assertFalse(c.isOpen());
+    }
+  }
+
   @Test
   void smallAndLargeAnswersAndRefusalsPipelinedInAnyOrderAllLandRight() throws Exception {
     // Small answers come whole in one read where the transport can; large payloads straight
