@@ -134,6 +134,10 @@ final class RdmaServerSession {
       b.slots().releaseSendSlot(slot);
       return;
     }
+    if (failure != null) {
+      // Stopped: nothing more is served, and the slots may already be closed.
+      return;
+    }
     Message m;
     try {
       m = b.slots().received(slot, wc.byteLength());
