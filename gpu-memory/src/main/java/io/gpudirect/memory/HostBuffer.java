@@ -79,8 +79,7 @@ public final class HostBuffer implements AutoCloseable {
   public Hold hold() {
     Hold h = tryHold();
     if (h == null) {
-      throw new GpuDirectException("Buffer of " + capacity() + " bytes from allocator '"
-          + allocator.name() + "' is already closed");
+      throw alreadyClosed();
     }
     return h;
   }
@@ -140,8 +139,12 @@ public final class HostBuffer implements AutoCloseable {
 
   private void checkLive() {
     if (refCount.get() <= 0) {
-      throw new GpuDirectException("Buffer of " + capacity() + " bytes from allocator '"
-          + allocator.name() + "' is already closed");
+      throw alreadyClosed();
     }
+  }
+
+  private GpuDirectException alreadyClosed() {
+    return new GpuDirectException("Buffer of " + capacity() + " bytes from allocator '"
+        + allocator.name() + "' is already closed");
   }
 }

@@ -22,9 +22,9 @@ import java.util.EnumSet;
  * instead of touching freed memory.
  */
 public final class ControlSlots implements AutoCloseable {
-  /** The buffer this object allocated and frees; null when the caller owns the memory. */
-  private final HostBuffer owned;
   private final HostBuffer buffer;
+  /** Whether this object allocated {@link #buffer} and frees it; otherwise the caller does. */
+  private final boolean owned;
   private final ByteBuffer memory;
   private final MemoryRegion region;
   private final int recvSlots;
@@ -54,7 +54,7 @@ public final class ControlSlots implements AutoCloseable {
     this.recvSlots = recvSlots;
     this.sendSlots = sendSlots;
     this.slotBytes = slotBytes;
-    this.owned = owned ? buffer : null;
+    this.owned = owned;
     this.buffer = buffer;
     this.memory = buffer.nioBuffer();
     try {
@@ -166,8 +166,8 @@ public final class ControlSlots implements AutoCloseable {
   @Override
   public void close() {
     region.close();
-    if (owned != null) {
-      owned.close();
+    if (owned) {
+      buffer.close();
     }
   }
 }
