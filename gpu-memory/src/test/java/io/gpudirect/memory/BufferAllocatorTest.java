@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.gpudirect.GpuDirectException;
+import io.gpudirect.testing.DirectBytes;
 import java.nio.ByteBuffer;
 import org.junit.jupiter.api.Test;
 
@@ -130,15 +131,15 @@ class BufferAllocatorTest {
   void aBufferFreedAtCloseGivesItsMemoryBackAtItsLastClose() {
     int size = 32 << 20;
     try (BufferAllocator root = BufferAllocator.newRoot("test", Long.MAX_VALUE)) {
-      long before = io.gpudirect.testing.DirectBytes.used();
+      long before = DirectBytes.used();
       HostBuffer b = root.allocateFreedAtClose(size, "window");
       b.nioBuffer().put(0, (byte) 1);
-      assertEquals(before + size, io.gpudirect.testing.DirectBytes.used());
+      assertEquals(before + size, DirectBytes.used());
       b.retain();
       b.close();
-      assertEquals(before + size, io.gpudirect.testing.DirectBytes.used(), "freed while another owner still held it");
+      assertEquals(before + size, DirectBytes.used(), "freed while another owner still held it");
       b.close();
-      assertEquals(before, io.gpudirect.testing.DirectBytes.used(), "not freed at its last close");
+      assertEquals(before, DirectBytes.used(), "not freed at its last close");
       assertEquals(0, root.outstandingBytes());
     }
   }
@@ -152,17 +153,17 @@ class BufferAllocatorTest {
   void aHoldKeepsTheMemoryButNotTheCharge() {
     int size = 32 << 20;
     try (BufferAllocator root = BufferAllocator.newRoot("test", Long.MAX_VALUE)) {
-      long before = io.gpudirect.testing.DirectBytes.used();
+      long before = DirectBytes.used();
       HostBuffer b = root.allocateFreedAtClose(size, "control slots");
       HostBuffer.Hold provider = b.hold();
       b.close();
       assertEquals(0, root.outstandingBytes(), "the charge outlived its owner");
-      assertEquals(before + size, io.gpudirect.testing.DirectBytes.used(), "freed under a hold");
+      assertEquals(before + size, DirectBytes.used(), "freed under a hold");
       assertNull(b.tryHold(), "a hold taken after the owners closed");
       provider.close();
-      assertEquals(before, io.gpudirect.testing.DirectBytes.used(), "not freed when the last hold closed");
+      assertEquals(before, DirectBytes.used(), "not freed when the last hold closed");
       provider.close();
-      assertEquals(before, io.gpudirect.testing.DirectBytes.used());
+      assertEquals(before, DirectBytes.used());
     }
   }
 
@@ -170,11 +171,11 @@ class BufferAllocatorTest {
   @Test
   void aHoldAfterTheLastCloseIsRefused() {
     try (BufferAllocator root = BufferAllocator.newRoot("test", Long.MAX_VALUE)) {
-      long before = io.gpudirect.testing.DirectBytes.used();
+      long before = DirectBytes.used();
       HostBuffer b = root.allocateFreedAtClose(1 << 20, "control slots");
       b.tryHold().close();
       b.close();
-      assertEquals(before, io.gpudirect.testing.DirectBytes.used());
+      assertEquals(before, DirectBytes.used());
       GpuDirectException e = assertThrows(GpuDirectException.class, b::hold);
       assertTrue(e.getMessage().contains("already closed"), e.getMessage());
     }

@@ -28,14 +28,19 @@ import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.List;
 import java.util.OptionalInt;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicIntegerArray;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.zip.CRC32C;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -425,43 +430,39 @@ public abstract class TransportConformanceTest {
   @Test
   void closingWhileOtherThreadsReadEndsEveryReadOneWayOrTheOther() throws Exception {
     int len = 64 << 10;
+    record Submitted(int at, ByteBuffer dst, CompletableFuture<Void> read) {}
     for (int round = 0; round < 10; round++) {
       Connection c = connect();
-      java.util.concurrent.atomic.AtomicLong ids = new java.util.concurrent.atomic.AtomicLong();
-      java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
-      List<Throwable> wrong = java.util.Collections.synchronizedList(new ArrayList<>());
-      java.util.concurrent.CountDownLatch finished = new java.util.concurrent.CountDownLatch(1);
-      java.util.concurrent.atomic.AtomicInteger failed = new java.util.concurrent.atomic.AtomicInteger();
+      AtomicLong ids = new AtomicLong();
+      AtomicBoolean closed = new AtomicBoolean();
+      List<Throwable> wrong = Collections.synchronizedList(new ArrayList<>());
+      CountDownLatch finished = new CountDownLatch(1);
       List<Thread> readers = new ArrayList<>();
       for (int t = 0; t < 4; t++) {
         Thread reader = new Thread(() -> {
-          java.util.ArrayDeque<Object[]> outstanding = new java.util.ArrayDeque<>();
+          ArrayDeque<Submitted> outstanding = new ArrayDeque<>();
           try {
             while (!closed.get() || !outstanding.isEmpty()) {
               if (!closed.get() && outstanding.size() < 8) {
                 long id = ids.incrementAndGet();
                 int at = (int) ((id * 7_919) % ((8 << 20) - len));
                 ByteBuffer dst = ByteBuffer.allocateDirect(len);
-                outstanding.add(new Object[] {at, dst, c.read(new ReadRequest(id, "d.bin", at, len), dst)});
+                outstanding.add(new Submitted(at, dst, c.read(new ReadRequest(id, "d.bin", at, len), dst)));
                 continue;
               }
-              Object[] r = outstanding.poll();
-              @SuppressWarnings("unchecked")
-              CompletableFuture<Void> f = (CompletableFuture<Void>) r[2];
+              Submitted r = outstanding.poll();
               try {
-                f.get(10, TimeUnit.SECONDS);
-                int at = (Integer) r[0];
+                r.read().get(10, TimeUnit.SECONDS);
                 byte[] got = new byte[len];
-                ((ByteBuffer) r[1]).flip().get(got);
-                if (!Arrays.equals(Arrays.copyOfRange(data, at, at + len), got)) {
-                  wrong.add(new AssertionError("wrong bytes in a read at " + at + " that finished"));
+                r.dst().flip().get(got);
+                if (!Arrays.equals(Arrays.copyOfRange(data, r.at(), r.at() + len), got)) {
+                  wrong.add(new AssertionError("wrong bytes in a read at " + r.at() + " that finished"));
                 }
                 finished.countDown();
               } catch (ExecutionException e) {
                 if (!(e.getCause() instanceof GpuDirectException)) {
                   wrong.add(e.getCause());
                 }
-                failed.incrementAndGet();
               }
             }
           } catch (Throwable e) {
