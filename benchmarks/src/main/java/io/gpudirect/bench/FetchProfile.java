@@ -5,6 +5,7 @@ import io.gpudirect.server.BlockServer;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Map;
 
 /**
  * Only our fetch, for profilers and {@code strace -c -f}: an embedded server and a client
@@ -28,6 +29,18 @@ public final class FetchProfile {
   /** Milliseconds the JIT has spent compiling in this process so far. */
   private static long compileMillis() {
     return java.lang.management.ManagementFactory.getCompilationMXBean().getTotalCompilationTime();
+  }
+
+  /** Each role's CPU per GB moved, and how much of it was in user mode (the rest the kernel's). */
+  private static void printCpuByRole(ThreadCpu roles, Measurement m) {
+    double gb = m.bytes() / 1e9;
+    Map<String, Double> total = roles.secondsByRole();
+    Map<String, Double> user = roles.userSecondsByRole();
+    total.forEach((role, cpu) -> {
+      if (cpu / gb >= 0.0005) {
+        System.out.printf("  cpu %-40s %6.3f s/GB, user %6.3f%n", role, cpu / gb, user.getOrDefault(role, 0.0) / gb);
+      }
+    });
   }
 
   public static void main(String[] args) throws Exception {
@@ -61,7 +74,7 @@ public final class FetchProfile {
           Measurement m = kept ? RawSocketBaseline.streamKeeping(file, streams, seconds, OurFetch.heldBytes(size))
               : RawSocketBaseline.stream(file, streams, seconds, chunk);
           System.out.printf("raw bytes=%d seconds=%.2f gbit=%.2f cpuPerGB=%.3f jitMillis=%d%n", m.bytes(), m.seconds(), m.gbitPerSecond(), m.cpuSecondsPerGb(), compileMillis() - compiling);
-          roles.secondsByRole().forEach((role, cpu) -> System.out.printf("  cpu %-40s %6.3f s/GB%n", role, cpu / (m.bytes() / 1e9)));
+          printCpuByRole(roles, m);
         } else if (latency) {
           OurLatency.run(address, "fetch.bin", size, 4096, crc, 2, 0);
           Latencies l = OurLatency.run(address, "fetch.bin", size, 4096, crc, seconds, 1);
@@ -83,7 +96,7 @@ public final class FetchProfile {
             m = OurFetch.run(client, "fetch.bin", size, seconds);
           }
           System.out.printf("bytes=%d seconds=%.2f gbit=%.2f cpuPerGB=%.3f jitMillis=%d%n", m.bytes(), m.seconds(), m.gbitPerSecond(), m.cpuSecondsPerGb(), compileMillis() - compiling);
-          roles.secondsByRole().forEach((role, cpu) -> System.out.printf("  cpu %-40s %6.3f s/GB%n", role, cpu / (m.bytes() / 1e9)));
+          printCpuByRole(roles, m);
           double chunks = Math.ceil((double) m.bytes() / chunk);
           roles.allocatedByRole().forEach((role, bytes) -> System.out.printf("  heap %-39s %8.0f bytes per chunk%n", role, bytes / chunks));
         }

@@ -16,6 +16,8 @@ import java.util.concurrent.ConcurrentHashMap;
 final class ThreadCpu implements AutoCloseable {
   private final ThreadMXBean threads = ManagementFactory.getThreadMXBean();
   private final Map<Long, Long> cpuById = new ConcurrentHashMap<>();
+  private final Map<Long, Long> userById = new ConcurrentHashMap<>();
+  private final Map<Long, Long> userStartById = new ConcurrentHashMap<>();
   private final Map<Long, Long> allocatedById = new ConcurrentHashMap<>();
   private final Map<Long, Long> allocatedStartById = new ConcurrentHashMap<>();
   private final Map<Long, String> nameById = new ConcurrentHashMap<>();
@@ -30,6 +32,7 @@ final class ThreadCpu implements AutoCloseable {
       startById.put(e.getKey(), e.getValue());
     }
     allocatedStartById.putAll(allocatedById);
+    userStartById.putAll(userById);
     sampler.setDaemon(true);
     sampler.start();
   }
@@ -59,6 +62,10 @@ final class ThreadCpu implements AutoCloseable {
       if (cpu > 0) {
         cpuById.merge(info.getThreadId(), cpu, Math::max);
       }
+      long user = threads.getThreadUserTime(info.getThreadId());
+      if (user > 0) {
+        userById.merge(info.getThreadId(), user, Math::max);
+      }
     }
   }
 
@@ -76,6 +83,20 @@ final class ThreadCpu implements AutoCloseable {
       javaThreads += s;
     }
     out.put("JVM (JIT, GC)", (Cpu.processNanos() - processStart) / 1e9 - javaThreads);
+    return out;
+  }
+
+  /**
+   * User-mode CPU seconds by thread role since this started (the rest of a role's time in
+   * {@link #secondsByRole} is the kernel's: system calls, copies, the softirqs it ran); call
+   * after {@link #secondsByRole}, which takes the last sample.
+   */
+  Map<String, Double> userSecondsByRole() {
+    Map<String, Double> out = new TreeMap<>();
+    for (Map.Entry<Long, Long> e : userById.entrySet()) {
+      String role = nameById.get(e.getKey()).replaceAll("[-#]?[0-9.:]+", "").replaceAll("-+$", "");
+      out.merge(role, (e.getValue() - userStartById.getOrDefault(e.getKey(), 0L)) / 1e9, Double::sum);
+    }
     return out;
   }
 
