@@ -33,6 +33,8 @@ public final class BufferAllocator implements AutoCloseable {
   private final String name;
   private final long limit;
   private final AtomicLong used = new AtomicLong();
+  /** Bytes freed at close so far ({@link #freedBytes}). */
+  private final AtomicLong freed = new AtomicLong();
   private final Set<Charge> live = ConcurrentHashMap.newKeySet();
   private final Set<BufferAllocator> children = ConcurrentHashMap.newKeySet();
   private volatile boolean closed;
@@ -140,6 +142,16 @@ public final class BufferAllocator implements AutoCloseable {
     return used.get();
   }
 
+  /**
+   * Bytes of memory freed so far by buffers of this allocator and its children allocated with
+   * {@link #allocateFreedAtClose}, each counted once its owners and holds have all let go. Memory
+   * left to the collector is never counted: this tells the one from the other, where the charge
+   * ({@link #outstandingBytes}) goes back at close either way.
+   */
+  public long freedBytes() {
+    return freed.get();
+  }
+
   /** Live buffers and other charges of this allocator and all its children. */
   public long outstandingBuffers() {
     long n = live.size();
@@ -209,6 +221,12 @@ public final class BufferAllocator implements AutoCloseable {
   void release(Charge charge) {
     if (live.remove(charge)) {
       unreserve(charge.bytes());
+    }
+  }
+
+  void countFreed(long bytes) {
+    for (BufferAllocator a = this; a != null; a = a.parent) {
+      a.freed.addAndGet(bytes);
     }
   }
 

@@ -119,6 +119,7 @@ public final class HostBuffer implements AutoCloseable {
   private void letGo() {
     if (holds.decrementAndGet() == 0 && freedAtClose) {
       DirectMemory.free(buffer);
+      allocator.countFreed(buffer.capacity());
     }
   }
 

@@ -14,6 +14,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * <p>Idle buffers are held by the pool, not leaked: leak checks count a pool's
  * {@link #idleBytes()} as its own until the pool is closed ({@link #open()} lists those not
  * closed yet). Closing it closes the idle buffers; a buffer given back later is closed then.
+ * Their memory goes to the collector, or, in a pool made by {@link #freedAtClose}, is freed when
+ * the pool closes a buffer and every {@link HostBuffer.Hold} on it is closed.
  *
  * <p>Thread-safe.
  */
@@ -25,6 +27,7 @@ public final class HostBufferPool implements AutoCloseable {
   private final String what;
   private final int bufferBytes;
   private final int maxIdle;
+  private final boolean freedAtClose;
   private final ArrayDeque<HostBuffer> idle = new ArrayDeque<>();
   /** Buffers taken and not given back yet. */
   private long lent;
@@ -35,6 +38,21 @@ public final class HostBufferPool implements AutoCloseable {
    * @param maxIdle most buffers kept idle for the next taker
    */
   public HostBufferPool(BufferAllocator allocator, String what, int bufferBytes, int maxIdle) {
+    this(allocator, what, bufferBytes, maxIdle, false);
+  }
+
+  /**
+   * As the constructor, its buffers allocated with {@link BufferAllocator#allocateFreedAtClose}:
+   * for buffers that nobody touches once the pool or their taker has closed them, but under a
+   * {@link HostBuffer#hold}.
+   */
+  public static HostBufferPool freedAtClose(BufferAllocator allocator, String what, int bufferBytes,
+      int maxIdle) {
+    return new HostBufferPool(allocator, what, bufferBytes, maxIdle, true);
+  }
+
+  private HostBufferPool(BufferAllocator allocator, String what, int bufferBytes, int maxIdle,
+      boolean freedAtClose) {
     if (bufferBytes <= 0 || maxIdle < 0) {
       throw new IllegalArgumentException("A pool of " + what + " needs buffers of a positive size"
           + " and no negative idle count: " + bufferBytes + " bytes, " + maxIdle + " idle");
@@ -43,6 +61,7 @@ public final class HostBufferPool implements AutoCloseable {
     this.what = what;
     this.bufferBytes = bufferBytes;
     this.maxIdle = maxIdle;
+    this.freedAtClose = freedAtClose;
     OPEN.add(this);
   }
 
@@ -63,7 +82,8 @@ public final class HostBufferPool implements AutoCloseable {
         return b;
       }
     }
-    HostBuffer made = allocator.allocate(bufferBytes, what);
+    HostBuffer made = freedAtClose ? allocator.allocateFreedAtClose(bufferBytes, what)
+        : allocator.allocate(bufferBytes, what);
     synchronized (this) {
       lent++;
     }

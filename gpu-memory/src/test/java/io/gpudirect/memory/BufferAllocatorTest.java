@@ -167,6 +167,26 @@ class BufferAllocatorTest {
     }
   }
 
+  /**
+   * The bytes freed at close are counted, in the allocator and its ancestors, once the last hold
+   * lets go; a buffer left to the collector is not counted.
+   */
+  @Test
+  void freedBytesCountMemoryFreedAtCloseOnly() {
+    try (BufferAllocator root = BufferAllocator.newRoot("test", Long.MAX_VALUE)) {
+      BufferAllocator child = root.newChildAllocator("ucx", Long.MAX_VALUE);
+      child.allocate(300, "left to the collector").close();
+      HostBuffer b = child.allocateFreedAtClose(1000, "frame header");
+      HostBuffer.Hold provider = b.hold();
+      b.close();
+      assertEquals(0, child.freedBytes(), "freed under a hold, or the collector's counted");
+      provider.close();
+      assertEquals(1000, child.freedBytes());
+      assertEquals(1000, root.freedBytes(), "not counted in the parent");
+      child.close();
+    }
+  }
+
   /** With no hold open the memory goes at the owner's close; a hold after that is refused by name. */
   @Test
   void aHoldAfterTheLastCloseIsRefused() {

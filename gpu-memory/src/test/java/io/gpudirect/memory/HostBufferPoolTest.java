@@ -44,6 +44,37 @@ class HostBufferPoolTest {
     }
   }
 
+  /** A freed-at-close pool frees what it closes, past maxIdle or at its close, once no hold is open. */
+  @Test
+  void aFreedAtClosePoolFreesTheBuffersItClosesOnceTheirHoldsLetGo() {
+    try (BufferAllocator accounts = BufferAllocator.newRoot("pool-test", 1 << 20)) {
+      HostBufferPool pool = HostBufferPool.freedAtClose(accounts, "send frame", 100, 1);
+      HostBuffer a = pool.take();
+      HostBuffer b = pool.take();
+      HostBuffer.Hold sending = b.hold();
+      pool.give(a);
+      pool.give(b); // no room: closed, its charge back, its memory kept for the hold
+      assertEquals(100, accounts.outstandingBytes());
+      assertEquals(0, accounts.freedBytes(), "freed under a hold");
+      sending.close();
+      assertEquals(100, accounts.freedBytes());
+      pool.close();
+      assertEquals(200, accounts.freedBytes(), "the idle one not freed at the pool's close");
+      accounts.assertNoLeaks();
+    }
+  }
+
+  @Test
+  void aPlainPoolLeavesItsMemoryToTheCollector() {
+    try (BufferAllocator accounts = BufferAllocator.newRoot("pool-test", 1 << 20)) {
+      HostBufferPool pool = new HostBufferPool(accounts, "piece", 100, 0);
+      pool.give(pool.take());
+      pool.close();
+      assertEquals(0, accounts.outstandingBytes());
+      assertEquals(0, accounts.freedBytes());
+    }
+  }
+
   @Test
   void openPoolsAreListedForLeakChecks() {
     try (BufferAllocator accounts = BufferAllocator.newRoot("pool-test", 1 << 20);
