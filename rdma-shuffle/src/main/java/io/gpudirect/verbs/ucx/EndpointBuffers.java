@@ -3,13 +3,19 @@ package io.gpudirect.verbs.ucx;
 import io.gpudirect.memory.BufferAllocator;
 import io.gpudirect.memory.HostBuffer;
 import java.nio.ByteBuffer;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * What one UCX endpoint holds in direct memory, charged to the verbs' allocator from its making
  * to its close and named after its peer: the header and WRITE prefix being received, the key
  * frame and the key scratch (made at the first key), and its send frames ({@link SendFrames}).
- * Closing gives every charge back; the memory itself stays valid while anything refers to it,
- * so a receive or send that UCX cancels late touches nothing freed.
+ *
+ * <p>Closing gives every charge back. The memory is freed, not left to the collector, once
+ * nothing can touch it: the key scratch at close (UCX reads it only inside the unpack call), the
+ * heads and the key frame once UCX has released the endpoint (until then it may still complete a
+ * canceled receive into them), a send frame once its send has completed ({@link SendFrames}).
+ * The endpoint's own uses are on the loop thread, which closes this object: it checks that the
+ * endpoint is open before each, and asking for a key buffer after the close fails.
  */
 final class EndpointBuffers {
   private final BufferAllocator memory;
@@ -28,15 +34,16 @@ final class EndpointBuffers {
   EndpointBuffers(BufferAllocator memory, String peerName, int sendDepth) {
     this.memory = memory;
     this.peerName = peerName;
-    this.heads = memory.allocate(UcxEndpoint.HEADER_BYTES + UcxEndpoint.WRITE_PREFIX,
+    this.heads = memory.allocateFreedAtClose(UcxEndpoint.HEADER_BYTES + UcxEndpoint.WRITE_PREFIX,
         "UCX frame header of " + peerName);
     this.header = heads.nioBuffer().slice(0, UcxEndpoint.HEADER_BYTES);
     this.writePrefix = heads.nioBuffer().slice(UcxEndpoint.HEADER_BYTES, UcxEndpoint.WRITE_PREFIX);
     this.frames = new SendFrames(memory, peerName, sendDepth);
   }
 
-  /** Where key frames' bodies land, made at the first; loop thread only. */
+  /** Where key frames' bodies land, made at the first; loop thread only, while open. */
   ByteBuffer keyFrame(int bytes) {
+    checkOpen("UCX key frame of ");
     if (keyFrame == null) {
       keyFrameMemory = made(bytes, "UCX key frame of ");
       keyFrame = keyFrameMemory.nioBuffer();
@@ -44,8 +51,9 @@ final class EndpointBuffers {
     return keyFrame;
   }
 
-  /** Where keys are unpacked from, made at the first; loop thread only. */
+  /** Where keys are unpacked from, made at the first; loop thread only, while open. */
   ByteBuffer keyScratch(int bytes) {
+    checkOpen("UCX key scratch of ");
     if (keyScratch == null) {
       keyScratchMemory = made(bytes, "UCX key scratch of ");
       keyScratch = keyScratchMemory.nioBuffer();
@@ -54,26 +62,42 @@ final class EndpointBuffers {
   }
 
   private HostBuffer made(int bytes, String what) {
-    HostBuffer b = memory.allocate(bytes, what + peerName);
-    if (closed) {
-      b.close(); // asked for by a frame the closed endpoint still read: nothing is kept for it
-    }
-    return b;
+    return memory.allocateFreedAtClose(bytes, what + peerName);
   }
 
-  /** The endpoint is closed: every charge goes back, its frames' too. On the loop thread. */
-  void close() {
+  /**
+   * The endpoint checks that it is open before it asks (on the loop thread, which closes this):
+   * after the close the memory may be freed, so a use then is a bug, and fails here.
+   */
+  private void checkOpen(String what) {
+    if (closed) {
+      throw new IllegalStateException(what + peerName + " asked for after the endpoint closed");
+    }
+  }
+
+  /**
+   * The endpoint is closed: every charge goes back, its frames' too; what UCX may still receive
+   * into is held until {@code releasedByUcx} completes. On the loop thread.
+   */
+  void close(CompletableFuture<Void> releasedByUcx) {
     if (closed) {
       return;
     }
     closed = true;
     frames.close();
-    heads.close();
+    heldUntil(heads, releasedByUcx);
     if (keyFrameMemory != null) {
-      keyFrameMemory.close();
+      heldUntil(keyFrameMemory, releasedByUcx);
     }
     if (keyScratchMemory != null) {
       keyScratchMemory.close();
     }
+  }
+
+  /** Closes {@code b}, its memory freed once {@code released} completes. */
+  private static void heldUntil(HostBuffer b, CompletableFuture<Void> released) {
+    HostBuffer.Hold ucx = b.hold();
+    released.whenComplete((v, e) -> ucx.close());
+    b.close();
   }
 }

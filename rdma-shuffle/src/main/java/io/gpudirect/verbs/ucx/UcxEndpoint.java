@@ -81,7 +81,7 @@ final class UcxEndpoint implements RdmaEndpoint {
   private static final int RKEY_PREFIX = 24;
   /** RKEY flag: the announcer can take a put from a NIC (it has an RDMA device UCX may use). */
   private static final int NATIVE_PUTS = 1;
-  private static final int MAX_RKEY_FRAME = RKEY_PREFIX + PackedRemoteKey.MAX_BYTES;
+  static final int MAX_RKEY_FRAME = RKEY_PREFIX + PackedRemoteKey.MAX_BYTES;
   /**
    * Remotely writable regions a peer may have announced at once: a client keeps one per read
    * in flight and its registered device buffers, far fewer.
@@ -137,7 +137,7 @@ final class UcxEndpoint implements RdmaEndpoint {
   private boolean givenBack;
   /** Completed once UCX has finished closing the endpoint ({@link #released()}). */
   private final java.util.concurrent.CompletableFuture<Void> closedByUcx = new java.util.concurrent.CompletableFuture<>();
-  /** Its direct memory, charged until it closes. */
+  /** Its direct memory, charged until it closes, freed once UCX is done with it. */
   private final EndpointBuffers buffers;
   private final SendFrames frames;
 
@@ -520,6 +520,11 @@ final class UcxEndpoint implements RdmaEndpoint {
   }
 
   private void onHeader() {
+    if (state == State.CLOSED) {
+      // A receive UCX finished as the endpoint closed: nothing more is read, and the buffers it
+      // went into are freed once UCX releases the endpoint (EndpointBuffers).
+      return;
+    }
     int kind = header.getInt(0);
     int length = header.getInt(4);
     if (!admitted && kind != SEND) {
@@ -563,6 +568,9 @@ final class UcxEndpoint implements RdmaEndpoint {
         // Key frames' bodies land in a buffer of the endpoint's own, made at the first.
         ByteBuffer body = buffers.keyFrame(MAX_RKEY_FRAME).clear().limit(length);
         readBody(UcxUtils.getAddress(body), length, () -> {
+          if (state == State.CLOSED) {
+            return; // as in onHeader
+          }
           if (kind == RKEY) {
             announced(body);
           } else {
@@ -594,6 +602,9 @@ final class UcxEndpoint implements RdmaEndpoint {
    * region this side announced and has not revoked (a NIC's rkey check, done by the receiver).
    */
   private void onWrite(int bytes) {
+    if (state == State.CLOSED) {
+      return; // as in onHeader
+    }
     int id = writePrefix.getInt(0);
     long address = writePrefix.getLong(4);
     UcxRegion region = writable.get(id);
@@ -765,9 +776,10 @@ final class UcxEndpoint implements RdmaEndpoint {
     }
     if (!givenBack) {
       givenBack = true;
-      buffers.close();
-      // Until UCX's close completes it may still finish a canceled send or receive: the loop
-      // (and the memory of those who wait on released()) stays until then.
+      // Until UCX's close completes it may still finish a canceled send or receive: the loop,
+      // the memory it may receive into (the buffers' and that of those who wait on released())
+      // stays until then.
+      buffers.close(closedByUcx);
       Runnable done = () -> {
         closedByUcx.complete(null);
         loop.release();
