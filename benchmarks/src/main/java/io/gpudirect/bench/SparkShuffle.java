@@ -5,6 +5,7 @@ import io.gpudirect.spark.shuffle.StandaloneCluster;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
+import org.apache.spark.executor.TaskMetrics;
 import org.apache.spark.scheduler.SparkListener;
 import org.apache.spark.scheduler.SparkListenerStageCompleted;
 import org.apache.spark.scheduler.SparkListenerTaskEnd;
@@ -66,11 +67,20 @@ final class SparkShuffle {
    * deserializing, then joining or aggregating).
    */
   record Run(Instant started, double seconds, double fetchWaitSeconds, double executorCpuSeconds, long shuffleBytes,
-      String rows, double mapSeconds, double reduceSeconds) {
+      String rows, double mapSeconds, double reduceSeconds, MapTasks mapTasks) {
     double cpuSecondsPerGb() {
       return shuffleBytes > 0 ? executorCpuSeconds / (shuffleBytes / 1e9) : Double.NaN;
     }
   }
+
+  /**
+   * Where the map tasks' time went, summed over the tasks that only wrote shuffle output: their
+   * run time, the CPU of the task's own thread within it (not of threads it hands work to, such as
+   * a threaded writer's), the collector's pauses, and Spark's shuffle write time (the writer's
+   * disk writes and commits, not its serializing). Two shuffles whose map phases differ say here
+   * whether the task's thread or something it waits for took the time.
+   */
+  record MapTasks(double runSeconds, double cpuSeconds, double gcSeconds, double writeSeconds) {}
 
   /**
    * Bytes shuffled per row of the larger table, about: its row (a long key and four longs' decimal
@@ -127,7 +137,8 @@ final class SparkShuffle {
       double executorCpu = (executorCpuNanos(cluster) - cpu) / 1e9;
       spark.sparkContext().listenerBus().waitUntilEmpty(60_000);
       return new Run(started, seconds, totals.fetchWaitMs / 1e3, executorCpu, totals.bytesWritten, rows,
-          Math.max(0, totals.lastMapStageEndMs - started.toEpochMilli()) / 1e3, totals.reduceStagesMs / 1e3);
+          Math.max(0, totals.lastMapStageEndMs - started.toEpochMilli()) / 1e3, totals.reduceStagesMs / 1e3,
+          new MapTasks(totals.mapRunMs / 1e3, totals.mapCpuNs / 1e9, totals.mapGcMs / 1e3, totals.mapWriteNs / 1e9));
     } finally {
       spark.stop();
     }
@@ -173,12 +184,23 @@ final class SparkShuffle {
     volatile long bytesWritten;
     volatile long lastMapStageEndMs;
     volatile long reduceStagesMs;
+    volatile long mapRunMs;
+    volatile long mapCpuNs;
+    volatile long mapGcMs;
+    volatile long mapWriteNs;
 
     @Override
     public synchronized void onTaskEnd(SparkListenerTaskEnd end) {
-      if (end.taskMetrics() != null) {
-        fetchWaitMs += end.taskMetrics().shuffleReadMetrics().fetchWaitTime();
-        bytesWritten += end.taskMetrics().shuffleWriteMetrics().bytesWritten();
+      TaskMetrics m = end.taskMetrics();
+      if (m != null) {
+        fetchWaitMs += m.shuffleReadMetrics().fetchWaitTime();
+        bytesWritten += m.shuffleWriteMetrics().bytesWritten();
+        if (m.shuffleWriteMetrics().bytesWritten() > 0 && m.shuffleReadMetrics().totalBlocksFetched() == 0) {
+          mapRunMs += m.executorRunTime();
+          mapCpuNs += m.executorCpuTime();
+          mapGcMs += m.jvmGCTime();
+          mapWriteNs += m.shuffleWriteMetrics().writeTime();
+        }
       }
     }
 
