@@ -2,6 +2,7 @@ package io.gpudirect.memory;
 
 import io.gpudirect.GpuDirectException;
 import java.nio.ByteBuffer;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -82,6 +83,15 @@ public final class HostBuffer implements AutoCloseable {
       throw alreadyClosed();
     }
     return h;
+  }
+
+  /**
+   * A {@link #hold} closed when {@code done} completes, normally or not: for memory that someone
+   * outside this JVM's control (a provider, a worker) may touch until then, past the owners' close.
+   */
+  public void holdUntil(CompletionStage<?> done) {
+    Hold h = hold();
+    done.whenComplete((result, failure) -> h.close());
   }
 
   /**

@@ -64,8 +64,7 @@ public final class ControlSlots implements AutoCloseable {
       }
       this.region = endpoint.register(memory, EnumSet.of(Access.LOCAL_WRITE));
       if (owned) {
-        HostBuffer.Hold provider = buffer.hold();
-        endpoint.released().thenRun(provider::close);
+        buffer.holdUntil(endpoint.released());
       }
     } catch (RuntimeException e) {
       if (owned) {

@@ -190,8 +190,7 @@ final class RdmaServerSession {
     SessionMemory memory = o.memory();
     // The provider may touch the memory until its endpoint is released, after this session is
     // closed: it holds the memory until then.
-    SessionMemory.Held byProvider = memory.hold();
-    endpoint.released().thenRun(byProvider::close);
+    memory.holdUntil(endpoint.released());
     ControlSlots slots = null;
     MemoryRegion region = null;
     try {

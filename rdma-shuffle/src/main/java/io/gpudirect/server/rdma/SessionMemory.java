@@ -2,6 +2,7 @@ package io.gpudirect.server.rdma;
 
 import io.gpudirect.memory.BufferAllocator;
 import io.gpudirect.memory.HostBuffer;
+import java.util.concurrent.CompletionStage;
 
 /**
  * The host memory one bound queue pair serves with: its file chunks and its control slots.
@@ -35,6 +36,12 @@ record SessionMemory(HostBuffer chunks, HostBuffer slots) implements AutoCloseab
 
   static long bytes(RdmaService.Settings s) {
     return (long) s.chunks() * s.chunkBytes() + (long) (2 * s.credits() + 1) * s.slotBytes();
+  }
+
+  /** Keeps both buffers' memory, not their charge, until {@code done} completes. */
+  void holdUntil(CompletionStage<?> done) {
+    chunks.holdUntil(done);
+    slots.holdUntil(done);
   }
 
   /** Keeps both buffers' memory, not their charge, until the result is closed. */

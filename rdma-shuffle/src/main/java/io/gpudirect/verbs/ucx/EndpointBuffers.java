@@ -85,19 +85,14 @@ final class EndpointBuffers {
     }
     closed = true;
     frames.close();
-    heldUntil(heads, releasedByUcx);
+    heads.holdUntil(releasedByUcx);
+    heads.close();
     if (keyFrameMemory != null) {
-      heldUntil(keyFrameMemory, releasedByUcx);
+      keyFrameMemory.holdUntil(releasedByUcx);
+      keyFrameMemory.close();
     }
     if (keyScratchMemory != null) {
       keyScratchMemory.close();
     }
-  }
-
-  /** Closes {@code b}, its memory freed once {@code released} completes. */
-  private static void heldUntil(HostBuffer b, CompletableFuture<Void> released) {
-    HostBuffer.Hold ucx = b.hold();
-    released.whenComplete((v, e) -> ucx.close());
-    b.close();
   }
 }
