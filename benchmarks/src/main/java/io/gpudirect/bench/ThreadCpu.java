@@ -74,14 +74,8 @@ final class ThreadCpu implements AutoCloseable {
     done = true;
     sampler.interrupt();
     sample();
-    Map<String, Double> out = new TreeMap<>();
-    double javaThreads = 0;
-    for (Map.Entry<Long, Long> e : cpuById.entrySet()) {
-      double s = (e.getValue() - startById.getOrDefault(e.getKey(), 0L)) / 1e9;
-      String role = nameById.get(e.getKey()).replaceAll("[-#]?[0-9.:]+", "").replaceAll("-+$", "");
-      out.merge(role, s, Double::sum);
-      javaThreads += s;
-    }
+    Map<String, Double> out = byRole(cpuById, startById);
+    double javaThreads = out.values().stream().mapToDouble(Double::doubleValue).sum();
     out.put("JVM (JIT, GC)", (Cpu.processNanos() - processStart) / 1e9 - javaThreads);
     return out;
   }
@@ -92,10 +86,14 @@ final class ThreadCpu implements AutoCloseable {
    * after {@link #secondsByRole}, which takes the last sample.
    */
   Map<String, Double> userSecondsByRole() {
+    return byRole(userById, userStartById);
+  }
+
+  /** Nanoseconds per thread since its start value, in seconds summed by role. */
+  private Map<String, Double> byRole(Map<Long, Long> nanosById, Map<Long, Long> startNanosById) {
     Map<String, Double> out = new TreeMap<>();
-    for (Map.Entry<Long, Long> e : userById.entrySet()) {
-      String role = nameById.get(e.getKey()).replaceAll("[-#]?[0-9.:]+", "").replaceAll("-+$", "");
-      out.merge(role, (e.getValue() - userStartById.getOrDefault(e.getKey(), 0L)) / 1e9, Double::sum);
+    for (Map.Entry<Long, Long> e : nanosById.entrySet()) {
+      out.merge(role(e.getKey()), (e.getValue() - startNanosById.getOrDefault(e.getKey(), 0L)) / 1e9, Double::sum);
     }
     return out;
   }
@@ -104,10 +102,14 @@ final class ThreadCpu implements AutoCloseable {
   Map<String, Long> allocatedByRole() {
     Map<String, Long> out = new TreeMap<>();
     for (Map.Entry<Long, Long> e : allocatedById.entrySet()) {
-      String role = nameById.getOrDefault(e.getKey(), "?").replaceAll("[-#]?[0-9.:]+", "").replaceAll("-+$", "");
-      out.merge(role, e.getValue() - allocatedStartById.getOrDefault(e.getKey(), 0L), Long::sum);
+      out.merge(role(e.getKey()), e.getValue() - allocatedStartById.getOrDefault(e.getKey(), 0L), Long::sum);
     }
     return out;
+  }
+
+  /** A thread's name without its numbers: the role its pool's threads share. */
+  private String role(long threadId) {
+    return nameById.getOrDefault(threadId, "?").replaceAll("[-#]?[0-9.:]+", "").replaceAll("-+$", "");
   }
 
   @Override
