@@ -15,6 +15,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.stream.Stream;
 import org.apache.spark.SparkConf;
 import org.apache.spark.SparkEnv;
@@ -52,6 +53,7 @@ final class ExecutorShuffle implements AutoCloseable {
   private final int writeThreads;
   private ExecutorService decoders;
   private ExecutorService[] writers;
+  private final LongAdder retainedRecords = new LongAdder();
   private ExecutorShuffleServer server;
   private ShuffleClients clients;
   private BufferAllocator memory;
@@ -126,6 +128,11 @@ final class ExecutorShuffle implements AutoCloseable {
       }
     }
     return writers;
+  }
+
+  /** Records the writer threads serialized from a reference of their own ({@link RetainedBatch}), so far. */
+  LongAdder retainedRecords() {
+    return retainedRecords;
   }
 
   /** How many of {@link #decoders()} one reduce task may use at once; 0: none, its own thread decodes. */

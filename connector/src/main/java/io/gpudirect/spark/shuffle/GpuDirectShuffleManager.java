@@ -65,7 +65,7 @@ public final class GpuDirectShuffleManager extends SortShuffleManager {
     if (executor.writeThreads() > 0 && handle instanceof BypassMergeSortShuffleHandle<?, ?> bypass) {
       SparkEnv env = SparkEnv.get();
       writer = new ThreadedBypassWriter<>(env.blockManager(), (ShuffleDependency<K, V, V>) bypass.dependency(), mapId,
-          metrics, executorComponents(), executor.writers(), env.conf());
+          metrics, executorComponents(), executor.writers(), executor.retainedRecords(), env.conf());
     }
     return new LocatingShuffleWriter<>(writer, port);
   }
@@ -96,6 +96,11 @@ public final class GpuDirectShuffleManager extends SortShuffleManager {
   /** Tests: this JVM's server, as its log line describes it; null before its first map task. */
   String serverDescription() {
     return executor.serverDescription();
+  }
+
+  /** Tests: records this JVM's writer threads serialized from a reference of their own, so far. */
+  long retainedRecords() {
+    return executor.retainedRecords().sum();
   }
 
   /** Tests: bytes this JVM's reducers fetched so far, by transport. */

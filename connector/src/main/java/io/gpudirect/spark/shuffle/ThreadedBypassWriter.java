@@ -13,8 +13,10 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.zip.Checksum;
 import org.apache.spark.ShuffleDependency;
 import org.apache.spark.SparkConf;
@@ -58,6 +60,14 @@ import scala.reflect.ClassTag$;
  * thread, which compresses and writes the chunks in order and gives them back for the task's
  * next bytes. The bytes staged, and those handed over and not yet written, are bounded
  * ({@link #IN_FLIGHT} each), so a slow disk holds the task back rather than the heap filling.
+ *
+ * <p>The RAPIDS Accelerator's host batches are the exception: a task whose first record is one
+ * ({@link RetainedBatch}) keeps a reference to each and hands it to the partition's thread, which
+ * serializes it there as well, as the plugin's own MULTITHREADED writer does, so the task's thread
+ * only partitions; their host memory not yet serialized is bounded by {@link #IN_FLIGHT} in the
+ * same way. A record of that task that cannot be kept is serialized on the task's thread into
+ * bytes of its own, which the partition's thread writes between the others (the serializer must
+ * allow its records' bytes to be relocated, as the plugin's does).
  */
 final class ThreadedBypassWriter<K, V> extends ShuffleWriter<K, V> implements ShuffleChecksumSupport {
   /**
@@ -80,6 +90,8 @@ final class ThreadedBypassWriter<K, V> extends ShuffleWriter<K, V> implements Sh
   private final ShuffleWriteMetricsReporter metrics;
   private final ShuffleExecutorComponents components;
   private final ExecutorService[] threads;
+  /** The executor's count of records its writer threads serialized from a retained reference. */
+  private final LongAdder retainedRecords;
   private final SparkConf conf;
   private final Semaphore inFlight = new Semaphore(IN_FLIGHT);
   private final AtomicReference<Throwable> failure = new AtomicReference<>();
@@ -87,6 +99,7 @@ final class ThreadedBypassWriter<K, V> extends ShuffleWriter<K, V> implements Sh
   private final ConcurrentLinkedQueue<byte[]> spareChunks = new ConcurrentLinkedQueue<>();
   /** The size of this task's chunks: {@link #CHUNK}, less where many partitions share {@link #IN_FLIGHT}. */
   private int chunkSize;
+  private SerializerInstance serializer;
   private List<Lane> lanes;
   private Checksum[] checksums;
   private long[] lengths;
@@ -95,36 +108,51 @@ final class ThreadedBypassWriter<K, V> extends ShuffleWriter<K, V> implements Sh
 
   ThreadedBypassWriter(BlockManager blocks, ShuffleDependency<K, V, V> dependency, long mapId,
       ShuffleWriteMetricsReporter metrics, ShuffleExecutorComponents components, ExecutorService[] threads,
-      SparkConf conf) {
+      LongAdder retainedRecords, SparkConf conf) {
     this.blocks = blocks;
     this.dependency = dependency;
     this.mapId = mapId;
     this.metrics = metrics;
     this.components = components;
     this.threads = threads;
+    this.retainedRecords = retainedRecords;
     this.conf = conf;
   }
 
-  /** One reduce partition: its staged bytes, its serializer's stream over them, its Spark writer and thread. */
+  /**
+   * One reduce partition: its staged bytes and the task's serializer stream over them, its Spark
+   * writer and thread, and the serializer stream its thread writes retained records through.
+   */
   private final class Lane {
     final Staging staging = new Staging(this);
-    final SerializationStream records;
     final DiskBlockObjectWriter writer;
     final ShuffleWriteMetrics written = new ShuffleWriteMetrics();
     final ExecutorService thread;
     Future<?> last = CompletableFuture.completedFuture(null);
     FileSegment segment;
+    /** The task thread's, made at its first staged record (a serializer may write a header). */
+    private SerializationStream staged;
+    /** The lane thread's, over the writer, made there at its first retained record. */
+    private SerializationStream direct;
 
-    Lane(int partition, SerializerInstance serializer) {
+    Lane(int partition) {
       Tuple2<TempShuffleBlockId, File> block = blocks.diskBlockManager().createTempShuffleBlock();
       writer = blocks.getDiskWriter(block._1(), block._2(), SerializedBytes.INSTANCE,
           (int) conf.getSizeAsKb("spark.shuffle.file.buffer", "32k") * 1024, written);
       if (checksums.length > 0) {
         writer.setChecksum(checksums[partition]);
       }
-      records = serializer.serializeStream(staging);
       // Spread one task's partitions over the threads, and the tasks' first partitions too.
       thread = threads[(int) Math.floorMod(partition + mapId, (long) threads.length)];
+    }
+
+    /** Task thread: the record serialized here, into this partition's staged bytes. */
+    void stage(Object key, Object value) {
+      if (staged == null) {
+        staged = serializer.serializeStream(staging);
+      }
+      staged.writeKey(key, ANY);
+      staged.writeValue(value, ANY);
     }
 
     /**
@@ -133,34 +161,118 @@ final class ThreadedBypassWriter<K, V> extends ShuffleWriter<K, V> implements Sh
      */
     void handOver(byte[] chunk, int length) throws InterruptedException {
       inFlight.acquire(length);
-      last = thread.submit(() -> {
-        try {
-          if (failure.get() == null) {
-            writer.write(chunk, 0, length);
-          }
-        } catch (Throwable t) {
-          failure.compareAndSet(null, t);
-        } finally {
-          spareChunks.add(chunk);
-          inFlight.release(length);
-        }
+      onThread(() -> writer.write(chunk, 0, length), () -> {
+        spareChunks.add(chunk);
+        inFlight.release(length);
       });
     }
 
-    /** Closes the records' stream (its last bytes handed over) and commits the file on the thread. */
-    void finish() throws IOException {
-      records.close();
-      staging.handOverRest();
-      last = thread.submit(() -> {
-        try {
-          if (failure.get() == null) {
-            segment = writer.commitAndGet();
-            writer.close();
-          }
-        } catch (Throwable t) {
-          failure.compareAndSet(null, t);
+    /**
+     * Hands a retained record to this partition's thread, which serializes it and then gives the
+     * reference back, waiting while too much retained memory is in flight.
+     */
+    void handOver(Object key, RetainedBatch record) throws InterruptedException {
+      int charge = charge(record.bytes());
+      try {
+        inFlight.acquire(charge);
+      } catch (InterruptedException e) {
+        record.close();
+        throw e;
+      }
+      onThread(() -> {
+        if (direct == null) {
+          direct = dependency.serializer().newInstance().serializeStream(new UnclosedWriter(writer));
         }
+        direct.writeKey(key, ANY);
+        direct.writeValue(record.batch(), ANY);
+        retainedRecords.increment();
+      }, () -> {
+        record.close();
+        inFlight.release(charge);
       });
+    }
+
+    /** A record serialized apart on the task's thread, written between the retained ones. */
+    void handOver(byte[] serialized) throws InterruptedException {
+      int charge = charge(serialized.length);
+      inFlight.acquire(charge);
+      onThread(() -> {
+        if (direct != null) {
+          direct.flush();
+        }
+        writer.write(serialized, 0, serialized.length);
+      }, () -> inFlight.release(charge));
+    }
+
+    /** Closes the records' streams (their last bytes handed over) and commits the file on the thread. */
+    void finish() throws IOException {
+      if (staged != null) {
+        staged.close();
+      }
+      staging.handOverRest();
+      onThread(() -> {
+        if (direct != null) {
+          direct.close();
+        }
+        segment = writer.commitAndGet();
+        writer.close();
+      }, () -> { });
+    }
+
+    /**
+     * {@code work} on this partition's thread, after the work handed to it before, unless this
+     * task has failed; {@code release} after it either way, even where the thread is gone.
+     */
+    private void onThread(ThrowingRunnable work, Runnable release) {
+      try {
+        last = thread.submit(() -> {
+          try {
+            if (failure.get() == null) {
+              work.run();
+            }
+          } catch (Throwable t) {
+            failure.compareAndSet(null, t);
+          } finally {
+            release.run();
+          }
+        });
+      } catch (RejectedExecutionException e) {
+        release.run();
+        throw e;
+      }
+    }
+  }
+
+  /** What {@code bytes} take of {@link #IN_FLIGHT}: all of it at most, so that one large record still goes. */
+  private static int charge(long bytes) {
+    return (int) Math.min(bytes, IN_FLIGHT);
+  }
+
+  private interface ThrowingRunnable {
+    void run() throws Exception;
+  }
+
+  /** The writer as the lane thread's serializer stream sees it: closing that stream leaves the writer to commit. */
+  private static final class UnclosedWriter extends OutputStream {
+    private final DiskBlockObjectWriter writer;
+
+    UnclosedWriter(DiskBlockObjectWriter writer) {
+      this.writer = writer;
+    }
+
+    @Override
+    public void write(int b) {
+      writer.write(new byte[] {(byte) b}, 0, 1);
+    }
+
+    @Override
+    public void write(byte[] b, int off, int len) {
+      writer.write(b, off, len);
+    }
+
+    @Override
+    public void flush() {
+      writer.flush();
     }
   }
 
@@ -189,25 +301,41 @@ final class ThreadedBypassWriter<K, V> extends ShuffleWriter<K, V> implements Sh
 
   private void partitionOnThisThread(Iterator<Product2<K, V>> records, int partitions) throws IOException {
     long opening = System.nanoTime();
-    SerializerInstance serializer = dependency.serializer().newInstance();
+    serializer = dependency.serializer().newInstance();
     chunkSize = Math.max(32 << 10, Math.min(CHUNK, IN_FLIGHT / partitions));
     lanes = new ArrayList<>(partitions);
     for (int i = 0; i < partitions; i++) {
-      lanes.add(new Lane(i, serializer));
+      lanes.add(new Lane(i));
     }
     metrics.incWriteTime(System.nanoTime() - opening);
     long count = 0;
+    boolean relocatable = dependency.serializer().supportsRelocationOfSerializedObjects();
+    boolean retaining = false;
     try {
       while (records.hasNext() && failure.get() == null) {
         Product2<K, V> record = records.next();
-        Lane lane = lanes.get(dependency.partitioner().getPartition(record._1()));
-        lane.records.writeKey(record._1(), ANY);
-        lane.records.writeValue(record._2(), ANY);
+        K key = record._1();
+        V value = record._2();
+        Lane lane = lanes.get(dependency.partitioner().getPartition(key));
+        RetainedBatch retained = relocatable && (count == 0 || retaining) ? RetainedBatch.retain(value) : null;
+        if (count == 0) {
+          retaining = retained != null;
+        }
+        if (retained != null) {
+          lane.handOver(key, retained);
+        } else if (retaining) {
+          lane.handOver(serializedApart(key, value));
+        } else {
+          lane.stage(key, value);
+        }
         count++;
       }
       for (Lane lane : lanes) {
         lane.finish();
       }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new InterruptedIOException("Interrupted while writing map output " + mapId);
     } finally {
       awaitLanes();
     }
@@ -217,6 +345,16 @@ final class ThreadedBypassWriter<K, V> extends ShuffleWriter<K, V> implements Sh
       metrics.incBytesWritten(lane.written.bytesWritten());
       metrics.incWriteTime(lane.written.writeTime());
     }
+  }
+
+  /** One record's bytes, serialized on the task's thread by a stream of their own. */
+  private byte[] serializedApart(Object key, Object value) {
+    java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+    SerializationStream stream = serializer.serializeStream(bytes);
+    stream.writeKey(key, ANY);
+    stream.writeValue(value, ANY);
+    stream.close();
+    return bytes.toByteArray();
   }
 
   /** Waits, even when interrupted, until no writer thread holds one of this task's lanes. */

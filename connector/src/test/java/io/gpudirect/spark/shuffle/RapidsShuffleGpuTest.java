@@ -53,4 +53,24 @@ class RapidsShuffleGpuTest {
       assertEquals(Set.of("tcp"), cluster.bytesFetchedByTransport().keySet(), "transport=auto, no RDMA here");
     }
   }
+
+  /**
+   * The threaded writer with the plugin: each executor's writer threads serialize the plugin's
+   * host batches from references of their own ({@link RetainedBatch}) while the tasks move on,
+   * and the rows are Spark's. Without the reference, the plugin frees a batch the threads are
+   * still reading (wrong rows or a crash in native code, which fails the job).
+   */
+  @Test
+  void thePluginsBatchesSerializedOnTheWriterThreadsGiveSparksRows() throws Exception {
+    RapidsJar.assumeOnClassPath();
+    Map<String, List<String>> expected = ShuffleClusterQueriesTest.rowsOfSparksOwnShuffle();
+    Map<String, String> conf = new java.util.HashMap<>(RAPIDS);
+    conf.put(ExecutorShuffle.WRITE_THREADS, "4");
+    try (ShuffleCluster cluster = ShuffleCluster.start("gpudirect-shuffle-rapids-threaded", tmp, conf)) {
+      ShuffleClusterQueriesTest.assertSameRows(expected, cluster);
+      Map<String, Long> retained = cluster.onEachExecutor(GpuDirectShuffleManager::retainedRecords);
+      assertTrue(retained.values().stream().allMatch(n -> n > 0),
+          "every executor's writer threads serialized retained batches: " + retained);
+    }
+  }
 }
