@@ -43,7 +43,7 @@ final class ExecutorShuffle implements AutoCloseable {
   /**
    * Threads of the executor that compress and write its map tasks' partitions
    * ({@link ThreadedBypassWriter}, for shuffles Spark writes with its bypass-merge-sort writer);
-   * 0, the default, leaves every map task to Spark's own writer.
+   * 0, the default without the RAPIDS Accelerator, leaves every map task to Spark's own writer.
    */
   static final String WRITE_THREADS = ShuffleTransport.PREFIX + "writeThreads";
 
@@ -71,9 +71,24 @@ final class ExecutorShuffle implements AutoCloseable {
     return threads(conf, DECODE_THREADS, "decode on the task's thread");
   }
 
-  /** {@value #WRITE_THREADS}, checked as {@link #decodeThreads}. */
+  /**
+   * {@value #WRITE_THREADS}, checked as {@link #decodeThreads}. Unset, twice the executor's task
+   * slots where the RAPIDS Accelerator's SQL is on, whose batches these threads then serialize as
+   * its own writer's pool does (on the lab's H100 host, 12 threads for 6 slots took a 5.5 GB
+   * join's map phase from 4.78 to 4.46 s, the plugin's own shuffle's 4.36 s); otherwise 0: for
+   * Spark's rows they made no map phase faster.
+   */
   static int writeThreads(SparkConf conf) {
+    if (!conf.contains(WRITE_THREADS) && rapidsSqlOn(conf)) {
+      int cores = conf.getInt("spark.executor.cores", Runtime.getRuntime().availableProcessors());
+      return Math.min(256, 2 * Math.max(1, cores / Math.max(1, conf.getInt("spark.task.cpus", 1))));
+    }
     return threads(conf, WRITE_THREADS, "Spark's own writer");
+  }
+
+  private static boolean rapidsSqlOn(SparkConf conf) {
+    return conf.get("spark.plugins", "").contains("com.nvidia.spark.SQLPlugin")
+        && conf.getBoolean("spark.rapids.sql.enabled", true);
   }
 
   private static int threads(SparkConf conf, String key, String zero) {

@@ -19,7 +19,7 @@ import org.junit.jupiter.api.io.TempDir;
  * plugin on both executors of a two-Worker cluster, its exchanges write GPU batches through its
  * own serializer into Spark's sort-based writer, which ours delegates to, and ours fetches them
  * from the other executor; the queries of {@link ShuffleClusterQueriesTest} give the rows Spark's
- * CPU engine gives with its own shuffle.
+ * CPU engine gives with its own shuffle, written by Spark's writer and by our threaded one.
  *
  * <p>Needs a GPU and the rapids-4-spark jar on the class path (executors get the driver's);
  * skipped otherwise. The two executors share the one GPU, a third of its memory each.
@@ -42,7 +42,9 @@ class RapidsShuffleGpuTest {
   void theGpuSerializersBatchesCrossOurShuffleAndGiveSparksRows() throws Exception {
     RapidsJar.assumeOnClassPath();
     Map<String, List<String>> expected = ShuffleClusterQueriesTest.rowsOfSparksOwnShuffle();
-    try (ShuffleCluster cluster = ShuffleCluster.start("gpudirect-shuffle-rapids", tmp, RAPIDS)) {
+    Map<String, String> conf = new java.util.HashMap<>(RAPIDS);
+    conf.put(ExecutorShuffle.WRITE_THREADS, "0");  // Spark's own writer, not the default with the plugin
+    try (ShuffleCluster cluster = ShuffleCluster.start("gpudirect-shuffle-rapids", tmp, conf)) {
       ShuffleClusterQueriesTest.assertSameRows(expected, cluster);
       // Without this the test would pass with the plugin silently off: the exchange must be the
       // plugin's, its batches what crossed.
@@ -55,18 +57,16 @@ class RapidsShuffleGpuTest {
   }
 
   /**
-   * The threaded writer with the plugin: each executor's writer threads serialize the plugin's
-   * host batches from references of their own ({@link RetainedBatch}) while the tasks move on,
-   * and the rows are Spark's. Without the reference, the plugin frees a batch the threads are
-   * still reading (wrong rows or a crash in native code, which fails the job).
+   * The threaded writer, the default with the plugin: each executor's writer threads serialize the
+   * plugin's host batches from references of their own ({@link RetainedBatch}) while the tasks
+   * move on, and the rows are Spark's. Without the reference, the plugin frees a batch the
+   * threads are still reading (wrong rows or a crash in native code, which fails the job).
    */
   @Test
   void thePluginsBatchesSerializedOnTheWriterThreadsGiveSparksRows() throws Exception {
     RapidsJar.assumeOnClassPath();
     Map<String, List<String>> expected = ShuffleClusterQueriesTest.rowsOfSparksOwnShuffle();
-    Map<String, String> conf = new java.util.HashMap<>(RAPIDS);
-    conf.put(ExecutorShuffle.WRITE_THREADS, "4");
-    try (ShuffleCluster cluster = ShuffleCluster.start("gpudirect-shuffle-rapids-threaded", tmp, conf)) {
+    try (ShuffleCluster cluster = ShuffleCluster.start("gpudirect-shuffle-rapids-threaded", tmp, RAPIDS)) {
       ShuffleClusterQueriesTest.assertSameRows(expected, cluster);
       Map<String, Long> retained = cluster.onEachExecutor(GpuDirectShuffleManager::retainedRecords);
       assertTrue(retained.values().stream().allMatch(n -> n > 0),

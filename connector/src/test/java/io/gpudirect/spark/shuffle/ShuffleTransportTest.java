@@ -55,6 +55,20 @@ class ShuffleTransportTest {
   }
 
   @Test
+  void writerThreadsAreTwiceTheTaskSlotsWithTheRapidsAcceleratorsSqlOnUnlessSet() {
+    SparkConf rapids = new SparkConf(false).set("spark.plugins", "com.nvidia.spark.SQLPlugin")
+        .set("spark.executor.cores", "6");
+    assertEquals(12, ExecutorShuffle.writeThreads(rapids));
+    assertEquals(6, ExecutorShuffle.writeThreads(rapids.clone().set("spark.task.cpus", "2")));
+    assertEquals(0, ExecutorShuffle.writeThreads(rapids.clone().set(ExecutorShuffle.WRITE_THREADS, "0")), "set: as set");
+    assertEquals(0, ExecutorShuffle.writeThreads(rapids.clone().set("spark.rapids.sql.enabled", "false")), "its SQL off");
+    assertEquals(0, ExecutorShuffle.writeThreads(new SparkConf(false).set("spark.executor.cores", "6")), "no plugin");
+    assertEquals(Math.min(256, 2 * Runtime.getRuntime().availableProcessors()),
+        ExecutorShuffle.writeThreads(new SparkConf(false).set("spark.plugins", "com.nvidia.spark.SQLPlugin")),
+        "cores unset: the executor has the machine's");
+  }
+
+  @Test
   void fewerWriterThreadsThanTaskSlotsAreNamedInAWarning() {
     SparkConf six = new SparkConf(false).set("spark.executor.cores", "6");
     String warning = ExecutorShuffle.tooFewWriters(six, 4).orElseThrow();
