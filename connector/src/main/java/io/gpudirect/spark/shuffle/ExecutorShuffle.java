@@ -134,7 +134,8 @@ final class ExecutorShuffle implements AutoCloseable {
   synchronized ExecutorService[] writers() {
     checkOpen();
     if (writers == null) {
-      LOG.info("This executor writes map tasks' partitions on {} threads of its own ({})", writeThreads, WRITE_THREADS);
+      LOG.info("This executor writes map tasks' partitions on {} threads of its own ({}{})", writeThreads, WRITE_THREADS,
+          conf.contains(WRITE_THREADS) ? "" : " unset: twice the task slots, the RAPIDS Accelerator's SQL being on");
       tooFewWriters(conf, writeThreads).ifPresent(LOG::warn);
       writers = new ExecutorService[writeThreads];
       for (int i = 0; i < writeThreads; i++) {
