@@ -12,9 +12,13 @@ public final class RapidsEngine implements DeviceEngine {
   @Override
   public String setupNote(SparkConf conf) {
     String extensions = GpuDirectRapidsExtensions.class.getName();
-    boolean withoutPassThrough = conf.get("spark.plugins", "").contains("com.nvidia.spark.SQLPlugin")
-        && !conf.get("spark.sql.extensions", "").contains(extensions);
+    boolean withoutPassThrough = pluginOn(conf) && !conf.get("spark.sql.extensions", "").contains(extensions);
     return withoutPassThrough ? " note: the RAPIDS Accelerator is on, but " + extensions
         + " is not in spark.sql.extensions: batches take the plugin's host-to-GPU copy" : "";
+  }
+
+  /** The RAPIDS Accelerator is in {@code conf}'s {@code spark.plugins}. */
+  public static boolean pluginOn(SparkConf conf) {
+    return conf.get("spark.plugins", "").contains("com.nvidia.spark.SQLPlugin");
   }
 }

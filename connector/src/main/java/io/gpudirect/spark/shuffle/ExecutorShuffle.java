@@ -8,6 +8,7 @@ import io.gpudirect.shuffle.FetchLimits;
 import io.gpudirect.shuffle.FetchToDisk;
 import io.gpudirect.shuffle.ShuffleClients;
 import io.gpudirect.shuffle.server.ExecutorShuffleServer;
+import io.gpudirect.spark.rapids.RapidsEngine;
 import java.io.File;
 import java.nio.file.Path;
 import java.util.List;
@@ -87,8 +88,7 @@ final class ExecutorShuffle implements AutoCloseable {
   }
 
   private static boolean rapidsSqlOn(SparkConf conf) {
-    return conf.get("spark.plugins", "").contains("com.nvidia.spark.SQLPlugin")
-        && conf.getBoolean("spark.rapids.sql.enabled", true);
+    return RapidsEngine.pluginOn(conf) && conf.getBoolean("spark.rapids.sql.enabled", true);
   }
 
   private static int threads(SparkConf conf, String key, String zero) {
