@@ -1,5 +1,6 @@
 package io.gpudirect.spark.shuffle;
 
+import java.io.ByteArrayOutputStream;
 import java.io.File;
 import java.io.FileInputStream;
 import java.io.IOException;
@@ -349,7 +350,7 @@ final class ThreadedBypassWriter<K, V> extends ShuffleWriter<K, V> implements Sh
 
   /** One record's bytes, serialized on the task's thread by a stream of their own. */
   private byte[] serializedApart(Object key, Object value) {
-    java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
     SerializationStream stream = serializer.serializeStream(bytes);
     stream.writeKey(key, ANY);
     stream.writeValue(value, ANY);
