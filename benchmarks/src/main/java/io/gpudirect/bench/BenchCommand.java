@@ -27,6 +27,7 @@ import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.Callable;
+import java.util.function.Function;
 import java.util.stream.Stream;
 import org.apache.arrow.memory.RootAllocator;
 import picocli.CommandLine;
@@ -677,7 +678,7 @@ public final class BenchCommand implements Callable<Integer>, BenchmarksCommand 
     report.add(Row.of("shuffle", "gpudirect shuffle, " + shuffleJob, medians(ours))
         .against("Spark's Netty shuffle", time, cpu, "fetch wait <= 0.5x, time <= 0.9x, CPU/GB <= 1x", met)
         .withNote(String.format(Locale.ROOT, "%s shuffled; %s%s; median of %d rounds, alternated: job %.2f s vs %.2f s,"
-            + " fetch wait %.2f s vs %.2f s (ratio %.2f), map phase %.2f vs %.2f s (%s vs %s), reduce stages %.2f vs %.2f s,"
+            + " fetch wait %.2f s vs %.2f s (ratio %.2f), map phase %.2f vs %.2f s (%s vs %s), reduce stages %.2f vs %.2f s (%s vs %s),"
             + " executors' CPU %.2f vs %.2f s/GB; ratios = medians of the"
             + " rounds' ratios; CPU = the executor JVMs' process CPU; Gbit/s = shuffled bytes / job time;"
             + " each round's job time and CPU/GB, ours then Spark's: %s",
@@ -686,6 +687,7 @@ public final class BenchCommand implements Callable<Integer>, BenchmarksCommand 
             median(each(ours, SparkShuffle.Run::fetchWaitSeconds)), median(each(spark, SparkShuffle.Run::fetchWaitSeconds)),
             wait, median(each(ours, SparkShuffle.Run::mapSeconds)), median(each(spark, SparkShuffle.Run::mapSeconds)),
             mapTasks(ours), mapTasks(spark), median(each(ours, SparkShuffle.Run::reduceSeconds)), median(each(spark, SparkShuffle.Run::reduceSeconds)),
+            reduceTasks(ours), reduceTasks(spark),
             median(each(ours, SparkShuffle.Run::cpuSecondsPerGb)),
             median(each(spark, SparkShuffle.Run::cpuSecondsPerGb)), rounds(ours, spark))));
     report.add(Row.of("shuffle", "Spark's Netty shuffle, " + shuffleJob, medians(spark))
@@ -728,18 +730,30 @@ public final class BenchCommand implements Callable<Integer>, BenchmarksCommand 
 
   /** A side's medians of job time, fetch wait, map phase, reduce stages and CPU per GB, as a note says them. */
   private static String phases(SparkShuffle.Run[] runs) {
-    return String.format(Locale.ROOT, "job %.2f s, fetch wait %.2f s, map phase %.2f s (%s), reduce stages %.2f s,"
+    return String.format(Locale.ROOT, "job %.2f s, fetch wait %.2f s, map phase %.2f s (%s), reduce stages %.2f s (%s),"
         + " executors' CPU %.2f s/GB (medians)",
         median(each(runs, SparkShuffle.Run::seconds)), median(each(runs, SparkShuffle.Run::fetchWaitSeconds)),
         median(each(runs, SparkShuffle.Run::mapSeconds)), mapTasks(runs), median(each(runs, SparkShuffle.Run::reduceSeconds)),
+        reduceTasks(runs),
         median(each(runs, SparkShuffle.Run::cpuSecondsPerGb)));
   }
 
-  /** Medians of the map tasks' summed times ({@link SparkShuffle.MapTasks}), as a note says them. */
+  /** Medians of the map tasks' summed times ({@link SparkShuffle.Tasks}), as a note says them. */
   private static String mapTasks(SparkShuffle.Run[] runs) {
-    return String.format(Locale.ROOT, "its tasks ran %.2f s: their threads' CPU %.2f s, GC %.2f s, shuffle write %.2f s",
-        median(each(runs, r -> r.mapTasks().runSeconds())), median(each(runs, r -> r.mapTasks().cpuSeconds())),
-        median(each(runs, r -> r.mapTasks().gcSeconds())), median(each(runs, r -> r.mapTasks().writeSeconds())));
+    return tasks(runs, SparkShuffle.Run::mapTasks, "shuffle write");
+  }
+
+  /** Medians of the reduce tasks' summed times, as a note says them. */
+  private static String reduceTasks(SparkShuffle.Run[] runs) {
+    return tasks(runs, SparkShuffle.Run::reduceTasks, "fetch wait");
+  }
+
+  private static String tasks(SparkShuffle.Run[] runs, Function<SparkShuffle.Run, SparkShuffle.Tasks> phase,
+      String shuffleTime) {
+    return String.format(Locale.ROOT, "its tasks ran %.2f s: their threads' CPU %.2f s, GC %.2f s, %s %.2f s",
+        median(each(runs, r -> phase.apply(r).runSeconds())), median(each(runs, r -> phase.apply(r).cpuSeconds())),
+        median(each(runs, r -> phase.apply(r).gcSeconds())), shuffleTime,
+        median(each(runs, r -> phase.apply(r).shuffleSeconds())));
   }
 
   /**

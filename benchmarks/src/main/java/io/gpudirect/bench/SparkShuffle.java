@@ -67,20 +67,22 @@ final class SparkShuffle {
    * deserializing, then joining or aggregating).
    */
   record Run(Instant started, double seconds, double fetchWaitSeconds, double executorCpuSeconds, long shuffleBytes,
-      String rows, double mapSeconds, double reduceSeconds, MapTasks mapTasks) {
+      String rows, double mapSeconds, double reduceSeconds, Tasks mapTasks, Tasks reduceTasks) {
     double cpuSecondsPerGb() {
       return shuffleBytes > 0 ? executorCpuSeconds / (shuffleBytes / 1e9) : Double.NaN;
     }
   }
 
   /**
-   * Where the map tasks' time went, summed over the tasks that only wrote shuffle output: their
-   * run time, the CPU of the task's own thread within it (not of threads it hands work to, such as
-   * a threaded writer's), the collector's pauses, and Spark's shuffle write time (the writer's
-   * disk writes and commits, not its serializing). Two shuffles whose map phases differ say here
-   * whether the task's thread or something it waits for took the time.
+   * Where the tasks of one phase spent their time, summed: the map tasks (those that only wrote
+   * shuffle output) or the reduce tasks (those that read it): their run time, the CPU of the task's
+   * own thread within it (not of threads it hands work to, such as a threaded writer's or a
+   * multithreaded reader's), the collector's pauses, and the shuffle's own time: Spark's shuffle
+   * write time for the map tasks (the writer's disk writes and commits, not its serializing), the
+   * fetch wait for the reduce tasks. Two shuffles whose phases differ say here whether the task's
+   * thread or something it waits for took the time.
    */
-  record MapTasks(double runSeconds, double cpuSeconds, double gcSeconds, double writeSeconds) {}
+  record Tasks(double runSeconds, double cpuSeconds, double gcSeconds, double shuffleSeconds) {}
 
   /**
    * Bytes shuffled per row of the larger table, about: its row (a long key and four longs' decimal
@@ -138,7 +140,7 @@ final class SparkShuffle {
       spark.sparkContext().listenerBus().waitUntilEmpty(60_000);
       return new Run(started, seconds, totals.fetchWaitMs / 1e3, executorCpu, totals.bytesWritten, rows,
           Math.max(0, totals.lastMapStageEndMs - started.toEpochMilli()) / 1e3, totals.reduceStagesMs / 1e3,
-          new MapTasks(totals.mapRunMs / 1e3, totals.mapCpuNs / 1e9, totals.mapGcMs / 1e3, totals.mapWriteNs / 1e9));
+          totals.map.tasks(), totals.reduce.tasks());
     } finally {
       spark.stop();
     }
@@ -184,10 +186,27 @@ final class SparkShuffle {
     volatile long bytesWritten;
     volatile long lastMapStageEndMs;
     volatile long reduceStagesMs;
-    volatile long mapRunMs;
-    volatile long mapCpuNs;
-    volatile long mapGcMs;
-    volatile long mapWriteNs;
+    final Sums map = new Sums();
+    final Sums reduce = new Sums();
+
+    /** One phase's tasks' times, summed as {@link Tasks} says. */
+    static final class Sums {
+      private long runMs;
+      private long cpuNs;
+      private long gcMs;
+      private long shuffleNs;
+
+      void add(TaskMetrics m, long shuffleNs) {
+        runMs += m.executorRunTime();
+        cpuNs += m.executorCpuTime();
+        gcMs += m.jvmGCTime();
+        this.shuffleNs += shuffleNs;
+      }
+
+      Tasks tasks() {
+        return new Tasks(runMs / 1e3, cpuNs / 1e9, gcMs / 1e3, shuffleNs / 1e9);
+      }
+    }
 
     @Override
     public synchronized void onTaskEnd(SparkListenerTaskEnd end) {
@@ -195,11 +214,10 @@ final class SparkShuffle {
       if (m != null) {
         fetchWaitMs += m.shuffleReadMetrics().fetchWaitTime();
         bytesWritten += m.shuffleWriteMetrics().bytesWritten();
-        if (m.shuffleWriteMetrics().bytesWritten() > 0 && m.shuffleReadMetrics().totalBlocksFetched() == 0) {
-          mapRunMs += m.executorRunTime();
-          mapCpuNs += m.executorCpuTime();
-          mapGcMs += m.jvmGCTime();
-          mapWriteNs += m.shuffleWriteMetrics().writeTime();
+        if (m.shuffleReadMetrics().totalBlocksFetched() > 0) {
+          reduce.add(m, m.shuffleReadMetrics().fetchWaitTime() * 1_000_000);
+        } else if (m.shuffleWriteMetrics().bytesWritten() > 0) {
+          map.add(m, m.shuffleWriteMetrics().writeTime());
         }
       }
     }

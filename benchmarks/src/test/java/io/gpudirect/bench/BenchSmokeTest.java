@@ -119,14 +119,17 @@ class BenchSmokeTest {
     JsonNode ours = report.get("rows").get(0);
     assertPositive(ours, "ratio", "ours against Spark's");
     assertTrue(ours.get("met").isBoolean() && ours.get("note").asText().contains("fetch wait"), ours.toString());
-    // The job's two phases, from the stages' own times, and the map tasks' run, CPU and shuffle
-    // write times: none may be missing (zero) on either side.
-    String tasks = "its tasks ran ([0-9.]+) s: their threads' CPU ([0-9.]+) s, GC [0-9.]+ s, shuffle write ([0-9.]+) s";
+    // The job's two phases, from the stages' own times, and each phase's tasks' run and CPU times
+    // and the map tasks' shuffle write time: none may be missing (zero) on either side.
+    String tasks = "its tasks ran ([0-9.]+) s: their threads' CPU ([0-9.]+) s, GC [0-9.]+ s, ";
+    String mapTasks = tasks + "shuffle write ([0-9.]+) s";
+    String reduceTasks = tasks + "fetch wait [0-9.]+ s";
     java.util.regex.Matcher phases = java.util.regex.Pattern
-        .compile("map phase ([0-9.]+) vs ([0-9.]+) s \\(" + tasks + " vs " + tasks + "\\), reduce stages ([0-9.]+) vs ([0-9.]+) s")
+        .compile("map phase ([0-9.]+) vs ([0-9.]+) s \\(" + mapTasks + " vs " + mapTasks + "\\), reduce stages ([0-9.]+) vs"
+            + " ([0-9.]+) s \\(" + reduceTasks + " vs " + reduceTasks + "\\)")
         .matcher(ours.get("note").asText());
     assertTrue(phases.find(), ours.get("note").asText());
-    for (int g = 1; g <= 10; g++) {
+    for (int g = 1; g <= 14; g++) {
       assertTrue(Double.parseDouble(phases.group(g)) > 0, "figure " + g + " in " + phases.group());
     }
   }
