@@ -103,6 +103,11 @@ public final class GpuDirectShuffleManager extends SortShuffleManager {
     return executor.retainedRecords().sum();
   }
 
+  /** Tests: the plugin's batches this JVM's writer threads hold a reference to now. */
+  long retainedBatchesHeld() {
+    return RetainedBatch.held();
+  }
+
   /** Tests: bytes this JVM's reducers fetched so far, by transport. */
   Map<String, Long> bytesFetchedByTransport() {
     return executor.bytesFetchedByTransport();

@@ -3,6 +3,7 @@ package io.gpudirect.spark.shuffle;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
+import java.util.concurrent.atomic.AtomicLong;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 
 /**
@@ -27,12 +28,21 @@ final class RetainedBatch implements AutoCloseable {
     }
   };
 
+  /** Those made and not yet closed in this JVM: none once every task that retained is done. */
+  private static final AtomicLong HELD = new AtomicLong();
+
   private final ColumnarBatch batch;
   private final long bytes;
 
   private RetainedBatch(ColumnarBatch batch, long bytes) {
     this.batch = batch;
     this.bytes = bytes;
+    HELD.incrementAndGet();
+  }
+
+  /** How many this JVM holds now (tests: a failing task must leave none). */
+  static long held() {
+    return HELD.get();
   }
 
   /**
@@ -63,6 +73,7 @@ final class RetainedBatch implements AutoCloseable {
 
   @Override
   public void close() {
+    HELD.decrementAndGet();
     batch.close();
   }
 

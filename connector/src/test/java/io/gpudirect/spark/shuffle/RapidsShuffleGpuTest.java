@@ -1,6 +1,7 @@
 package io.gpudirect.spark.shuffle;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.gpudirect.gpu.GpuTest;
@@ -71,6 +72,42 @@ class RapidsShuffleGpuTest {
       Map<String, Long> retained = cluster.onEachExecutor(GpuDirectShuffleManager::retainedRecords);
       assertTrue(retained.values().stream().allMatch(n -> n > 0),
           "every executor's writer threads serialized retained batches: " + retained);
+    }
+  }
+
+  /**
+   * A map task that fails part-way, its earlier batches handed to the writer threads: the job
+   * fails with the query's own error, every reference the threads took is given back on both
+   * executors (a reference kept is the plugin's host memory lost for the executor's life), and the
+   * next jobs' rows are Spark's.
+   */
+  @Test
+  void aMapTaskFailingPartWayLeavesNoBatchHeld() throws Exception {
+    RapidsJar.assumeOnClassPath();
+    Map<String, List<String>> expected = ShuffleClusterQueriesTest.rowsOfSparksOwnShuffle();
+    try (ShuffleCluster cluster = ShuffleCluster.start("gpudirect-shuffle-rapids-failing", tmp, RAPIDS)) {
+      // Batches of 1 MiB: each map task hands its writer threads several before the last row fails.
+      cluster.spark.conf().set("spark.rapids.sql.batchSizeBytes", "1m");
+      long rows = 4_000_000;
+      long before = cluster.onEachExecutor(GpuDirectShuffleManager::retainedRecords).values().stream()
+          .mapToLong(Long::longValue).sum();
+      Exception failed = assertThrows(Exception.class, () -> cluster.spark.range(0, rows, 1, 4)
+          .selectExpr("id % 1000 AS k", "CASE WHEN id = " + (rows - 1) + " THEN raise_error('the map side fails here')"
+              + " ELSE id END AS v")
+          .repartition(16, org.apache.spark.sql.functions.col("k")).selectExpr("sum(v)").collectAsList());
+      assertTrue(String.valueOf(failed.getMessage()).contains("the map side fails here"), failed.toString());
+      long after = cluster.onEachExecutor(GpuDirectShuffleManager::retainedRecords).values().stream()
+          .mapToLong(Long::longValue).sum();
+      assertTrue(after > before, "the failing job's batches went to the writer threads: " + before + " then " + after);
+      // Tasks killed with the stage end on their own time; the references must be back soon after.
+      Map<String, Long> held = cluster.onEachExecutor(GpuDirectShuffleManager::retainedBatchesHeld);
+      for (long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+          held.values().stream().anyMatch(n -> n != 0) && System.nanoTime() < deadline; Thread.sleep(500)) {
+        held = cluster.onEachExecutor(GpuDirectShuffleManager::retainedBatchesHeld);
+      }
+      assertEquals(Set.of(0L), Set.copyOf(held.values()), "batches still held by executor: " + held);
+      cluster.spark.conf().unset("spark.rapids.sql.batchSizeBytes");
+      ShuffleClusterQueriesTest.assertSameRows(expected, cluster);
     }
   }
 }
