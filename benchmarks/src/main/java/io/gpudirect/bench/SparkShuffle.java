@@ -189,12 +189,15 @@ final class SparkShuffle {
     final Sums map = new Sums();
     final Sums reduce = new Sums();
 
-    /** One phase's tasks' times, summed as {@link Tasks} says. */
+    /**
+     * One phase's tasks' times, summed as {@link Tasks} says: added under the listener's lock,
+     * read by the bench's thread, so volatile as the sums beside them are.
+     */
     static final class Sums {
-      private long runMs;
-      private long cpuNs;
-      private long gcMs;
-      private long shuffleNs;
+      private volatile long runMs;
+      private volatile long cpuNs;
+      private volatile long gcMs;
+      private volatile long shuffleNs;
 
       void add(TaskMetrics m, long shuffleNs) {
         runMs += m.executorRunTime();
