@@ -89,15 +89,13 @@ class RapidsShuffleGpuTest {
       // Batches of 1 MiB: each map task hands its writer threads several before the last row fails.
       cluster.spark.conf().set("spark.rapids.sql.batchSizeBytes", "1m");
       long rows = 4_000_000;
-      long before = cluster.onEachExecutor(GpuDirectShuffleManager::retainedRecords).values().stream()
-          .mapToLong(Long::longValue).sum();
+      long before = retainedRecords(cluster);
       Exception failed = assertThrows(Exception.class, () -> cluster.spark.range(0, rows, 1, 4)
           .selectExpr("id % 1000 AS k", "CASE WHEN id = " + (rows - 1) + " THEN raise_error('the map side fails here')"
               + " ELSE id END AS v")
           .repartition(16, org.apache.spark.sql.functions.col("k")).selectExpr("sum(v)").collectAsList());
       assertTrue(String.valueOf(failed.getMessage()).contains("the map side fails here"), failed.toString());
-      long after = cluster.onEachExecutor(GpuDirectShuffleManager::retainedRecords).values().stream()
-          .mapToLong(Long::longValue).sum();
+      long after = retainedRecords(cluster);
       assertTrue(after > before, "the failing job's batches went to the writer threads: " + before + " then " + after);
       // Tasks killed with the stage end on their own time; the references must be back soon after.
       Map<String, Long> held = cluster.onEachExecutor(GpuDirectShuffleManager::retainedBatchesHeld);
@@ -109,5 +107,11 @@ class RapidsShuffleGpuTest {
       cluster.spark.conf().unset("spark.rapids.sql.batchSizeBytes");
       ShuffleClusterQueriesTest.assertSameRows(expected, cluster);
     }
+  }
+
+  /** Records both executors' writer threads serialized from retained batches so far. */
+  private static long retainedRecords(ShuffleCluster cluster) {
+    return cluster.onEachExecutor(GpuDirectShuffleManager::retainedRecords).values().stream()
+        .mapToLong(Long::longValue).sum();
   }
 }
