@@ -301,7 +301,7 @@ public final class BenchCommand implements Callable<Integer>, BenchmarksCommand 
     int perRound = 0;
     int once = 1; // writing the test files
     if (run.contains(Section.fetch)) {
-      perRound += 6 + (iperf ? 4 : 0);
+      perRound += 8 + (iperf ? 4 : 0);
       once++; // warming up
     }
     if (run.contains(Section.latency)) {
@@ -344,6 +344,8 @@ public final class BenchCommand implements Callable<Integer>, BenchmarksCommand 
     Measurement raw1 = Measurement.NONE;
     Measurement raw4 = Measurement.NONE;
     Measurement rawKept4 = Measurement.NONE;
+    Measurement rawChecked1 = Measurement.NONE;
+    Measurement rawChecked4 = Measurement.NONE;
     String path = data.getFileName().toString();
     // Untimed: the JIT compiles our data path (and the JDK's socket code) before any clock
     // starts, at each setting the rounds time; iperf3, in C, has nothing to warm up.
@@ -370,6 +372,8 @@ public final class BenchCommand implements Callable<Integer>, BenchmarksCommand 
         progress.skip();
       }
       raw1 = raw1.plus(timed(progress, "fetch: raw socket, 1 stream", () -> RawSocketBaseline.stream(data, 1, duration)));
+      rawChecked1 = rawChecked1.plus(timed(progress, "fetch: raw socket, 1 stream, keeping its bytes, checking CRC32C",
+          () -> RawSocketBaseline.streamKeeping(data, 1, duration, OurFetch.heldBytes(fileBytes), true)));
       ours4 = ours4.plus(timed(progress, "fetch: ours, 4 streams", () -> OurFetch.run(server, path, fileBytes, OurFetch.config(4, chunk, true), duration)));
       if (iperf) {
         Measurement m = iperf3(progress, "fetch: iperf3 -P 4", 4);
@@ -387,6 +391,8 @@ public final class BenchCommand implements Callable<Integer>, BenchmarksCommand 
       raw4 = raw4.plus(timed(progress, "fetch: raw socket, 4 streams", () -> RawSocketBaseline.stream(data, 4, duration)));
       rawKept4 = rawKept4.plus(timed(progress, "fetch: raw socket, 4 streams, keeping its bytes",
           () -> RawSocketBaseline.streamKeeping(data, 4, duration, OurFetch.heldBytes(fileBytes))));
+      rawChecked4 = rawChecked4.plus(timed(progress, "fetch: raw socket, 4 streams, keeping its bytes, checking CRC32C",
+          () -> RawSocketBaseline.streamKeeping(data, 4, duration, OurFetch.heldBytes(fileBytes), true)));
       oursNoCrc = oursNoCrc.plus(timed(progress, "fetch: ours, 1 stream, no CRC32C", () -> OurFetch.run(server, path, fileBytes, OurFetch.config(1, chunk, false), duration)));
     }
     String refName = iperf ? "iperf3" : "raw socket";
@@ -395,12 +401,14 @@ public final class BenchCommand implements Callable<Integer>, BenchmarksCommand 
       ref4 = raw4;
     }
     report.add(against(Row.of("fetch", "ours, 1 stream", ours1), refName + ", 1 stream", ours1, ref1)
-        .withNote(beside(ours1, raw1, file1) + "; " + warmed.describe()));
+        .withNote(beside(ours1, raw1, file1) + "; " + checked(ours1, rawChecked1, "the raw socket keeping its bytes and checking CRC32C")
+            + "; " + warmed.describe()));
     report.add(against(Row.of("fetch", "ours, 4 streams", ours4), refName + ", 4 streams", ours4, ref4)
         .withNote(beside(ours4, raw4, file4) + String.format(Locale.ROOT,
             "; against the raw socket keeping its bytes in as much memory as ours: %.2fx, CPU %.2fx",
             ratio(ours4.gbitPerSecond(), rawKept4.gbitPerSecond()),
-            ratio(ours4.cpuSecondsPerGb(), rawKept4.cpuSecondsPerGb()))));
+            ratio(ours4.cpuSecondsPerGb(), rawKept4.cpuSecondsPerGb()))
+            + "; " + checked(ours4, rawChecked4, "that raw socket checking CRC32C")));
     report.add(Row.of("fetch", "ours, 1 stream, CRC32C off", oursNoCrc)
         .withNote("for the profile: what the checksum costs; not a target"));
     if (iperf) {
@@ -415,10 +423,22 @@ public final class BenchCommand implements Callable<Integer>, BenchmarksCommand 
       report.add(Row.of("fetch", "iperf3 -F -P 4 (the same file)", file4));
     }
     report.add(Row.of("fetch", "raw socket (sendfile), 1 stream", raw1));
+    report.add(Row.of("fetch", "raw socket (sendfile), 1 stream, keeping its bytes, checking CRC32C", rawChecked1)
+        .withNote("its reader fills " + (OurFetch.heldBytes(fileBytes) >> 20) + " MiB of buffers in turn, as ours"
+            + " hold, and works out the CRC32C of each 4 MiB it fills, read by read, as our client checks each chunk's: the least"
+            + " a fetch that keeps and verifies its bytes costs here, with no protocol"));
     report.add(Row.of("fetch", "raw socket (sendfile), 4 streams", raw4));
     report.add(Row.of("fetch", "raw socket (sendfile), 4 streams, keeping its bytes", rawKept4)
         .withNote("its readers fill " + (OurFetch.heldBytes(fileBytes) >> 20) + " MiB of buffers in turn, as ours"
             + " hold, where the raw socket's each discard into one 4 MiB buffer that stays in the caches"));
+    report.add(Row.of("fetch", "raw socket (sendfile), 4 streams, keeping its bytes, checking CRC32C", rawChecked4));
+  }
+
+  /** Ours against a raw socket that also checks CRC32C: what is left of the gap once the checksum is paid. */
+  private static String checked(Measurement ours, Measurement rawChecked, String what) {
+    return String.format(Locale.ROOT, "against %s: %.2fx, CPU %.2fx", what,
+        ratio(ours.gbitPerSecond(), rawChecked.gbitPerSecond()),
+        ratio(ours.cpuSecondsPerGb(), rawChecked.cpuSecondsPerGb()));
   }
 
   /** iperf3 -F of the fetched file, or null (and a warning) when it fails: the row is left out. */

@@ -12,6 +12,7 @@ import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.zip.CRC32C;
 
 /**
  * The wire without a protocol, for when iperf3 is not installed and as a second reference
@@ -40,11 +41,28 @@ final class RawSocketBaseline {
    * caches since its last turn, where one 4 MiB buffer a reader stays in them.
    */
   static Measurement streamKeeping(Path file, int streams, double seconds, long heldBytes) throws Exception {
-    return stream(file, streams, seconds, READ_BUFFER, (int) Math.max(1, heldBytes / streams / READ_BUFFER));
+    return streamKeeping(file, streams, seconds, heldBytes, false);
+  }
+
+  /**
+   * As {@link #streamKeeping(Path, int, double, long)}, each reader, with {@code checking}, also
+   * working out the CRC32C of every buffer it fills, read by read, as our client checks every
+   * chunk's: the least CPU a fetch that keeps and verifies its bytes spends on this host, the
+   * protocol left out.
+   */
+  static Measurement streamKeeping(Path file, int streams, double seconds, long heldBytes, boolean checking)
+      throws Exception {
+    return stream(file, streams, seconds, READ_BUFFER, (int) Math.max(1, heldBytes / streams / READ_BUFFER),
+        checking);
   }
 
   private static Measurement stream(Path file, int streams, double seconds, int readBuffer, int buffersPerReader)
       throws Exception {
+    return stream(file, streams, seconds, readBuffer, buffersPerReader, false);
+  }
+
+  private static Measurement stream(Path file, int streams, double seconds, int readBuffer, int buffersPerReader,
+      boolean checking) throws Exception {
     try (ServerSocketChannel listener = ServerSocketChannel.open()) {
       listener.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
       List<Thread> senders = new ArrayList<>();
@@ -63,7 +81,8 @@ final class RawSocketBaseline {
         return Measurement.of(() -> {
           List<Thread> readers = new ArrayList<>();
           for (SocketChannel c : clients) {
-            Thread t = new Thread(() -> received.addAndGet(drain(c, deadline, readBuffer, buffersPerReader)), "raw-reader");
+            Thread t = new Thread(() -> received.addAndGet(drain(c, deadline, readBuffer, buffersPerReader, checking)),
+                "raw-reader");
             t.start();
             readers.add(t);
           }
@@ -97,7 +116,10 @@ final class RawSocketBaseline {
     }
   }
 
-  private static long drain(SocketChannel in, long deadline, int readBuffer, int buffers) {
+  /** Kept where the JIT cannot see it unused, so that the checksums are worked out. */
+  static volatile int checksumSink;
+
+  private static long drain(SocketChannel in, long deadline, int readBuffer, int buffers, boolean checking) {
     ByteBuffer[] bufs = new ByteBuffer[buffers];
     for (int b = 0; b < buffers; b++) {
       bufs[b] = ByteBuffer.allocateDirect(readBuffer);
@@ -106,12 +128,20 @@ final class RawSocketBaseline {
     try {
       for (int b = 0; System.nanoTime() < deadline; b = (b + 1) % buffers) {
         ByteBuffer buf = bufs[b].clear();
+        // Each read's bytes are summed as they land, while they are in the cache, as our client does.
+        CRC32C crc = checking ? new CRC32C() : null;
         int n = 0;
         while (buf.hasRemaining() && System.nanoTime() < deadline && (n = in.read(buf)) >= 0) {
           total += n;
+          if (crc != null && n > 0) {
+            crc.update(buf.slice(buf.position() - n, n));
+          }
         }
         if (n < 0) {
           break;
+        }
+        if (crc != null) {
+          checksumSink = (int) crc.getValue();
         }
       }
     } catch (IOException e) {

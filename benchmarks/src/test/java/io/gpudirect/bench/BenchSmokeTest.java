@@ -94,6 +94,10 @@ class BenchSmokeTest {
     // The reference that keeps its bytes in as much memory as ours, beside the one that discards them.
     assertTrue(lines.stream().anyMatch(l -> l.startsWith("fetch: raw socket (sendfile), 4 streams, keeping its bytes ")), table);
     assertTrue(table.contains("against the raw socket keeping its bytes in as much memory as ours: "), table);
+    // And the references that also check CRC32C of every buffer, as our client checks each chunk's.
+    assertTrue(lines.stream().anyMatch(l -> l.startsWith("fetch: raw socket (sendfile), 1 stream, keeping its bytes, checking CRC32C ")), table);
+    assertTrue(lines.stream().anyMatch(l -> l.startsWith("fetch: raw socket (sendfile), 4 streams, keeping its bytes, checking CRC32C ")), table);
+    assertTrue(table.contains("against the raw socket keeping its bytes and checking CRC32C: ") && table.contains("against that raw socket checking CRC32C: "), table);
     assertTrue(lines.stream().anyMatch(l -> l.startsWith("latency: ours, 4 KiB")), table);
     assertTrue(table.contains("# date: ") && table.contains("# method: "), table);
   }
