@@ -18,7 +18,8 @@ import java.util.zip.CRC32C;
  * The wire without a protocol, for when iperf3 is not installed and as a second reference
  * beside it: plain loopback sockets, the sender using sendfile ({@code transferTo}) on the same
  * file over and over, each reader discarding into one 4 MiB direct buffer. No framing, no
- * checksum, no request: what the kernel can do with these bytes on this machine.
+ * checksum, no request: what the kernel can do with these bytes on this machine. Its variants
+ * keep the bytes, and check them, as a fetch must.
  */
 final class RawSocketBaseline {
   private static final int READ_BUFFER = 4 << 20;
@@ -31,7 +32,7 @@ final class RawSocketBaseline {
 
   /** As {@link #stream(Path, int, double)}, each reader discarding into {@code readBuffer} bytes. */
   static Measurement stream(Path file, int streams, double seconds, int readBuffer) throws Exception {
-    return stream(file, streams, seconds, readBuffer, 1);
+    return stream(file, streams, seconds, readBuffer, 1, false);
   }
 
   /**
@@ -54,11 +55,6 @@ final class RawSocketBaseline {
       throws Exception {
     return stream(file, streams, seconds, READ_BUFFER, (int) Math.max(1, heldBytes / streams / READ_BUFFER),
         checking);
-  }
-
-  private static Measurement stream(Path file, int streams, double seconds, int readBuffer, int buffersPerReader)
-      throws Exception {
-    return stream(file, streams, seconds, readBuffer, buffersPerReader, false);
   }
 
   private static Measurement stream(Path file, int streams, double seconds, int readBuffer, int buffersPerReader,
