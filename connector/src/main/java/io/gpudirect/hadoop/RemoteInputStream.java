@@ -38,6 +38,13 @@ final class RemoteInputStream extends FSInputStream
   private final ByteBuffer readAhead = ByteBuffer.allocate(READ_AHEAD).limit(0);
   /** File offset of readAhead's first byte. */
   private long readAheadStart;
+  /**
+   * The small-read window that reached the file's end, kept apart from {@link #readAhead}: Parquet
+   * reads its footer there, then dictionary pages elsewhere (its dictionary filter), then comes
+   * back for the page indexes just before the footer. Null until a small read reaches the end.
+   */
+  private ByteBuffer tail;
+  private long tailStart;
   private long pos;
   /** Fetches the reader's plan ahead; null without one. */
   private final ReadAhead prefetch;
@@ -206,19 +213,31 @@ final class RemoteInputStream extends FSInputStream
   }
 
   private int fromReadAhead(ByteBuffer dst, int n) throws IOException {
-    if (pos < readAheadStart || pos >= readAheadStart + readAhead.limit()) {
+    ByteBuffer window = readAhead;
+    long windowStart = readAheadStart;
+    if (tail != null && pos >= tailStart) {
+      window = tail;
+      windowStart = tailStart;
+    } else if (pos < readAheadStart || pos >= readAheadStart + readAhead.limit()) {
       // Near the end, the window ends at the end: a reader that first reads a file's last
       // bytes (Parquet's footer length, ORC's postscript) reads the footer before them next,
       // and finds it here when it is smaller than the window, one round trip instead of two.
-      long start = Math.max(0, Math.min(pos, length - READ_AHEAD));
-      readAhead.clear();
-      readAhead.limit((int) Math.min(READ_AHEAD, length - start));
-      fetch(start, readAhead);
-      readAhead.flip();
-      readAheadStart = start;
+      windowStart = Math.max(0, Math.min(pos, length - READ_AHEAD));
+      boolean reachesEnd = windowStart + READ_AHEAD >= length;
+      window = reachesEnd ? ByteBuffer.allocate((int) (length - windowStart)) : readAhead;
+      window.clear();
+      window.limit((int) Math.min(READ_AHEAD, length - windowStart));
+      fetch(windowStart, window);
+      window.flip();
+      if (reachesEnd) {
+        tail = window;
+        tailStart = windowStart;
+      } else {
+        readAheadStart = windowStart;
+      }
     }
-    ByteBuffer view = readAhead.duplicate();
-    view.position((int) (pos - readAheadStart));
+    ByteBuffer view = window.duplicate();
+    view.position((int) (pos - windowStart));
     int take = Math.min(n, view.remaining());
     view.limit(view.position() + take);
     dst.put(view);

@@ -363,7 +363,8 @@ class GpuDirectFileSystemTest {
 
   /**
    * Parquet reads a file's last 8 bytes (the footer's length), then the footer before them:
-   * one round trip for both when the footer fits the stream's small-read window.
+   * one round trip for both when the footer fits the stream's small-read window, which the
+   * stream keeps while smaller reads elsewhere come and go.
    */
   @Test
   void theTailAndTheFooterBeforeItComeInOneRead() throws IOException {
@@ -378,6 +379,19 @@ class GpuDirectFileSystemTest {
       assertArrayEquals(Arrays.copyOfRange(big, big.length - 8, big.length), tail);
       assertArrayEquals(Arrays.copyOfRange(big, big.length - 8 - footer.length, big.length - 8), footer);
       assertEquals(1, server.stats().requests() - opened, "one READ for the tail and the footer");
+
+      // Parquet's dictionary filter then reads a dictionary page at a column chunk's start, and
+      // the reader comes back for the page indexes before the footer: they are still here.
+      byte[] page = new byte[5_000];
+      in.seek(1_000);
+      in.readFully(page);
+      byte[] indexes = new byte[4_000];
+      in.seek(big.length - 8 - footer.length - indexes.length);
+      in.readFully(indexes);
+      assertArrayEquals(Arrays.copyOfRange(big, 1_000, 6_000), page);
+      assertArrayEquals(Arrays.copyOfRange(big, big.length - 8 - footer.length - indexes.length,
+          big.length - 8 - footer.length), indexes);
+      assertEquals(2, server.stats().requests() - opened, "one more READ, for the page, and none for the indexes");
     }
   }
 

@@ -8,6 +8,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * A block server over TCP in a process of its own, for tests whose server must run in a JVM
@@ -34,8 +35,18 @@ public final class ServerProcess {
 
   /** Starts one with the test's class path and {@code args}; returns once it listens. */
   public static Running start(Class<?> test, String... args) throws Exception {
-    ChildProcess p = ChildProcess.start("the server process",
-        ChildProcess.java(test, List.of(), ServerProcess.class.getName(), args));
+    return start(test, Optional.empty(), args);
+  }
+
+  /**
+   * The same, on the CPUs of {@code cpus} only (a list such as {@code 2,3} or {@code 4-7}, through
+   * {@code taskset}) when given: a server that does not share the cores of the JVM that reads from
+   * it, as on a storage host of its own.
+   */
+  public static Running start(Class<?> test, Optional<String> cpus, String... args) throws Exception {
+    ProcessBuilder command = ChildProcess.java(test, List.of(), ServerProcess.class.getName(), args);
+    cpus.ifPresent(list -> command.command().addAll(0, List.of("taskset", "-c", list)));
+    ChildProcess p = ChildProcess.start("the server process", command);
     try {
       return new Running(p, Integer.parseInt(p.awaitLine("port ", Duration.ofSeconds(60)).substring(5).trim()));
     } catch (Exception | AssertionError e) {

@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
+import java.util.regex.Pattern;
 
 /**
  * What one TPC-H run does. From system properties ({@link #fromSystemProperties}), each with its
@@ -17,7 +18,9 @@ import java.util.TreeMap;
  * when its jar is on the class path; "off"), {@code .master} ("local[*]"), {@code .out} (the
  * result file, tpch-sf&lt;SF&gt;.json), {@code .profile} (a folder: per query, side and timed round, such as
  * q9-local-r2.txt, its stages and final plan with its SQL metrics; none when unset), {@code .sitting} (1: which
- * of several sittings this is, below). Spark settings come as {@code -Dspark.*}.
+ * of several sittings this is, below), {@code .serverCpus} (the CPUs the server process runs on,
+ * such as "2,3": a storage host's cores of its own, where the JVM of Spark runs under {@code taskset}
+ * on others; unset, wherever the system puts it). Spark settings come as {@code -Dspark.*}.
  *
  * <p>A scale factor too large for one sitting (SF 30 on the GPU lab, whose commands end after 10
  * minutes) runs in several, on a machine that stays up between them: the tables are made once and
@@ -32,7 +35,8 @@ import java.util.TreeMap;
  */
 record TpchOptions(double scaleFactor, int rounds, int warmups, double warmupScaleFactor, List<Query> queries,
     Path dataDir, boolean rapids, String master, Path resultFile, Optional<Path> profileDir, int sitting,
-    Map<String, String> sparkConf) {
+    Map<String, String> sparkConf, Optional<String> serverCpus) {
+  private static final Pattern CPU_LIST = Pattern.compile("\\d+(-\\d+)?(,\\d+(-\\d+)?)*");
 
   TpchOptions {
     if (rounds < 1 || warmups < 0) {
@@ -44,6 +48,9 @@ record TpchOptions(double scaleFactor, int rounds, int warmups, double warmupSca
     }
     if (!(warmupScaleFactor > 0)) {
       throw new IllegalArgumentException("gpudirect.tpch.warmupSf=" + warmupScaleFactor + ": a scale factor above 0");
+    }
+    if (serverCpus.isPresent() && !CPU_LIST.matcher(serverCpus.get()).matches()) {
+      throw new IllegalArgumentException("gpudirect.tpch.serverCpus=" + serverCpus.get() + ": a list of CPUs such as 2,3 or 4-7");
     }
     if (warmups == 0 && warmupScaleFactor != scaleFactor) {
       throw new IllegalArgumentException("gpudirect.tpch.warmupSf=" + TpchDataset.scaleName(warmupScaleFactor)
@@ -72,7 +79,8 @@ record TpchOptions(double scaleFactor, int rounds, int warmups, double warmupSca
         Path.of(System.getProperty("gpudirect.tpch.out", "tpch-sf" + TpchDataset.scaleName(sf) + ".json")),
         Optional.ofNullable(System.getProperty("gpudirect.tpch.profile")).map(Path::of),
         whole(number("gpudirect.tpch.sitting", "1"), "gpudirect.tpch.sitting"),
-        spark);
+        spark,
+        Optional.ofNullable(System.getProperty("gpudirect.tpch.serverCpus")));
   }
 
   private static int whole(double value, String property) {

@@ -22,8 +22,9 @@ final class TpchReport {
 
   static void print(TpchResults r, PrintStream out) {
     TpchSettings s = r.settings;
-    out.printf("%nTPC-H SF %s, %s, %s; medians of %d round(s); wall s, and CPU s of this JVM + the server's%n",
-        TpchDataset.scaleName(s.scaleFactor()), s.master(), s.rapids(), r.rounds());
+    out.printf("%nTPC-H SF %s, %s, %s%s; medians of %d round(s); wall s, and CPU s of this JVM + the server's%n",
+        TpchDataset.scaleName(s.scaleFactor()), s.master(), s.rapids(),
+        s.serverCpus() == null ? "" : ", the server on CPUs " + s.serverCpus(), r.rounds());
     for (TpchResults.Launch l : r.launches) {
       out.printf("  %s (%s): %d timed round%s%s%n", l.date(), l.file(), l.rounds(), l.rounds() == 1 ? "" : "s",
           s.warmups() == 0 ? ", no warm-up" : String.format(" after %s: %.1f s and %.1f s, %d rows", s.warmup(),

@@ -78,7 +78,7 @@ final class TpchRunner {
     Path data = TpchDataset.at(spark, o.scaleFactor(), o.dataDir());
     Path warmupData = o.warmups() == 0 || o.warmupScaleFactor() == o.scaleFactor() ? data
         : TpchDataset.at(spark, o.warmupScaleFactor(), o.dataDir());
-    try (ServerProcess.Running server = ServerProcess.start(TpchRunner.class, o.dataDir().toString())) {
+    try (ServerProcess.Running server = ServerProcess.start(TpchRunner.class, o.serverCpus(), o.dataDir().toString())) {
       String remote = "gpudirect://127.0.0.1:" + server.port() + "/";
       Side local = new Side("spark.read.parquet", "local", spark.newSession(),
           (s, table) -> s.read().parquet(o.dataDir().resolve(table).toString()));

@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.gpudirect.testing.Medians;
+import io.gpudirect.testing.ServerProcess;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -25,6 +26,7 @@ import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructType;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -38,6 +40,13 @@ import org.junit.jupiter.api.io.TempDir;
  * at a scale factor of their own, and the merge of the result files of runs of the same settings.
  */
 class TpchRunnerTest {
+  /**
+   * The runner's own workings (its tables, warm-ups, merges, the server's cores): on the Spark 3.5
+   * line only (the pom's spark4 profile), where they are the same code; every query's answers are
+   * compared on Spark 4 too, by {@link #everyQueryAnswersAlikeOnBothSides}.
+   */
+  private static final String RUNNER_ONLY = "spark35-line";
+
   @TempDir
   static Path root;
   private static TpchOptions options;
@@ -46,7 +55,7 @@ class TpchRunnerTest {
   @BeforeAll
   static void start() {
     options = new TpchOptions(0.01, 1, 0, 0.01, TpchQueries.select("all"), root, false, "local[2]",
-        root.resolve("tpch.json"), Optional.of(root.resolve("profile")), 1, Map.of("spark.sql.shuffle.partitions", "4"));
+        root.resolve("tpch.json"), Optional.of(root.resolve("profile")), 1, Map.of("spark.sql.shuffle.partitions", "4"), Optional.empty());
     spark = TpchRunner.session(options);
   }
 
@@ -87,6 +96,7 @@ class TpchRunnerTest {
   }
 
   @Test
+  @Tag(RUNNER_ONLY)
   @Timeout(value = 120, unit = TimeUnit.SECONDS)
   void tablesHaveTheSpecificationsTypesAndAreMadeOnce() throws Exception {
     Path dir = TpchDataset.at(spark, 0.01, root);
@@ -122,6 +132,7 @@ class TpchRunnerTest {
   }
 
   @Test
+  @Tag(RUNNER_ONLY)
   @Timeout(value = 120, unit = TimeUnit.SECONDS)
   void warmsUpAtAScaleFactorOfItsOwnBeforeTheTimedRounds() throws Exception {
     TpchOptions o = tiny("16", 1, 1, 0.001, "warmup.json");
@@ -155,6 +166,32 @@ class TpchRunnerTest {
         + " to 1 or more, or leave warmupSf out", e.getMessage());
   }
 
+  /**
+   * {@code serverCpus} puts the server on cores of its own, as a storage host would be: the
+   * process the runner starts is allowed those CPUs and no other, and the result file says so.
+   */
+  @Test
+  @Tag(RUNNER_ONLY)
+  void theServerRunsOnTheCpusNamedAndTheResultsSaySo() throws Exception {
+    try (ServerProcess.Running server = ServerProcess.start(TpchRunnerTest.class, Optional.of("0"), root.toString())) {
+      String status = Files.readString(Path.of("/proc/" + server.process().handle().pid() + "/status"));
+      assertTrue(status.contains("\nCpus_allowed_list:\t0\n"), status);
+    }
+    System.setProperty("gpudirect.tpch.serverCpus", "0");
+    try {
+      TpchSettings settings = TpchSettings.of(TpchOptions.fromSystemProperties(), "local", "remote");
+      assertEquals("0", settings.serverCpus());
+    } finally {
+      System.clearProperty("gpudirect.tpch.serverCpus");
+    }
+    assertEquals(null, TpchSettings.of(TpchOptions.fromSystemProperties(), "local", "remote").serverCpus(),
+        "unset: wherever the system puts it");
+    var e = assertThrows(IllegalArgumentException.class, () -> new TpchOptions(0.01, 1, 0, 0.01,
+        TpchQueries.select("6"), root, false, "local[2]", root.resolve("x.json"), Optional.empty(), 1, Map.of(),
+        Optional.of("two,three")));
+    assertEquals("gpudirect.tpch.serverCpus=two,three: a list of CPUs such as 2,3 or 4-7", e.getMessage());
+  }
+
   @Test
   void theSparkSettingsGivenAreRecordedWithoutTheirSecrets() {
     System.setProperty("spark.sql.shuffle.partitions", "7");
@@ -170,6 +207,7 @@ class TpchRunnerTest {
   }
 
   @Test
+  @Tag(RUNNER_ONLY)
   @Timeout(value = 120, unit = TimeUnit.SECONDS)
   void runsOfTheSameSettingsMergeIntoOneReportOverAllTheirRounds() throws Exception {
     Path a = runAndWrite(tiny("6", 1, 0, 0.01, "a.json"));
@@ -263,20 +301,20 @@ class TpchRunnerTest {
   void evenSittingsStartEachQueryWithTheOtherSide() {
     TpchOptions first = tiny("all", 1, 1, 0.01, "first.json");
     TpchOptions second = new TpchOptions(0.01, 1, 1, 0.01, TpchQueries.select("all"), root, false, "local[2]",
-        root.resolve("second.json"), Optional.empty(), 2, Map.of());
+        root.resolve("second.json"), Optional.empty(), 2, Map.of(), Optional.empty());
     for (int query = 0; query < 22; query++) {
       assertNotEquals(first.localFirst(1, query), second.localFirst(1, query), "q" + (query + 1));
       assertNotEquals(first.localFirst(1, query), first.localFirst(2, query), "rounds alternate");
       assertNotEquals(first.localFirst(1, query), first.localFirst(1, query + 1), "queries alternate");
     }
     assertThrows(IllegalArgumentException.class, () -> new TpchOptions(0.01, 1, 1, 0.01, TpchQueries.select("all"),
-        root, false, "local[2]", root.resolve("x.json"), Optional.empty(), 0, Map.of()));
+        root, false, "local[2]", root.resolve("x.json"), Optional.empty(), 0, Map.of(), Optional.empty()));
   }
 
   /** SF 0.01 on the test's session, {@code queries} only. */
   private static TpchOptions tiny(String queries, int rounds, int warmups, double warmupScaleFactor, String out) {
     return new TpchOptions(0.01, rounds, warmups, warmupScaleFactor, TpchQueries.select(queries), root, false,
-        "local[2]", root.resolve(out), Optional.empty(), 1, Map.of("spark.sql.shuffle.partitions", "4"));
+        "local[2]", root.resolve(out), Optional.empty(), 1, Map.of("spark.sql.shuffle.partitions", "4"), Optional.empty());
   }
 
   private static Path runAndWrite(TpchOptions o) throws Exception {

@@ -12,9 +12,11 @@ import java.util.regex.Pattern;
  * and Java; the plugin as its version, as the running JVM found it.
  *
  * @param spark the Spark settings given to the run ({@code -Dspark.*} and the options' own), secrets hidden
+ * @param serverCpus the CPUs the server process was pinned to; null where it was not
  */
 record TpchSettings(double scaleFactor, List<String> queries, String master, int cores, String java, String rapids,
-    String reference, String measured, int warmups, double warmupScaleFactor, SortedMap<String, String> spark) {
+    String reference, String measured, int warmups, double warmupScaleFactor, SortedMap<String, String> spark,
+    String serverCpus) {
 
   /** Spark's own default for {@code spark.redaction.regex}: such values stay out of result files. */
   private static final Pattern SECRET = Pattern.compile("(?i)secret|password|token|access[.]?key");
@@ -25,7 +27,7 @@ record TpchSettings(double scaleFactor, List<String> queries, String master, int
     return new TpchSettings(o.scaleFactor(), o.queries().stream().map(TpchQueries.Query::name).toList(), o.master(),
         Runtime.getRuntime().availableProcessors(), System.getProperty("java.version"),
         o.rapids() ? "RAPIDS Accelerator " + RapidsSessions.pluginVersion().orElse("?") : "no RAPIDS Accelerator",
-        reference, measured, o.warmups(), o.warmupScaleFactor(), spark);
+        reference, measured, o.warmups(), o.warmupScaleFactor(), spark, o.serverCpus().orElse(null));
   }
 
   /** "1 warm-up pass at SF 1 (its own tables)", or "no warm-up". */
