@@ -223,10 +223,9 @@ final class RemoteInputStream extends FSInputStream
       // bytes (Parquet's footer length, ORC's postscript) reads the footer before them next,
       // and finds it here when it is smaller than the window, one round trip instead of two.
       windowStart = Math.max(0, Math.min(pos, length - READ_AHEAD));
-      boolean reachesEnd = windowStart + READ_AHEAD >= length;
-      window = reachesEnd ? ByteBuffer.allocate((int) (length - windowStart)) : readAhead;
-      window.clear();
-      window.limit((int) Math.min(READ_AHEAD, length - windowStart));
+      int len = (int) Math.min(READ_AHEAD, length - windowStart);
+      boolean reachesEnd = windowStart + len == length;
+      window = reachesEnd ? ByteBuffer.allocate(len) : readAhead.clear().limit(len);
       fetch(windowStart, window);
       window.flip();
       if (reachesEnd) {
