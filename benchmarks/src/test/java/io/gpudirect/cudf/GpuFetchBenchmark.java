@@ -72,9 +72,11 @@ public final class GpuFetchBenchmark {
                  Duration.ofSeconds(60));
              CopyEngine engine = new CopyEngine();
              CopyEngine cpuChecks = new CopyEngine(false)) {
-          double h2d = best(3, () -> pinnedCopy(pool, engine, device, bytes));
-          System.out.printf("%nchunk %d MiB, %d pinned chunks: pinned H2D copy engine %.2f GB/s;"
-              + " medians of %d interleaved rounds%n", chunk >> 20, pool.heldBytes() / chunk, h2d, ROUNDS);
+          double h2d = best(3, () -> pinnedCopy(pool, engine, device, bytes, false));
+          double h2dChecked = best(3, () -> pinnedCopy(pool, engine, device, bytes, true));
+          System.out.printf("%nchunk %d MiB, %d pinned chunks: pinned H2D copy engine %.2f GB/s, with the GPU's CRC32C"
+              + " of each chunk %.2f GB/s; medians of %d interleaved rounds%n", chunk >> 20, pool.heldBytes() / chunk, h2d,
+              h2dChecked, ROUNDS);
           System.out.println("streams | raw socket GB/s | raw, kept GB/s | raw to device GB/s | to device, CRC32C on"
               + " | CRC32C on, first read | CRC32C by the CPU | CRC32C off | ratio (on, first, CPU, off) to min(raw, H2D)"
               + " | ratio (on, first, CPU, off) to min(raw kept, H2D) | ratio (on, off) to raw to device");
@@ -224,7 +226,10 @@ public final class GpuFetchBenchmark {
       return gbs;
     }
 
-    /** CPU seconds per GB by thread role over this fetch's reads (the fetches run one at a time). */
+    /**
+     * CPU seconds per GB by thread role over this fetch's reads (the fetches run one at a time),
+     * and as "blocked ROLE" the seconds per GB that role's threads waited to enter a monitor.
+     */
     void printProfile() {
       if (!PROFILE) {
         return;
@@ -251,11 +256,18 @@ public final class GpuFetchBenchmark {
   private static Map<String, Long> cpuByRole() {
     ThreadMXBean mx = ManagementFactory.getThreadMXBean();
     Map<String, Long> byRole = new TreeMap<>();
+    if (mx.isThreadContentionMonitoringSupported() && !mx.isThreadContentionMonitoringEnabled()) {
+      mx.setThreadContentionMonitoringEnabled(true);
+    }
     for (ThreadInfo t : mx.getThreadInfo(mx.getAllThreadIds())) {
       long ns = t == null ? -1 : mx.getThreadCpuTime(t.getThreadId());
       if (ns > 0) {
         String role = t.getThreadName().replaceAll("[-:.0-9]+(?=-|$)", "").replaceAll("-+$", "");
         byRole.merge(role, ns, Long::sum);
+        // Time waiting to enter a monitor (the copy engine's lock, say): given in ms, kept in ns.
+        if (t.getBlockedTime() > 0) {
+          byRole.merge("blocked " + role, t.getBlockedTime() * 1_000_000L, Long::sum);
+        }
       }
     }
     return byRole;
@@ -273,14 +285,19 @@ public final class GpuFetchBenchmark {
     return best;
   }
 
-  /** The copy engine alone: the same pinned chunks copied until {@code bytes} have crossed. */
-  private static double pinnedCopy(PinnedChunkPool pool, CopyEngine engine, DeviceMemoryBuffer device, long bytes) {
+  /**
+   * The copy engine alone: the same pinned chunks copied until {@code bytes} have crossed; with
+   * {@code crc}, each one's CRC32C computed by the GPU too (does the kernel keep up?).
+   */
+  private static double pinnedCopy(PinnedChunkPool pool, CopyEngine engine, DeviceMemoryBuffer device, long bytes,
+      boolean crc) {
     long start = System.nanoTime();
-    List<CompletableFuture<Void>> copies = new ArrayList<>();
+    List<CompletableFuture<?>> copies = new ArrayList<>();
     for (long off = 0; off < bytes; off += pool.chunkSize()) {
       int len = (int) Math.min(pool.chunkSize(), bytes - off);
       PinnedChunk c = pool.acquire();
-      copies.add(engine.copyToDevice(c, len, device.getAddress() + off));
+      copies.add(crc ? engine.copyToDeviceWithCrc32c(c, len, device.getAddress() + off)
+          : engine.copyToDevice(c, len, device.getAddress() + off));
     }
     copies.forEach(CompletableFuture::join);
     engine.synchronize();

@@ -15,9 +15,11 @@ import jcuda.runtime.cudaStream_t;
  * gives each chunk back to its pool only once the GPU has read it.
  *
  * <p>A copy may also have the GPU compute the CRC32C of the bytes where they landed
- * ({@link #copyToDeviceWithCrc32c}). That runs on a second stream and is waited for by a
- * second thread, so neither the next chunk's copy nor the return of this chunk to the pool
- * waits for it.
+ * ({@link #copyToDeviceWithCrc32c}). The completion thread queues that kernel on a second
+ * stream once the copy has landed, after giving the chunk back, and a second thread waits for
+ * it. So a caller's thread makes only the copy's two CUDA calls under the engine's lock. With
+ * the kernel's calls there too, callers over 16 streams waited 0.14-0.17 s per GB for that lock,
+ * against 0.03 without checksums, and 0.03 now (docs/benchmarks.md, "Into GPU memory").
  *
  * <p>Thread-safe: several readers may share an engine; their copies queue on one stream.
  */
@@ -28,16 +30,17 @@ public final class CopyEngine implements AutoCloseable {
    * Whether the completion threads sleep while they wait for the GPU
    * ({@code -Dgpudirect.copyEngine.blockingSync=true}) instead of spinning, as CUDA's default
    * scheduling has them do while copies are queued. Off by default: a wake-up per chunk adds
-   * latency to every read; on, it may give the cores spun back to a fetch over many streams,
-   * which is CPU-bound (docs/benchmarks.md, H200; unmeasured so far).
+   * latency to every read, and at 16 streams on the lab's H100 host it gained nothing (0.91
+   * against 0.90 of the raw socket into the device; the completion threads used 0.01-0.02 CPU s
+   * per GB either way; docs/benchmarks.md).
    */
   private static final boolean BLOCKING_SYNC = Boolean.getBoolean("gpudirect.copyEngine.blockingSync");
 
   private final cudaStream_t stream;
   /** Copies whose chunk is still to go back to the pool, in stream order. */
   private final ArrayDeque<Pending> copies = new ArrayDeque<>();
-  /** Copies whose CRC32C is still to come, in the checksum stream's order. */
-  private final ArrayDeque<Pending> checks = new ArrayDeque<>();
+  /** CRC32Cs still to come, in the checksum stream's order. */
+  private final ArrayDeque<Check> checks = new ArrayDeque<>();
   /** Events whose last use is over: creating and destroying one per copy cost two CUDA calls. */
   private final ArrayDeque<cudaEvent_t> spareEvents = new ArrayDeque<>();
   private final Thread copyCompletions;
@@ -48,17 +51,20 @@ public final class CopyEngine implements AutoCloseable {
   /** Where the kernel sums each CRC (device) and where it is then copied for us (pinned host). */
   private final long crcDevice;
   private final ByteBuffer crcHost;
-  private long checksummedCopies;
-  /** Checksummed copies whose CRC32C has not been read yet: each holds a slot. */
-  private int slotsInUse;
+  /** Slots no CRC32C holds: a check takes one until its CRC has been read back. */
+  private final int[] freeSlots = new int[CRC_SLOTS];
+  private int freeSlotCount;
   private boolean closed;
 
   /**
-   * One queued copy. {@code checked} and {@code slot} belong to a copy with a CRC32C; its
-   * future completes with the CRC, a plain copy's with null.
+   * One queued copy, and with {@code crc} the CRC32C to compute once it has landed. Its future
+   * completes with the CRC, a plain copy's with null.
    */
-  private record Pending(cudaEvent_t copied, PinnedChunk chunk, cudaEvent_t checked, int slot,
+  private record Pending(cudaEvent_t copied, PinnedChunk chunk, int length, long deviceAddress, boolean crc,
       CompletableFuture<Integer> done) {}
+
+  /** A CRC32C queued on the checksum stream: read from {@code slot} once {@code checked} has fired. */
+  private record Check(cudaEvent_t checked, int slot, CompletableFuture<Integer> done) {}
 
   public CopyEngine() {
     this(true);
@@ -79,6 +85,9 @@ public final class CopyEngine implements AutoCloseable {
       crcDevice = Cuda.malloc(4L * CRC_SLOTS);
       crcHost = ByteBuffer.allocateDirect(4 * CRC_SLOTS).order(ByteOrder.LITTLE_ENDIAN);
       Cuda.hostRegister(crcHost);
+      for (int slot = 0; slot < CRC_SLOTS; slot++) {
+        freeSlots[freeSlotCount++] = slot;
+      }
       checkCompletions = new Thread(this::completeChecks, "gpudirect-checksum-completions");
       checkCompletions.setDaemon(true);
       checkCompletions.start();
@@ -123,46 +132,22 @@ public final class CopyEngine implements AutoCloseable {
   private CompletableFuture<Integer> queue(PinnedChunk chunk, int length, long deviceAddress, boolean crc) {
     CompletableFuture<Integer> done = new CompletableFuture<>();
     synchronized (this) {
-      while (crc && slotsInUse == CRC_SLOTS && !closed) {
-        try {
-          wait();
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-          chunk.close();
-          throw new GpuDirectException("Interrupted while waiting to queue a copy", e);
-        }
-      }
       if (closed) {
         chunk.close();
         throw new GpuDirectException("Copy engine is closed");
       }
       cudaEvent_t copied;
-      cudaEvent_t checked = null;
-      int slot = -1;
       try {
         Cuda.copyToDeviceAsync(deviceAddress, chunk.view(), length, stream);
         copied = event();
         Cuda.record(copied, stream);
-        if (crc) {
-          // Slots are read back in the order they are taken, so the next one round is free
-          // whenever fewer than all are in use.
-          slot = (int) (checksummedCopies++ % CRC_SLOTS);
-          long sum = crcDevice + 4L * slot;
-          Cuda.waitFor(checksumStream, copied);
-          Cuda.zeroAsync(sum, 4, checksumStream);
-          crc32c.launch(deviceAddress, length, sum, checksumStream);
-          Cuda.copyToHostAsync(crcHost.duplicate().position(4 * slot), sum, 4, checksumStream);
-          checked = event();
-          Cuda.record(checked, checksumStream);
-          slotsInUse++;
-        }
       } catch (RuntimeException e) {
         // A copy already queued still reads the chunk: wait for the stream before giving it back.
         Cuda.synchronize(stream);
         chunk.close();
         throw e;
       }
-      copies.add(new Pending(copied, chunk, checked, slot, done));
+      copies.add(new Pending(copied, chunk, length, deviceAddress, crc, done));
       notifyAll();
     }
     return done;
@@ -179,7 +164,7 @@ public final class CopyEngine implements AutoCloseable {
     return e != null ? e : Cuda.createEvent(BLOCKING_SYNC);
   }
 
-  /** Gives chunks back as their copies land; hands checksummed ones on to the other thread. */
+  /** Gives chunks back as their copies land, and queues the CRC32C of those that asked for one. */
   private void completeCopies() {
     Pending p;
     while ((p = next(copies, false)) != null) {
@@ -191,47 +176,90 @@ public final class CopyEngine implements AutoCloseable {
       } finally {
         p.chunk().close();
       }
+      Check check = null;
+      if (failure == null && p.crc()) {
+        try {
+          check = queueCheck(p);
+        } catch (RuntimeException e) {
+          failure = e;
+        }
+      }
       synchronized (this) {
         copies.poll();
         spareEvents.add(p.copied());
-        if (failure == null && p.checked() != null) {
-          checks.add(p);
-        } else if (p.checked() != null) {
-          slotsInUse--;
-          spareEvents.add(p.checked());
+        if (check != null) {
+          checks.add(check);
         }
         notifyAll();
       }
       if (failure != null) {
         p.done().completeExceptionally(failure);
-      } else if (p.checked() == null) {
+      } else if (!p.crc()) {
         p.done().complete(null);
       }
     }
   }
 
+  /**
+   * Queues the CRC32C of a landed copy's bytes on the checksum stream, into a free slot. Waits
+   * for one while all are taken: the checksum thread frees them and needs nothing of this one.
+   */
+  private Check queueCheck(Pending p) {
+    int slot;
+    cudaEvent_t checked;
+    synchronized (this) {
+      while (freeSlotCount == 0) {
+        try {
+          wait();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw new GpuDirectException("Interrupted while waiting to queue a CRC32C", e);
+        }
+      }
+      slot = freeSlots[--freeSlotCount];
+      checked = event();
+    }
+    try {
+      long sum = crcDevice + 4L * slot;
+      Cuda.zeroAsync(sum, 4, checksumStream);
+      crc32c.launch(p.deviceAddress(), p.length(), sum, checksumStream);
+      Cuda.copyToHostAsync(crcHost.duplicate().position(4 * slot), sum, 4, checksumStream);
+      Cuda.record(checked, checksumStream);
+    } catch (RuntimeException e) {
+      // What was queued before the failure may still write the slot: let the stream finish first.
+      Cuda.synchronize(checksumStream);
+      synchronized (this) {
+        freeSlots[freeSlotCount++] = slot;
+        spareEvents.add(checked);
+        notifyAll();
+      }
+      throw e;
+    }
+    return new Check(checked, slot, p.done());
+  }
+
   /** Reads each CRC32C back once the GPU has computed it. */
   private void completeChecks() {
-    Pending p;
-    while ((p = next(checks, true)) != null) {
+    Check c;
+    while ((c = next(checks, true)) != null) {
       RuntimeException failure = null;
       int crc = 0;
       try {
-        Cuda.synchronize(p.checked());
-        crc = crcHost.getInt(4 * p.slot());
+        Cuda.synchronize(c.checked());
+        crc = crcHost.getInt(4 * c.slot());
       } catch (RuntimeException e) {
         failure = e;
       }
       synchronized (this) {
         checks.poll();
-        spareEvents.add(p.checked());
-        slotsInUse--;
+        spareEvents.add(c.checked());
+        freeSlots[freeSlotCount++] = c.slot();
         notifyAll();
       }
       if (failure != null) {
-        p.done().completeExceptionally(failure);
+        c.done().completeExceptionally(failure);
       } else {
-        p.done().complete(crc);
+        c.done().complete(crc);
       }
     }
   }
@@ -240,7 +268,7 @@ public final class CopyEngine implements AutoCloseable {
    * The head of {@code queue} once there is one; null once the engine is closed and nothing
    * is left for this thread (for the checks: nor can come, all copies being done).
    */
-  private synchronized Pending next(ArrayDeque<Pending> queue, boolean afterCopies) {
+  private synchronized <T> T next(ArrayDeque<T> queue, boolean afterCopies) {
     while (queue.isEmpty() && !(closed && (!afterCopies || copies.isEmpty()))) {
       try {
         wait();

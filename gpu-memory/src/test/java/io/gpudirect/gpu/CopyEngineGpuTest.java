@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /** The copy engine alone, over a pool of its own: CUDA is enough, cuDF need not load. */
 @GpuTest(cudf = false)
@@ -83,6 +84,40 @@ class CopyEngineGpuTest {
             "copy " + i + " (length " + lengths[i / 4] + ", alignment " + i % 4 + ")");
       }
       engine.synchronize();
+      assertEquals(0, pool.chunksInUse(), "every chunk went back after its copy");
+    }
+  }
+
+  /**
+   * More checksummed copies than the engine has CRC slots (256), from a few chunks, so that every
+   * slot is taken and given back several times over: each copy's CRC32C is still its own bytes'.
+   * The lengths differ copy by copy, so a CRC read from another copy's slot would not match.
+   */
+  @Test
+  @Timeout(60) // a slot never given back would stall the copies after the 256th
+  void slotsComeBackAndEachCopyGetsItsOwnCrc32c() {
+    int copies = 1000;
+    int chunk = 4096;
+    byte[] data = new byte[chunk];
+    new Random(11).nextBytes(data);
+    try (BufferAllocator root = BufferAllocator.newRoot("gpu-test", 64L << 20);
+         PinnedChunkPool pool = PinnedChunkPool.forThisJvm(root, 8, chunk, Duration.ofSeconds(10));
+         CopyEngine engine = new CopyEngine();
+         DeviceMemoryBuffer device = new DeviceAllocator(root).allocate((long) copies * chunk, "copy target")) {
+      List<CompletableFuture<Integer>> crcs = new ArrayList<>();
+      List<Integer> expected = new ArrayList<>();
+      for (int i = 0; i < copies; i++) {
+        int len = 1 + i % (chunk - 1);
+        PinnedChunk c = pool.acquire();
+        c.view().put(data, 0, len);
+        crcs.add(engine.copyToDeviceWithCrc32c(c, len, device.getAddress() + (long) i * chunk));
+        java.util.zip.CRC32C jdk = new java.util.zip.CRC32C();
+        jdk.update(data, 0, len);
+        expected.add((int) jdk.getValue());
+      }
+      for (int i = 0; i < copies; i++) {
+        assertEquals(String.format("%08x", expected.get(i)), String.format("%08x", crcs.get(i).join()), "copy " + i);
+      }
       assertEquals(0, pool.chunksInUse(), "every chunk went back after its copy");
     }
   }
