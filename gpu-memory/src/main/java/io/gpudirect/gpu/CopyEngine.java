@@ -227,7 +227,11 @@ public final class CopyEngine implements AutoCloseable {
       Cuda.record(checked, checksumStream);
     } catch (RuntimeException e) {
       // What was queued before the failure may still write the slot: let the stream finish first.
-      Cuda.synchronize(checksumStream);
+      try {
+        Cuda.synchronize(checksumStream);
+      } catch (RuntimeException stuck) {
+        e.addSuppressed(stuck);
+      }
       synchronized (this) {
         freeSlots[freeSlotCount++] = slot;
         spareEvents.add(checked);

@@ -117,11 +117,6 @@ final class Cuda {
     check("cudaEventDestroy", JCuda.cudaEventDestroy(e));
   }
 
-  /** Makes {@code waiting} run its later work only once {@code e} has fired. */
-  static void waitFor(cudaStream_t waiting, cudaEvent_t e) {
-    check("cudaStreamWaitEvent", JCuda.cudaStreamWaitEvent(waiting, e, 0));
-  }
-
   static void zeroAsync(long deviceAddress, long length, cudaStream_t stream) {
     check("cudaMemsetAsync", JCuda.cudaMemsetAsync(new Address(deviceAddress), 0, length, stream));
   }
