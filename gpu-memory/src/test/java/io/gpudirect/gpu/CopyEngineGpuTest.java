@@ -89,9 +89,10 @@ class CopyEngineGpuTest {
   }
 
   /**
-   * More checksummed copies than the engine has CRC slots (256), from a few chunks, so that every
-   * slot is taken and given back several times over: each copy's CRC32C is still its own bytes'.
-   * The lengths differ copy by copy, so a CRC read from another copy's slot would not match.
+   * A thousand checksummed copies through a few chunks, more than the engine's 256 CRC slots:
+   * the few slots in use at a time are taken and given back hundreds of times over, and each
+   * copy's CRC32C is still its own bytes'. The lengths differ copy by copy, so a CRC read from
+   * another copy's slot, or before its kernel wrote it, would not match.
    */
   @Test
   @Timeout(60) // a slot never given back would stall the copies after the 256th
