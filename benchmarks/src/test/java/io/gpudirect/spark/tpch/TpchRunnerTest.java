@@ -174,12 +174,9 @@ class TpchRunnerTest {
   @Tag(RUNNER_ONLY)
   void theServerRunsOnTheCpusNamedAndTheResultsSaySo() throws Exception {
     // The first CPU this JVM may run on (a CI machine's container may not offer CPU 0).
-    String mine = Files.readAllLines(Path.of("/proc/self/status")).stream()
-        .filter(l -> l.startsWith("Cpus_allowed_list:")).findFirst().orElseThrow();
-    String cpu = mine.substring(mine.indexOf(':') + 1).trim().split("[,-]")[0];
+    String cpu = cpusAllowed("self").split("[,-]")[0];
     try (ServerProcess.Running server = ServerProcess.start(TpchRunnerTest.class, Optional.of(cpu), root.toString())) {
-      String status = Files.readString(Path.of("/proc/" + server.process().handle().pid() + "/status"));
-      assertTrue(status.contains("\nCpus_allowed_list:\t" + cpu + "\n"), status);
+      assertEquals(cpu, cpusAllowed(String.valueOf(server.process().handle().pid())), "the server's CPUs");
     }
     System.setProperty("gpudirect.tpch.serverCpus", cpu);
     try {
@@ -194,6 +191,13 @@ class TpchRunnerTest {
         TpchQueries.select("6"), root, false, "local[2]", root.resolve("x.json"), Optional.empty(), 1, Map.of(),
         Optional.of("two,three")));
     assertEquals("gpudirect.tpch.serverCpus=two,three: a list of CPUs such as 2,3 or 4-7", e.getMessage());
+  }
+
+  /** The CPUs process {@code pid} ("self": this JVM) may run on, as /proc lists them ("0-3,8"). */
+  private static String cpusAllowed(String pid) throws IOException {
+    String field = "Cpus_allowed_list:";
+    return Files.readAllLines(Path.of("/proc", pid, "status")).stream().filter(l -> l.startsWith(field))
+        .findFirst().orElseThrow().substring(field.length()).trim();
   }
 
   @Test
